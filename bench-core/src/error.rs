@@ -1,0 +1,81 @@
+//! The one error enum of `bench-core`. Every variant names what went wrong and where, so that a
+//! binary can print it and exit non-zero without further context.
+
+use std::path::PathBuf;
+
+/// Errors raised anywhere in the shared core.
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    /// A graph edge-list file could not be parsed.
+    #[error("{path}:{line}: {message}")]
+    GraphFile {
+        /// File being parsed.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What was wrong on that line.
+        message: String,
+    },
+    /// A topology request that cannot be built (unknown kind, too few nodes, ...).
+    #[error("invalid topology: {0}")]
+    Topology(String),
+    /// A configuration that is impossible or inconsistent.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// A numerical routine failed (e.g. an SVD that did not converge).
+    #[error("numerical failure: {0}")]
+    Numeric(String),
+    /// A protocol was driven into a state its rules forbid (a driver bug or a bad peer).
+    #[error("protocol violation at node {node}: {message}")]
+    Protocol {
+        /// Node whose state machine rejected the input.
+        node: usize,
+        /// What was rejected.
+        message: String,
+    },
+    /// A run stopped making progress: no event pending and not every worker finished.
+    #[error("deadlock at t={time_ns} ns: {message}")]
+    Deadlock {
+        /// Virtual or real time at which no progress was possible.
+        time_ns: u64,
+        /// Which nodes were waiting on what.
+        message: String,
+    },
+    /// The transport rejected an operation (unregistered ring, oversized write, peer gone).
+    #[error("transport: {0}")]
+    Transport(String),
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// File involved.
+        path: PathBuf,
+        /// Underlying I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// CSV serialisation failed.
+    #[error("{path}: {source}")]
+    Csv {
+        /// File involved.
+        path: PathBuf,
+        /// Underlying CSV error.
+        #[source]
+        source: csv::Error,
+    },
+    /// JSON serialisation failed.
+    #[error("json: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl CoreError {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        CoreError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Result alias for the core.
+pub type Result<T, E = CoreError> = std::result::Result<T, E>;

@@ -1,0 +1,39 @@
+//! What protocol nodes record for the metrics.
+
+use super::Nanos;
+
+/// One finished iteration of one worker: the row of `iterations.csv` without bytes, which the
+/// driver adds because only it sees the payloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct IterationRecord {
+    /// 0-based worker index.
+    pub worker: usize,
+    /// Iteration (clock) number.
+    pub iter: u64,
+    /// When the worker began the iteration (asked for its read).
+    pub start: Nanos,
+    /// When its computation finished.
+    pub end: Nanos,
+    /// Time blocked waiting for a fresh enough model.
+    pub wait: Nanos,
+    /// Clocks of other workers' updates possibly missing from the model read:
+    /// `iter - complete` where the model holds every update of clocks `< complete`.
+    /// BSP reads 0; SSP(s) reads at most `s`. ESSP's clock differential is `-1 - staleness`.
+    pub staleness: u64,
+}
+
+/// Events a node records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A worker read a model and started computing.
+    Read {
+        /// 0-based worker index.
+        worker: usize,
+        /// Iteration starting.
+        iter: u64,
+        /// `complete` of the model read.
+        complete: u64,
+    },
+    /// A worker finished an iteration.
+    Iteration(IterationRecord),
+}

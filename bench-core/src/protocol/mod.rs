@@ -1,0 +1,109 @@
+//! Synchronization modes as sans-IO state machines.
+//!
+//! A protocol node holds only synchronization state (clocks, pending reads, counters). It never
+//! touches sockets, threads, sleeps or the wall clock: a driver feeds it [`Input`]s stamped with
+//! `now` and polls it for [`Action`]s. Model parameters never pass through it: messages name
+//! clocks and versions, and the driver attaches, moves and applies the bytes (see
+//! [`Message::payload`]). The same node objects therefore run under the simulator, real threads
+//! and, later, real processes.
+//!
+//! Two families share the trait: centralized (parameter server: [`ps`]) and, with later modules,
+//! decentralized peers on a directed graph.
+
+mod event;
+mod factory;
+mod message;
+pub mod ps;
+
+pub use event::{Event, IterationRecord};
+pub use factory::{ProtocolSpec, SyncMode};
+pub use message::{Message, PayloadKind};
+
+use crate::error::Result;
+
+/// Index of a node (server or worker) in a run.
+pub type NodeId = usize;
+/// Nanoseconds since the start of a run, virtual (sim) or real (threads).
+pub type Nanos = u64;
+
+/// What a node is in its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Role {
+    /// A parameter server shard.
+    Server,
+    /// Worker with its 0-based worker index.
+    Worker(usize),
+}
+
+/// Inputs a driver feeds to a node.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// The run begins.
+    Start,
+    /// The computation started by [`Action::Compute`] for `iter` has finished; its result (an
+    /// update) is held by the driver.
+    ComputeDone {
+        /// Iteration whose computation finished.
+        iter: u64,
+    },
+    /// A message from a peer arrived (its payload, if any, is held by the driver).
+    Received {
+        /// Sender.
+        from: NodeId,
+        /// The control part of the message.
+        msg: Message,
+    },
+}
+
+/// Outputs a node asks its driver to carry out, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Send `msg` to `to`, attaching the payload `msg.payload()` names.
+    Send {
+        /// Destination node.
+        to: NodeId,
+        /// Control part.
+        msg: Message,
+    },
+    /// Start computing iteration `iter` on the node's local model.
+    Compute {
+        /// Iteration to compute.
+        iter: u64,
+    },
+    /// Apply the update payload received from `from` for `clock` to the local (server) model.
+    Apply {
+        /// Worker node that sent the update.
+        from: NodeId,
+        /// Its clock.
+        clock: u64,
+    },
+    /// Replace the local model by the snapshot last received from `from`.
+    Install {
+        /// Node that sent the snapshot.
+        from: NodeId,
+    },
+    /// Something to record in the run's metrics.
+    Record(Event),
+    /// This node has nothing more to do.
+    Finished,
+}
+
+/// A synchronization protocol node. See the module documentation.
+pub trait Protocol: Send {
+    /// This node's id.
+    fn node(&self) -> NodeId;
+    /// This node's role.
+    fn role(&self) -> Role;
+    /// Feeds one input at time `now`.
+    ///
+    /// # Errors
+    /// [`crate::CoreError::Protocol`] when the input breaks the protocol's rules (out-of-order
+    /// clocks, a message this role never receives): a driver bug or a misbehaving peer.
+    fn handle(&mut self, now: Nanos, input: Input) -> Result<()>;
+    /// Next action to carry out, if any.
+    fn poll_action(&mut self) -> Option<Action>;
+    /// True once the node has emitted [`Action::Finished`].
+    fn is_finished(&self) -> bool;
+    /// One line saying what the node waits for (used in deadlock reports).
+    fn waiting_on(&self) -> String;
+}

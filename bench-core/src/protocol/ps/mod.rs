@@ -1,0 +1,17 @@
+//! Parameter-server family: one server node and `n` worker nodes.
+//!
+//! The read rule is ESSP's (essp.txt §3): with staleness bound `s`, a worker at clock `c` may
+//! compute only on a model holding every worker's updates of clocks `<= c - s - 1`. BSP is
+//! `s = 0`; ASP has no bound. Workers keep the last snapshot as a client cache and read from it
+//! while it is fresh enough (so SSP reads lag up to `s`); otherwise they request a fresh one,
+//! which the server answers once every worker has completed clock `c - s - 1`. Under ASP every
+//! read is a request answered at once with the server's current model.
+
+mod server;
+mod worker;
+
+pub use server::PsServer;
+pub use worker::PsWorker;
+
+#[cfg(test)]
+mod tests;

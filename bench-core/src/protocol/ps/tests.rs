@@ -1,0 +1,107 @@
+//! Scripted event sequences for the parameter-server nodes.
+
+use super::*;
+use crate::protocol::{Action, Event, Input, Message, Protocol};
+
+fn drain(p: &mut dyn Protocol) -> Vec<Action> {
+    std::iter::from_fn(|| p.poll_action()).collect()
+}
+
+fn sends(actions: &[Action]) -> Vec<(usize, Message)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send { to, msg } => Some((*to, *msg)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn bsp_worker_requests_every_iteration_and_blocks() {
+    let mut w = PsWorker::new(1, 0, 0, 2, Some(0));
+    w.handle(0, Input::Start).unwrap();
+    // Initial model holds clocks < 0 = complete 0 and clock 0 needs complete >= 0: fresh.
+    let a = drain(&mut w);
+    assert!(a.contains(&Action::Compute { iter: 0 }));
+    w.handle(10, Input::ComputeDone { iter: 0 }).unwrap();
+    let a = drain(&mut w);
+    assert_eq!(
+        sends(&a),
+        vec![(0, Message::Update { clock: 0 }), (0, Message::ReadRequest { clock: 1 })]
+    );
+    assert!(!a.iter().any(|x| matches!(x, Action::Compute { .. })));
+    w.handle(25, Input::Received { from: 0, msg: Message::Model { complete: 1 } })
+        .unwrap();
+    let a = drain(&mut w);
+    assert!(a.contains(&Action::Install { from: 0 }));
+    assert!(a.contains(&Action::Compute { iter: 1 }));
+    w.handle(40, Input::ComputeDone { iter: 1 }).unwrap();
+    let a = drain(&mut w);
+    let rec = a.iter().find_map(|x| match x {
+        Action::Record(Event::Iteration(r)) => Some(*r),
+        _ => None,
+    });
+    let r = rec.unwrap();
+    assert_eq!((r.iter, r.start, r.end, r.wait, r.staleness), (1, 10, 40, 15, 0));
+    assert!(a.contains(&Action::Finished));
+    assert!(w.is_finished());
+}
+
+#[test]
+fn ssp_worker_reads_from_cache_within_bound() {
+    let mut w = PsWorker::new(1, 0, 0, 10, Some(2));
+    w.handle(0, Input::Start).unwrap();
+    drain(&mut w);
+    for c in 0..3 {
+        w.handle(c + 1, Input::ComputeDone { iter: c }).unwrap();
+        let a = drain(&mut w);
+        let asked = sends(&a).iter().any(|(_, m)| matches!(m, Message::ReadRequest { .. }));
+        // clocks 1 and 2 are within s = 2 of complete 0; clock 3 is not.
+        assert_eq!(asked, c + 1 == 3, "clock {}", c + 1);
+    }
+}
+
+#[test]
+fn server_holds_reads_until_bound_met() {
+    let mut s = PsServer::new(0, 2, 5, Some(1));
+    s.handle(0, Input::Start).unwrap();
+    let up = |c| Message::Update { clock: c };
+    s.handle(1, Input::Received { from: 1, msg: up(0) }).unwrap();
+    s.handle(2, Input::Received { from: 1, msg: up(1) }).unwrap();
+    // Worker 1 at clock 2 needs complete >= 1: worker 2 has not finished clock 0.
+    s.handle(3, Input::Received { from: 1, msg: Message::ReadRequest { clock: 2 } })
+        .unwrap();
+    let a = drain(&mut s);
+    assert_eq!(sends(&a), vec![]);
+    assert_eq!(a.iter().filter(|x| matches!(x, Action::Apply { .. })).count(), 2);
+    s.handle(4, Input::Received { from: 2, msg: up(0) }).unwrap();
+    let a = drain(&mut s);
+    assert_eq!(sends(&a), vec![(1, Message::Model { complete: 1 })]);
+}
+
+#[test]
+fn asp_server_answers_at_once() {
+    let mut s = PsServer::new(0, 2, 5, None);
+    s.handle(0, Input::Received { from: 2, msg: Message::ReadRequest { clock: 4 } })
+        .unwrap();
+    assert_eq!(sends(&drain(&mut s)), vec![(2, Message::Model { complete: 0 })]);
+}
+
+#[test]
+fn violations_are_errors() {
+    let mut s = PsServer::new(0, 2, 5, Some(0));
+    let e = s
+        .handle(0, Input::Received { from: 1, msg: Message::Update { clock: 3 } })
+        .unwrap_err();
+    assert!(e.to_string().contains("expected clock 0"), "{e}");
+    assert!(s
+        .handle(0, Input::Received { from: 9, msg: Message::Update { clock: 0 } })
+        .is_err());
+    let mut w = PsWorker::new(1, 0, 0, 5, Some(0));
+    assert!(w.handle(0, Input::ComputeDone { iter: 0 }).is_err());
+    w.handle(0, Input::Start).unwrap();
+    assert!(w
+        .handle(0, Input::Received { from: 0, msg: Message::Update { clock: 0 } })
+        .is_err());
+}
