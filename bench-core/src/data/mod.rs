@@ -1,1 +1,9 @@
-//! TODO
+//! Datasets: compressed sparse rows and seeded synthetic generators of the papers' shapes.
+//! Readers for the real files (LIBSVM, CIFAR, ratings) and `datasets.lock` verification come
+//! with the datasets work; experiments at quick scale run on the generators.
+
+mod csr;
+mod synthetic;
+
+pub use csr::CsrMatrix;
+pub use synthetic::{Rcv1Shape, SparseClassification};
