@@ -1,1 +1,81 @@
-//! TODO
+//! Claims: each figure's statements evaluated on measured data, written to `claims.csv` as
+//! `claim_id,statement,paper_value,measured_value,verdict`. A claim that does not hold is a
+//! `fail` with its numbers; nothing is tuned to pass.
+
+/// Outcome of a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Holds on the measured data.
+    Pass,
+    /// Does not hold.
+    Fail,
+    /// Cannot be evaluated in this run (say why in `measured_value`).
+    #[serde(rename = "n.a.")]
+    NotApplicable,
+}
+
+/// One row of `claims.csv`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Claim {
+    /// Stable id, `<figure>/<short-name>`.
+    pub claim_id: String,
+    /// The statement checked.
+    pub statement: String,
+    /// What the paper reports.
+    pub paper_value: String,
+    /// What this run measured.
+    pub measured_value: String,
+    /// Whether it holds.
+    pub verdict: Verdict,
+}
+
+impl Claim {
+    /// A claim whose verdict is `holds`.
+    pub fn check(
+        claim_id: impl Into<String>,
+        statement: impl Into<String>,
+        paper_value: impl Into<String>,
+        measured_value: impl Into<String>,
+        holds: bool,
+    ) -> Self {
+        Claim {
+            claim_id: claim_id.into(),
+            statement: statement.into(),
+            paper_value: paper_value.into(),
+            measured_value: measured_value.into(),
+            verdict: if holds { Verdict::Pass } else { Verdict::Fail },
+        }
+    }
+
+    /// A claim this run cannot evaluate, with the reason.
+    pub fn not_applicable(
+        claim_id: impl Into<String>,
+        statement: impl Into<String>,
+        paper_value: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Claim {
+            claim_id: claim_id.into(),
+            statement: statement.into(),
+            paper_value: paper_value.into(),
+            measured_value: reason.into(),
+            verdict: Verdict::NotApplicable,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts() {
+        assert_eq!(Claim::check("a", "s", "1", "2", false).verdict, Verdict::Fail);
+        assert_eq!(Claim::check("a", "s", "1", "1", true).verdict, Verdict::Pass);
+        let mut w = csv::Writer::from_writer(vec![]);
+        w.serialize(Claim::not_applicable("a", "s", "p", "no gpu")).unwrap();
+        let s = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert!(s.contains("n.a."), "{s}");
+    }
+}

@@ -1,1 +1,12 @@
-//! TODO
+//! Run records, CSV writing into a run directory that appears only when complete, manifests and
+//! latency histograms.
+
+mod histogram;
+mod manifest;
+mod records;
+mod run_dir;
+
+pub use histogram::WaitHistogram;
+pub use manifest::{git_revision, hostname, Manifest};
+pub use records::{IterationRow, ProgressRow, RunRecords};
+pub use run_dir::RunDir;

@@ -1,1 +1,118 @@
-//! TODO
+//! Compute-time perturbations: per-worker speed factors and seeded jitter.
+
+use crate::error::{CoreError, Result};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, LogNormal};
+
+/// A worker slowed down by a constant factor.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlowWorker {
+    /// 0-based worker index.
+    pub worker: usize,
+    /// How many times slower than the others (>= 1 slows down, < 1 speeds up).
+    pub factor: f64,
+}
+
+/// Per-worker multiplicative compute-time factors with log-normal jitter.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StragglerConfig {
+    /// Workers slowed by a constant factor ("worker k is x times slower").
+    #[serde(default)]
+    pub slow: Vec<SlowWorker>,
+    /// Sigma of the log-normal jitter applied to every computation (0 = none).
+    #[serde(default)]
+    pub jitter_sigma: f64,
+}
+
+impl StragglerConfig {
+    /// Per-worker factors for `workers` workers.
+    ///
+    /// # Errors
+    /// [`CoreError::Config`] for a worker index out of range or a non-positive factor.
+    pub fn factors(&self, workers: usize) -> Result<Vec<f64>> {
+        let mut f = vec![1.0; workers];
+        for s in &self.slow {
+            if s.worker >= workers {
+                return Err(CoreError::Config(format!(
+                    "straggler worker {} out of range: the run has workers 0..{}",
+                    s.worker,
+                    workers.saturating_sub(1)
+                )));
+            }
+            if !(s.factor > 0.0 && s.factor.is_finite()) {
+                return Err(CoreError::Config(format!(
+                    "straggler factor for worker {} must be > 0, got {}",
+                    s.worker, s.factor
+                )));
+            }
+            f[s.worker] = s.factor;
+        }
+        if !(self.jitter_sigma >= 0.0 && self.jitter_sigma.is_finite()) {
+            return Err(CoreError::Config(format!(
+                "jitter_sigma must be >= 0, got {}",
+                self.jitter_sigma
+            )));
+        }
+        Ok(f)
+    }
+
+    /// A sampler of per-iteration factors for one worker, seeded from the run seed.
+    ///
+    /// # Errors
+    /// As [`StragglerConfig::factors`].
+    pub fn sampler(&self, workers: usize, worker: usize, seed: u64) -> Result<StragglerSampler> {
+        let base = self.factors(workers)?[worker];
+        Ok(StragglerSampler {
+            base,
+            jitter: if self.jitter_sigma > 0.0 {
+                Some(LogNormal::new(0.0, self.jitter_sigma).expect("sigma checked"))
+            } else {
+                None
+            },
+            rng: ChaCha8Rng::seed_from_u64(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(worker as u64 + 1))),
+        })
+    }
+}
+
+/// Draws the factor of each successive computation of one worker.
+#[derive(Debug, Clone)]
+pub struct StragglerSampler {
+    base: f64,
+    jitter: Option<LogNormal<f64>>,
+    rng: ChaCha8Rng,
+}
+
+impl StragglerSampler {
+    /// Factor for the next computation.
+    pub fn next_factor(&mut self) -> f64 {
+        match &self.jitter {
+            Some(j) => self.base * j.sample(&mut self.rng),
+            None => self.base,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn factors_and_errors() {
+        let c = StragglerConfig {
+            slow: vec![SlowWorker { worker: 2, factor: 2.0 }],
+            jitter_sigma: 0.0,
+        };
+        assert_eq!(c.factors(3).unwrap(), vec![1.0, 1.0, 2.0]);
+        assert!(c.factors(2).unwrap_err().to_string().contains("out of range"));
+        let mut s = c.sampler(3, 2, 1).unwrap();
+        assert_eq!(s.next_factor(), 2.0);
+        let j = StragglerConfig { slow: vec![], jitter_sigma: 0.2 };
+        let a: Vec<f64> = (0..5).map(|_| 0.0).scan(j.sampler(3, 0, 9).unwrap(), |s, _| Some(s.next_factor())).collect();
+        let b: Vec<f64> = (0..5).map(|_| 0.0).scan(j.sampler(3, 0, 9).unwrap(), |s, _| Some(s.next_factor())).collect();
+        assert_eq!(a, b);
+        assert!(a.iter().any(|&x| x != 1.0));
+    }
+}

@@ -1,0 +1,64 @@
+//! `manifest.json`: what produced a result, so that it can be trusted and re-run.
+
+use serde::Serialize;
+
+/// Identity of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Manifest {
+    /// Experiment (figure) id.
+    pub experiment: String,
+    /// Full configuration as resolved (defaults, file and flags).
+    pub config: serde_json::Value,
+    /// Run seed; every RNG derives from it.
+    pub seed: u64,
+    /// `quick` or `paper`.
+    pub scale: String,
+    /// Driver(s) used.
+    pub driver: String,
+    /// `git rev-parse HEAD` plus `-dirty` when the tree has changes, or `unknown`.
+    pub git_revision: String,
+    /// Host name.
+    pub host: String,
+    /// Versions of the syncbench crates and rustc that built them.
+    pub versions: serde_json::Value,
+    /// Command line.
+    pub command: Vec<String>,
+    /// Wall-clock seconds the run took.
+    pub wall_seconds: f64,
+    /// Conventions and choices the results depend on.
+    pub notes: Vec<String>,
+}
+
+/// The code revision, `unknown` outside a git checkout.
+pub fn git_revision() -> String {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output();
+    let Ok(out) = out else {
+        return "unknown".into();
+    };
+    if !out.status.success() {
+        return "unknown".into();
+    }
+    let mut rev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let dirty = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .output()
+        .map(|o| !o.stdout.is_empty())
+        .unwrap_or(false);
+    if dirty {
+        rev.push_str("-dirty");
+    }
+    rev
+}
+
+/// The host name from `/etc/hostname` or `$HOSTNAME`, else `unknown`.
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown".into())
+}
