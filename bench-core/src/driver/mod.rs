@@ -1,1 +1,39 @@
-//! TODO
+//! Drivers run protocol nodes: [`sim`] in deterministic virtual time, [`threads`] with one OS
+//! thread per node in real time over the threads transport. Both carry out the same
+//! [`crate::protocol::Action`]s through [`NodeModel`], so the learning is identical in kind.
+
+mod network;
+mod node_model;
+pub mod sim;
+pub mod threads;
+
+pub use network::NetworkModel;
+pub use node_model::{NodeModel, Payload};
+
+/// Time model of computations.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComputeModel {
+    /// Virtual nanoseconds per example of a mini-batch, before the straggler factor.
+    pub ns_per_example: f64,
+}
+
+/// Which driver runs an experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriverKind {
+    /// Deterministic discrete-event simulation.
+    Sim,
+    /// One OS thread per node, real time.
+    Threads,
+}
+
+impl DriverKind {
+    /// Label used in paths and CSVs.
+    pub fn label(&self) -> &'static str {
+        match self {
+            DriverKind::Sim => "sim",
+            DriverKind::Threads => "threads",
+        }
+    }
+}

@@ -47,6 +47,14 @@ impl Message {
         }
     }
 
+    /// The clock that keys this message's payload at the receiver (0 when none).
+    pub fn payload_key(&self) -> u64 {
+        match *self {
+            Message::Update { clock } => clock,
+            _ => 0,
+        }
+    }
+
     /// Fixed-size wire form: `[tag, value]`.
     pub fn encode(&self) -> [u64; MESSAGE_WORDS] {
         match *self {

@@ -1,0 +1,120 @@
+//! The model state of one node and how a driver carries out the learning part of actions.
+
+use crate::protocol::{NodeId, PayloadKind};
+use crate::workload::Workload;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Bytes a message carries besides its control words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Payload {
+    /// Parameters (an update or a model snapshot).
+    pub data: Arc<Vec<f32>>,
+    /// Ground truth for checkers: how many updates of each worker the sender's model held
+    /// (snapshots) — never read by protocols.
+    pub applied: Arc<Vec<u64>>,
+}
+
+/// Bytes of control header counted for every message.
+pub const HEADER_BYTES: u64 = 64;
+
+impl Payload {
+    /// Bytes on the wire for the parameter part.
+    pub fn wire_bytes(&self) -> u64 {
+        self.data.len() as u64 * 4
+    }
+}
+
+/// One node's model and the payloads it holds.
+#[derive(Debug)]
+pub struct NodeModel {
+    /// Current local model.
+    pub model: Vec<f32>,
+    /// For servers: updates applied per worker. For workers: those of the snapshot installed.
+    pub applied: Vec<u64>,
+    /// Own updates by iteration, kept until sent.
+    own_updates: HashMap<u64, Arc<Vec<f32>>>,
+    /// Received update payloads keyed by (sender, clock), kept until applied.
+    inbox_updates: HashMap<(NodeId, u64), Payload>,
+    /// Latest snapshot received per sender.
+    inbox_models: HashMap<NodeId, Payload>,
+}
+
+impl NodeModel {
+    /// A node starting from `initial`, in a run with `workers` workers.
+    pub fn new(initial: Vec<f32>, workers: usize) -> Self {
+        NodeModel {
+            model: initial,
+            applied: vec![0; workers],
+            own_updates: HashMap::new(),
+            inbox_updates: HashMap::new(),
+            inbox_models: HashMap::new(),
+        }
+    }
+
+    /// Computes worker `worker`'s update for `iter` on the local model and applies it locally
+    /// too (read-my-writes, as Petuum's client cache does).
+    pub fn compute(&mut self, w: &dyn Workload, worker: usize, workers: usize, iter: u64) {
+        let u = w.update(&self.model, worker, workers, iter);
+        for (m, d) in self.model.iter_mut().zip(&u) {
+            *m += d;
+        }
+        self.own_updates.insert(iter, Arc::new(u));
+    }
+
+    /// The payload to attach to an outgoing message of kind `kind` for `clock`.
+    pub fn outgoing(&mut self, kind: PayloadKind, clock: u64) -> Option<Payload> {
+        match kind {
+            PayloadKind::None => None,
+            PayloadKind::Update => {
+                let data = self.own_updates.remove(&clock)?;
+                Some(Payload {
+                    data,
+                    applied: Arc::new(Vec::new()),
+                })
+            }
+            PayloadKind::Model => Some(Payload {
+                data: Arc::new(self.model.clone()),
+                applied: Arc::new(self.applied.clone()),
+            }),
+        }
+    }
+
+    /// Stores an arriving payload.
+    pub fn receive(&mut self, from: NodeId, kind: PayloadKind, clock: u64, payload: Payload) {
+        match kind {
+            PayloadKind::None => {}
+            PayloadKind::Update => {
+                self.inbox_updates.insert((from, clock), payload);
+            }
+            PayloadKind::Model => {
+                self.inbox_models.insert(from, payload);
+            }
+        }
+    }
+
+    /// Applies the update received from worker `worker` (node `from`) for `clock`.
+    /// Returns false when no such payload is held (a driver bug).
+    pub fn apply(&mut self, from: NodeId, worker: usize, clock: u64) -> bool {
+        let Some(p) = self.inbox_updates.remove(&(from, clock)) else {
+            return false;
+        };
+        for (m, d) in self.model.iter_mut().zip(p.data.iter()) {
+            *m += d;
+        }
+        if let Some(a) = self.applied.get_mut(worker) {
+            *a += 1;
+        }
+        true
+    }
+
+    /// Installs the latest snapshot from `from`. Returns false when none is held.
+    pub fn install(&mut self, from: NodeId) -> bool {
+        let Some(p) = self.inbox_models.remove(&from) else {
+            return false;
+        };
+        self.model.copy_from_slice(&p.data);
+        self.applied.copy_from_slice(&p.applied);
+        true
+    }
+}

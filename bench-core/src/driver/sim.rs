@@ -1,0 +1,307 @@
+//! The deterministic discrete-event driver.
+//!
+//! Events are ordered by `(virtual time, sequence number)`, so a run is a pure function of its
+//! inputs and seed: the same seed gives the same CSV bytes. The learning is real (updates are
+//! computed and applied); only time is modelled: compute time from [`ComputeModel`] times the
+//! straggler factor, message time from [`NetworkModel`].
+
+use super::network::NetworkState;
+use super::node_model::{NodeModel, Payload, HEADER_BYTES};
+use super::{ComputeModel, NetworkModel};
+use crate::error::{CoreError, Result};
+use crate::metrics::{IterationRow, ProgressRow, RunRecords};
+use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role};
+use crate::straggler::{StragglerConfig, StragglerSampler};
+use crate::workload::Workload;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Simulator settings.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Network time model.
+    pub network: NetworkModel,
+    /// Compute time model.
+    pub compute: ComputeModel,
+    /// Evaluate the server model every this many applied updates (0 = only at start and end).
+    pub eval_every: u64,
+    /// Safety limit on processed events.
+    pub max_events: u64,
+}
+
+/// Hooks for checkers that assert invariants at every step of a simulation.
+pub trait SimObserver {
+    /// Worker `worker` starts computing `iter` on a model holding `applied[w]` updates of each
+    /// worker `w` (ground truth from the server that produced the snapshot).
+    ///
+    /// # Errors
+    /// Any error stops the run and is returned by [`run`].
+    fn on_compute(&mut self, _now: u64, _worker: usize, _iter: u64, _applied: &[u64]) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// An observer that checks nothing.
+pub struct NoObserver;
+impl SimObserver for NoObserver {}
+
+enum SimEvent {
+    Start(NodeId),
+    ComputeDone { node: NodeId, iter: u64 },
+    Deliver {
+        from: NodeId,
+        to: NodeId,
+        msg: Message,
+        payload: Option<Payload>,
+    },
+}
+
+struct Scheduled {
+    time: u64,
+    seq: u64,
+    event: SimEvent,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, o: &Self) -> bool {
+        (self.time, self.seq) == (o.time, o.seq)
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Scheduled {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.time, o.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+struct Sim<'a> {
+    nodes: Vec<Box<dyn Protocol>>,
+    roles: Vec<Role>,
+    models: Vec<NodeModel>,
+    samplers: Vec<Option<StragglerSampler>>,
+    workload: &'a dyn Workload,
+    cfg: SimConfig,
+    workers: usize,
+    heap: BinaryHeap<Scheduled>,
+    seq: u64,
+    net: NetworkState,
+    records: RunRecords,
+    bytes_in_iter: Vec<u64>,
+    applied_total: u64,
+}
+
+/// Runs `nodes` to completion in virtual time.
+///
+/// # Errors
+/// A protocol violation, an observer's error, [`CoreError::Deadlock`] when no event is pending
+/// while a node is unfinished, or [`CoreError::Config`] when `max_events` is exceeded.
+pub fn run(
+    nodes: Vec<Box<dyn Protocol>>,
+    workload: &dyn Workload,
+    cfg: &SimConfig,
+    stragglers: &StragglerConfig,
+    seed: u64,
+    observer: &mut dyn SimObserver,
+) -> Result<RunRecords> {
+    let roles: Vec<Role> = nodes.iter().map(|n| n.role()).collect();
+    let workers = roles.iter().filter(|r| matches!(r, Role::Worker(_))).count();
+    let samplers = roles
+        .iter()
+        .map(|r| match r {
+            Role::Worker(w) => stragglers.sampler(workers, *w, seed).map(Some),
+            Role::Server => Ok(None),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let n = nodes.len();
+    let mut sim = Sim {
+        models: (0..n)
+            .map(|_| NodeModel::new(workload.initial_model(), workers))
+            .collect(),
+        nodes,
+        roles,
+        samplers,
+        workload,
+        cfg: *cfg,
+        workers,
+        heap: BinaryHeap::new(),
+        seq: 0,
+        net: NetworkState::new(cfg.network, n, seed),
+        records: RunRecords {
+            bytes_sent: vec![0; n],
+            ..RunRecords::default()
+        },
+        bytes_in_iter: vec![0; n],
+        applied_total: 0,
+    };
+    for node in 0..n {
+        sim.schedule(0, SimEvent::Start(node));
+    }
+    sim.evaluate(0);
+    sim.run_loop(observer)?;
+    Ok(sim.records)
+}
+
+impl Sim<'_> {
+    fn schedule(&mut self, time: u64, event: SimEvent) {
+        self.seq += 1;
+        self.heap.push(Scheduled {
+            time,
+            seq: self.seq,
+            event,
+        });
+    }
+
+    fn server_model(&self) -> Option<&NodeModel> {
+        self.roles
+            .iter()
+            .position(|r| *r == Role::Server)
+            .map(|i| &self.models[i])
+    }
+
+    fn evaluate(&mut self, now: u64) {
+        let Some(m) = self.server_model() else { return };
+        let (loss, accuracy) = self.workload.evaluate(&m.model);
+        self.records.progress.push(ProgressRow {
+            time: now as f64 * 1e-9,
+            iteration: self.applied_total as f64 / self.workers.max(1) as f64,
+            loss,
+            accuracy,
+        });
+    }
+
+    fn run_loop(&mut self, observer: &mut dyn SimObserver) -> Result<()> {
+        let mut now = 0;
+        while let Some(s) = self.heap.pop() {
+            now = s.time;
+            self.records.events += 1;
+            if self.records.events > self.cfg.max_events {
+                return Err(CoreError::Config(format!(
+                    "simulation exceeded max_events = {}",
+                    self.cfg.max_events
+                )));
+            }
+            let (node, input) = match s.event {
+                SimEvent::Start(node) => (node, Input::Start),
+                SimEvent::ComputeDone { node, iter } => (node, Input::ComputeDone { iter }),
+                SimEvent::Deliver {
+                    from,
+                    to,
+                    msg,
+                    payload,
+                } => {
+                    if let Some(p) = payload {
+                        self.models[to].receive(from, msg.payload(), msg.payload_key(), p);
+                    }
+                    (to, Input::Received { from, msg })
+                }
+            };
+            self.nodes[node].handle(now, input)?;
+            self.drain(now, node, observer)?;
+        }
+        self.records.makespan = now;
+        let unfinished: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|n| !n.is_finished())
+            .map(|n| n.waiting_on())
+            .collect();
+        if !unfinished.is_empty() {
+            return Err(CoreError::Deadlock {
+                time_ns: now,
+                message: unfinished.join("; "),
+            });
+        }
+        if self.cfg.eval_every == 0 || self.applied_total % self.cfg.eval_every != 0 {
+            self.evaluate(now);
+        }
+        Ok(())
+    }
+
+    fn drain(&mut self, now: u64, node: NodeId, observer: &mut dyn SimObserver) -> Result<()> {
+        while let Some(action) = self.nodes[node].poll_action() {
+            match action {
+                Action::Send { to, msg } => {
+                    let payload = self.models[node].outgoing(msg.payload(), msg.payload_key());
+                    let bytes = HEADER_BYTES + payload.as_ref().map_or(0, Payload::wire_bytes);
+                    self.records.bytes_sent[node] += bytes;
+                    self.bytes_in_iter[node] += bytes;
+                    let at = self.net.send(now, node, to, bytes);
+                    self.schedule(
+                        at,
+                        SimEvent::Deliver {
+                            from: node,
+                            to,
+                            msg,
+                            payload,
+                        },
+                    );
+                }
+                Action::Compute { iter } => {
+                    let Role::Worker(w) = self.roles[node] else {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: "only workers compute".into(),
+                        });
+                    };
+                    observer.on_compute(now, w, iter, &self.models[node].applied)?;
+                    self.models[node].compute(self.workload, w, self.workers, iter);
+                    let factor = self.samplers[node]
+                        .as_mut()
+                        .map_or(1.0, StragglerSampler::next_factor);
+                    let dur = (self.cfg.compute.ns_per_example
+                        * self.workload.batch_size() as f64
+                        * factor)
+                        .round() as u64;
+                    self.schedule(now + dur.max(1), SimEvent::ComputeDone { node, iter });
+                }
+                Action::Apply { from, clock } => {
+                    let Role::Worker(w) = self.roles[from] else {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: format!("update from non-worker node {from}"),
+                        });
+                    };
+                    if !self.models[node].apply(from, w, clock) {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: format!("no update payload from node {from} for clock {clock}"),
+                        });
+                    }
+                    self.applied_total += 1;
+                    if self.cfg.eval_every > 0 && self.applied_total % self.cfg.eval_every == 0 {
+                        self.evaluate(now);
+                    }
+                }
+                Action::Install { from } => {
+                    if !self.models[node].install(from) {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: format!("no model payload from node {from} to install"),
+                        });
+                    }
+                }
+                Action::Record(Event::Iteration(r)) => {
+                    // Bytes sent since the previous iteration ended, including this update.
+                    let bytes = std::mem::take(&mut self.bytes_in_iter[node]);
+                    self.records.iterations.push(IterationRow {
+                        worker: r.worker,
+                        iter: r.iter,
+                        start: r.start,
+                        end: r.end,
+                        wait: r.wait,
+                        staleness: r.staleness,
+                        bytes,
+                    });
+                }
+                Action::Record(Event::Read { .. }) | Action::Finished => {}
+            }
+        }
+        Ok(())
+    }
+}

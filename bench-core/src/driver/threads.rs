@@ -1,0 +1,1 @@
+//! Threads driver (in progress).

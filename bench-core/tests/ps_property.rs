@@ -1,0 +1,158 @@
+//! Model check of the parameter-server protocols: every mode under >= 1,000 seeded random
+//! schedules in the simulator, asserting at every computation the staleness bound (BSP lockstep
+//! is the bound with s = 0) on ground-truth server state, and that every run finishes.
+
+use bench_core::driver::sim::{self, SimConfig, SimObserver};
+use bench_core::driver::{ComputeModel, NetworkModel};
+use bench_core::protocol::{ProtocolSpec, SyncMode};
+use bench_core::straggler::{SlowWorker, StragglerConfig};
+use bench_core::workload::Workload;
+use bench_core::{CoreError, Result};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A two-parameter workload: cheap, so that thousands of schedules run in seconds.
+struct Probe;
+impl Workload for Probe {
+    fn dim(&self) -> usize {
+        2
+    }
+    fn update(&self, model: &[f32], worker: usize, _: usize, _: u64) -> Vec<f32> {
+        vec![1.0, model[0] * 0.0 + worker as f32]
+    }
+    fn batch_size(&self) -> usize {
+        1
+    }
+    fn evaluate(&self, model: &[f32]) -> (f64, f64) {
+        (model[0] as f64, 0.0)
+    }
+}
+
+struct BoundChecker {
+    bound: Option<u64>,
+    checks: u64,
+    worst: i64,
+}
+
+impl SimObserver for BoundChecker {
+    fn on_compute(&mut self, now: u64, worker: usize, iter: u64, applied: &[u64]) -> Result<()> {
+        self.checks += 1;
+        let complete = applied.iter().copied().min().unwrap_or(0);
+        self.worst = self.worst.max(iter as i64 - complete as i64);
+        if let Some(s) = self.bound {
+            if complete + s < iter {
+                return Err(CoreError::Protocol {
+                    node: worker + 1,
+                    message: format!(
+                        "t={now}: worker {worker} computes clock {iter} on a model with complete={complete} (bound {s})"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn random_case(seed: u64, mode: SyncMode) -> (ProtocolSpec, SimConfig, StragglerConfig) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let workers = rng.gen_range(1..=8);
+    let spec = ProtocolSpec {
+        mode,
+        workers,
+        iterations: rng.gen_range(1..=25),
+    };
+    let cfg = SimConfig {
+        network: NetworkModel {
+            latency_ns: rng.gen_range(0..50_000),
+            bandwidth_gbps: rng.gen_range(0.01..100.0),
+            latency_jitter_ns: rng.gen_range(0..100_000),
+        },
+        compute: ComputeModel {
+            ns_per_example: rng.gen_range(1.0..100_000.0),
+        },
+        eval_every: 0,
+        max_events: 10_000_000,
+    };
+    let slow = (0..rng.gen_range(0..=2))
+        .map(|_| SlowWorker {
+            worker: rng.gen_range(0..workers),
+            factor: rng.gen_range(0.2..10.0),
+        })
+        .collect();
+    let stragglers = StragglerConfig {
+        slow,
+        jitter_sigma: rng.gen_range(0.0..1.5),
+    };
+    (spec, cfg, stragglers)
+}
+
+fn check_mode(mode_of: impl Fn(u64) -> SyncMode, schedules: u64) -> (u64, i64) {
+    let (mut checks, mut worst) = (0, 0);
+    for seed in 0..schedules {
+        let mode = mode_of(seed);
+        let (spec, cfg, stragglers) = random_case(seed, mode);
+        let mut checker = BoundChecker {
+            bound: mode.bound(),
+            checks: 0,
+            worst: 0,
+        };
+        let records = sim::run(spec.build().unwrap(), &Probe, &cfg, &stragglers, seed, &mut checker)
+            .unwrap_or_else(|e| panic!("seed {seed}, {mode:?}, {spec:?}: {e}"));
+        assert_eq!(
+            records.iterations.len() as u64,
+            spec.workers as u64 * spec.iterations,
+            "seed {seed}: every iteration of every worker finishes"
+        );
+        for r in &records.iterations {
+            if let Some(s) = mode.bound() {
+                assert!(r.staleness <= s, "seed {seed}: recorded staleness {} > {s}", r.staleness);
+            }
+        }
+        checks += checker.checks;
+        worst = worst.max(checker.worst);
+    }
+    (checks, worst)
+}
+
+#[test]
+fn bsp_lockstep_under_random_schedules() {
+    let (checks, worst) = check_mode(|_| SyncMode::Bsp, 1000);
+    assert!(checks > 10_000);
+    assert_eq!(worst, 0, "BSP always reads a model complete up to its clock");
+}
+
+#[test]
+fn ssp_bound_under_random_schedules() {
+    let (checks, worst) = check_mode(|seed| SyncMode::Ssp { staleness: (seed % 6) as i64 }, 1000);
+    assert!(checks > 10_000);
+    assert!(worst >= 3, "random schedules reach deep staleness ({worst})");
+}
+
+#[test]
+fn asp_never_deadlocks_and_goes_stale() {
+    let (_, worst) = check_mode(|_| SyncMode::Asp, 1000);
+    assert!(worst > 5, "ASP reads are unbounded in stale-ness: saw {worst}");
+}
+
+#[test]
+fn same_seed_same_records() {
+    let (spec, cfg, st) = random_case(42, SyncMode::Ssp { staleness: 2 });
+    let a = sim::run(spec.build().unwrap(), &Probe, &cfg, &st, 42, &mut sim::NoObserver).unwrap();
+    let b = sim::run(spec.build().unwrap(), &Probe, &cfg, &st, 42, &mut sim::NoObserver).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn checker_catches_a_protocol_looser_than_its_claim() {
+    // Nodes built for SSP(4) checked against BSP's bound must be caught on some schedule.
+    let caught = (0..200).any(|seed| {
+        let (spec, cfg, st) = random_case(seed, SyncMode::Ssp { staleness: 4 });
+        let mut checker = BoundChecker {
+            bound: Some(0),
+            checks: 0,
+            worst: 0,
+        };
+        sim::run(spec.build().unwrap(), &Probe, &cfg, &st, seed, &mut checker).is_err()
+    });
+    assert!(caught);
+}
