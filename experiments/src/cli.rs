@@ -1,0 +1,91 @@
+//! Flags every experiment binary takes, and configuration loading.
+
+use anyhow::{bail, Context, Result};
+use bench_core::driver::DriverKind;
+use clap::{Args, ValueEnum};
+use serde::de::DeserializeOwned;
+use std::path::PathBuf;
+
+/// Problem size of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    /// Minutes on one 2-core machine: simulated or thread workers, synthetic data.
+    Quick,
+    /// The papers' worker counts, dataset sizes and durations.
+    Paper,
+}
+
+impl Scale {
+    /// `quick` or `paper`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Scale::Quick => "quick",
+            Scale::Paper => "paper",
+        }
+    }
+}
+
+/// Flags common to every experiment binary.
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Problem size: `quick` (minutes on a laptop) or `paper` (the papers' sizes).
+    #[arg(long, value_enum, default_value_t = Scale::Quick, env = "SCALE")]
+    pub scale: Scale,
+    /// Driver(s) to run under, comma-separated: `sim` (deterministic virtual time) and/or
+    /// `threads` (one OS thread per node, real time). Default: the experiment's own list.
+    #[arg(long, value_delimiter = ',')]
+    pub driver: Vec<String>,
+    /// Run seed: every random number of the run derives from it.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Results root; each figure writes `<out>/<figure-id>/`.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// TOML configuration replacing the built-in one for the chosen scale (unknown keys are
+    /// errors). See experiments/configs/ for the defaults.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+impl CommonArgs {
+    /// Loads the configuration: `--config` if given, else the built-in text for the scale.
+    ///
+    /// # Errors
+    /// When the file cannot be read or does not parse (the message names the file and key).
+    pub fn load_config<T: DeserializeOwned>(&self, quick: &str, paper: &str) -> Result<T> {
+        let (text, origin) = match &self.config {
+            Some(p) => (
+                std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read config {}", p.display()))?,
+                p.display().to_string(),
+            ),
+            None => (
+                match self.scale {
+                    Scale::Quick => quick.to_string(),
+                    Scale::Paper => paper.to_string(),
+                },
+                format!("built-in {} config", self.scale.label()),
+            ),
+        };
+        toml::from_str(&text).with_context(|| format!("invalid configuration in {origin}"))
+    }
+
+    /// The drivers to run, defaulting to `default`.
+    ///
+    /// # Errors
+    /// For an unknown driver name.
+    pub fn drivers(&self, default: &[DriverKind]) -> Result<Vec<DriverKind>> {
+        if self.driver.is_empty() {
+            return Ok(default.to_vec());
+        }
+        self.driver
+            .iter()
+            .map(|d| match d.trim() {
+                "sim" => Ok(DriverKind::Sim),
+                "threads" => Ok(DriverKind::Threads),
+                other => bail!("unknown driver '{other}'; expected sim or threads"),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,20 @@
+//! Shared plumbing of the experiment binaries: common flags, configuration loading, result
+//! directories with manifests, claims and progress bars.
+
+pub mod cli;
+pub mod output;
+
+pub use cli::{CommonArgs, Scale};
+pub use output::ExperimentOutput;
+
+/// Runs a binary's body, printing an error chain as one clear message and returning a non-zero
+/// exit code instead of a backtrace.
+pub fn main_with(body: impl FnOnce() -> anyhow::Result<()>) -> std::process::ExitCode {
+    match body() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

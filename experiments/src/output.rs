@@ -1,0 +1,117 @@
+//! One figure's result directory: CSVs, claims and manifest, committed atomically.
+
+use anyhow::{Context, Result};
+use bench_core::claims::{Claim, Verdict};
+use bench_core::metrics::{git_revision, hostname, Manifest, RunDir};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Results of one figure under construction at `<out>/<figure-id>/`.
+pub struct ExperimentOutput {
+    figure: String,
+    dir: RunDir,
+    claims: Vec<Claim>,
+    started: Instant,
+}
+
+impl ExperimentOutput {
+    /// Starts `<out>/<figure>/` (written under a temporary name until [`Self::finish`]).
+    ///
+    /// # Errors
+    /// When the results directory cannot be created.
+    pub fn new(out: &std::path::Path, figure: &str) -> Result<Self> {
+        let dir = RunDir::create(out.join(figure))
+            .with_context(|| format!("cannot create results for {figure}"))?;
+        Ok(ExperimentOutput {
+            figure: figure.to_string(),
+            dir,
+            claims: Vec::new(),
+            started: Instant::now(),
+        })
+    }
+
+    /// Writes a CSV file of the figure.
+    ///
+    /// # Errors
+    /// On I/O or serialisation failure.
+    pub fn csv<T: Serialize>(&self, name: &str, rows: &[T]) -> Result<()> {
+        Ok(self.dir.write_csv(name, rows)?)
+    }
+
+    /// Writes a JSON file of the figure.
+    ///
+    /// # Errors
+    /// On I/O failure.
+    pub fn json<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
+        Ok(self.dir.write_json(name, value)?)
+    }
+
+    /// Adds a claim.
+    pub fn claim(&mut self, c: Claim) {
+        self.claims.push(c);
+    }
+
+    /// Writes claims.csv and manifest.json, then moves the directory into place.
+    ///
+    /// # Errors
+    /// On I/O failure (nothing is left at the final path then).
+    pub fn finish<C: Serialize>(
+        self,
+        config: &C,
+        seed: u64,
+        scale: &str,
+        driver: &str,
+        notes: Vec<String>,
+    ) -> Result<PathBuf> {
+        self.dir.write_csv("claims.csv", &self.claims)?;
+        let manifest = Manifest {
+            experiment: self.figure.clone(),
+            config: serde_json::to_value(config)?,
+            seed,
+            scale: scale.to_string(),
+            driver: driver.to_string(),
+            git_revision: git_revision(),
+            host: hostname(),
+            versions: serde_json::json!({
+                "syncbench": env!("CARGO_PKG_VERSION"),
+                "bench-core": env!("CARGO_PKG_VERSION"),
+            }),
+            command: std::env::args().collect(),
+            wall_seconds: self.started.elapsed().as_secs_f64(),
+            notes,
+        };
+        self.dir.write_json("manifest.json", &manifest)?;
+        let failed = self
+            .claims
+            .iter()
+            .filter(|c| c.verdict == Verdict::Fail)
+            .count();
+        let passed = self
+            .claims
+            .iter()
+            .filter(|c| c.verdict == Verdict::Pass)
+            .count();
+        let path = self.dir.commit()?;
+        eprintln!(
+            "{}: {} claims passed, {} failed -> {}",
+            self.figure,
+            passed,
+            failed,
+            path.display()
+        );
+        Ok(path)
+    }
+}
+
+/// A progress bar on stderr, hidden when stderr is not a terminal.
+pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new(len);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template("{msg:>24} [{bar:30}] {pos}/{len} {elapsed}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(what.to_string());
+    pb
+}
