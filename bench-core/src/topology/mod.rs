@@ -13,7 +13,7 @@ mod spectral;
 pub use file::{parse_edge_list, read_edge_list};
 pub use kinds::TopologyKind;
 pub use paths::{shortest_path_lengths, PathSummary};
-pub use spectral::{spectral_gap_eig, spectral_gap_sv, transition_matrix, GraphReport};
+pub use spectral::{spectral_gap_eig, spectral_gap_sv, transition_matrix, GraphReport, GAP_CONVENTION};
 
 use crate::error::{CoreError, Result};
 
