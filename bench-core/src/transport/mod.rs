@@ -1,1 +1,96 @@
-//! TODO
+//! Moving bytes between nodes with one-sided writes, shaped like RDMA verbs.
+//!
+//! A receiver registers, per sender, a ring of `depth` slots. A sender posts a write of a
+//! page-aligned source buffer into one remote slot and later reaps a completion; a small
+//! notification (RDMA's write-with-immediate) can follow the data and is delivered after it.
+//! Every slot holds `[header version, length, payload..., footer version]`: the writer stores the
+//! header first and the footer last, the reader loads the footer first and the header last
+//! (a seqlock), so a reader can tell a torn (partly overwritten) buffer from a whole one, as
+//! ASAP does over RDMA. Backends: [`threads`] (in-process copy engines) today; shm, tcp and rdma
+//! implement the same [`Endpoint`].
+
+mod aligned;
+pub mod threads;
+
+pub use aligned::AlignedWords;
+
+use crate::error::Result;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Index of a node on the fabric.
+pub type NodeId = usize;
+
+/// Words of inline control data a notification carries.
+pub const IMM_WORDS: usize = 2;
+
+/// A small message delivered to the receiver after the data of the write it follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Notification {
+    /// Sender.
+    pub from: NodeId,
+    /// Slot the preceding write landed in (meaningless for notification-only posts).
+    pub slot: usize,
+    /// Version written into that slot (0 for notification-only posts).
+    pub version: u64,
+    /// Inline control words (the protocol message).
+    pub imm: [u64; IMM_WORDS],
+}
+
+/// Completion of a posted work request at the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// The id [`Endpoint::post_write`] returned.
+    pub wr_id: u64,
+}
+
+/// Outcome of reading a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotRead {
+    /// Version in the header (loaded last).
+    pub header: u64,
+    /// Version in the footer (loaded first).
+    pub footer: u64,
+    /// Payload words copied out.
+    pub len: usize,
+}
+
+impl SlotRead {
+    /// True when no write overlapped the read and the payload is all of one version.
+    pub fn consistent(&self) -> bool {
+        self.header == self.footer
+    }
+}
+
+/// One node's access to the fabric.
+pub trait Endpoint: Send {
+    /// This endpoint's node.
+    fn node(&self) -> NodeId;
+    /// Slots in the ring `to` registered for this node.
+    fn remote_depth(&self, to: NodeId) -> Result<usize>;
+    /// Posts a one-sided write of `data` (or nothing) tagged `version` into slot `slot` of the
+    /// ring `to` registered for this node, followed by `notify` if given. Returns the work
+    /// request id its completion will carry. The source must not change until completion.
+    ///
+    /// # Errors
+    /// [`crate::CoreError::Transport`] for an unregistered peer, a slot out of range, a payload
+    /// larger than the slot, or a peer that is gone.
+    fn post_write(
+        &mut self,
+        to: NodeId,
+        slot: usize,
+        version: u64,
+        data: Option<Arc<AlignedWords>>,
+        len: usize,
+        notify: Option<[u64; IMM_WORDS]>,
+    ) -> Result<u64>;
+    /// Next completion of this endpoint's posted writes, if any.
+    fn poll_completion(&mut self) -> Option<Completion>;
+    /// Waits up to `timeout` for the next notification addressed to this node.
+    fn wait_notification(&mut self, timeout: Duration) -> Option<Notification>;
+    /// Copies slot `slot` of the ring registered for sender `from` into `out` (resized).
+    ///
+    /// # Errors
+    /// [`crate::CoreError::Transport`] for an unregistered sender or a slot out of range.
+    fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead>;
+}
