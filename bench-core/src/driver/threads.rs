@@ -1,1 +1,377 @@
-//! Threads driver (in progress).
+//! The real-time driver: one OS thread per node, exchanging every payload through the threads
+//! transport (one-sided writes into per-sender slot rings, notification after the data), never
+//! through shared pointers.
+//!
+//! Computation is real; a computation takes `max(real time, modelled time)` where the modelled
+//! time is the [`ComputeModel`] times the straggler factor (the thread sleeps the difference), so
+//! the same configuration means the same thing under `sim` and `threads`.
+
+use super::node_model::{NodeModel, Payload, HEADER_BYTES};
+use super::ComputeModel;
+use crate::error::{CoreError, Result};
+use crate::metrics::{IterationRow, ProgressRow, RunRecords};
+use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role, MESSAGE_WORDS};
+use crate::straggler::StragglerConfig;
+use crate::transport::threads::{ThreadsEndpoint, ThreadsFabric};
+use crate::transport::{AlignedWords, Endpoint};
+use crate::workload::Workload;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Threads-driver settings.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadsConfig {
+    /// Compute time model (a floor under the real computation time).
+    pub compute: ComputeModel,
+    /// Slots per sender ring.
+    pub ring_depth: usize,
+    /// Evaluate the server model every this many applied updates (0 = start and end only).
+    pub eval_every: u64,
+    /// A node that receives nothing for this long while unfinished reports a deadlock.
+    pub stall_timeout_ms: u64,
+}
+
+/// Encodes a payload as words: `[n_applied, applied..., n_f32, f32 pairs...]`.
+fn encode(p: &Payload) -> Vec<u64> {
+    let mut w = Vec::with_capacity(2 + p.applied.len() + p.data.len().div_ceil(2));
+    w.push(p.applied.len() as u64);
+    w.extend(p.applied.iter().copied());
+    w.push(p.data.len() as u64);
+    for pair in p.data.chunks(2) {
+        let lo = pair[0].to_bits() as u64;
+        let hi = pair.get(1).map_or(0, |x| x.to_bits() as u64);
+        w.push(lo | (hi << 32));
+    }
+    w
+}
+
+fn decode(words: &[u64], from: NodeId) -> Result<Payload> {
+    let bad = || CoreError::Transport(format!("malformed payload from node {from}"));
+    let na = *words.first().ok_or_else(bad)? as usize;
+    let applied = words.get(1..1 + na).ok_or_else(bad)?.to_vec();
+    let nf = *words.get(1 + na).ok_or_else(bad)? as usize;
+    let body = words.get(2 + na..2 + na + nf.div_ceil(2)).ok_or_else(bad)?;
+    let mut data = Vec::with_capacity(nf);
+    for (i, w) in body.iter().enumerate() {
+        data.push(f32::from_bits(*w as u32));
+        if 2 * i + 1 < nf {
+            data.push(f32::from_bits((*w >> 32) as u32));
+        }
+    }
+    Ok(Payload {
+        data: Arc::new(data),
+        applied: Arc::new(applied),
+    })
+}
+
+/// Words needed to carry a model of `dim` parameters for `workers` workers.
+fn capacity(dim: usize, workers: usize) -> usize {
+    2 + workers + dim.div_ceil(2)
+}
+
+struct NodeOutcome {
+    iterations: Vec<IterationRow>,
+    progress: Vec<ProgressRow>,
+    bytes: u64,
+    events: u64,
+    end: u64,
+}
+
+/// Runs `nodes` with one thread each until all finish.
+///
+/// # Errors
+/// The first node error (protocol violation, transport error, or [`CoreError::Deadlock`] after
+/// `stall_timeout_ms` without progress).
+pub fn run(
+    nodes: Vec<Box<dyn Protocol>>,
+    workload: Arc<dyn Workload>,
+    cfg: &ThreadsConfig,
+    stragglers: &StragglerConfig,
+    seed: u64,
+) -> Result<RunRecords> {
+    let n = nodes.len();
+    let roles: Vec<Role> = nodes.iter().map(|p| p.role()).collect();
+    let workers = roles.iter().filter(|r| matches!(r, Role::Worker(_))).count();
+    let mut fabric = ThreadsFabric::new(n);
+    let cap = capacity(workload.dim(), workers);
+    // Every node may talk to every other: register all pairs (cheap for PS runs: 2n rings are
+    // used, the rest stay untouched but allocated lazily by the OS as zero pages).
+    for from in 0..n {
+        for to in 0..n {
+            if from != to && (roles[from] == Role::Server || roles[to] == Role::Server) {
+                fabric.register(from, to, cap, cfg.ring_depth)?;
+            }
+        }
+    }
+    let endpoints = fabric.endpoints();
+    let start = Instant::now();
+    let handles: Vec<_> = nodes
+        .into_iter()
+        .zip(endpoints)
+        .map(|(proto, ep)| {
+            let workload = workload.clone();
+            let roles = roles.clone();
+            let cfg = *cfg;
+            let sampler = match proto.role() {
+                Role::Worker(w) => Some(stragglers.sampler(workers, w, seed)),
+                Role::Server => None,
+            }
+            .transpose();
+            std::thread::Builder::new()
+                .name(format!("node-{}", proto.node()))
+                .spawn(move || -> Result<NodeOutcome> {
+                    let sampler = sampler?;
+                    NodeThread {
+                        proto,
+                        ep,
+                        model: NodeModel::new(workload.initial_model(), workers),
+                        workload,
+                        roles,
+                        workers,
+                        cfg,
+                        sampler,
+                        start,
+                        out_version: vec![0; n],
+                        out: NodeOutcome {
+                            iterations: Vec::new(),
+                            progress: Vec::new(),
+                            bytes: 0,
+                            events: 0,
+                            end: 0,
+                        },
+                        bytes_in_iter: 0,
+                        applied_total: 0,
+                    }
+                    .run()
+                })
+                .expect("spawn node thread")
+        })
+        .collect();
+    let mut records = RunRecords {
+        bytes_sent: vec![0; n],
+        ..RunRecords::default()
+    };
+    let mut first_err = None;
+    for (node, h) in handles.into_iter().enumerate() {
+        match h.join() {
+            Ok(Ok(o)) => {
+                records.iterations.extend(o.iterations);
+                records.progress.extend(o.progress);
+                records.bytes_sent[node] = o.bytes;
+                records.events += o.events;
+                records.makespan = records.makespan.max(o.end);
+            }
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert(CoreError::Protocol {
+                    node,
+                    message: "node thread panicked".into(),
+                });
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    records.iterations.sort_by_key(|r| (r.end, r.worker, r.iter));
+    records
+        .progress
+        .sort_by(|a, b| a.time.total_cmp(&b.time));
+    Ok(records)
+}
+
+struct NodeThread {
+    proto: Box<dyn Protocol>,
+    ep: ThreadsEndpoint,
+    model: NodeModel,
+    workload: Arc<dyn Workload>,
+    roles: Vec<Role>,
+    workers: usize,
+    cfg: ThreadsConfig,
+    sampler: Option<crate::straggler::StragglerSampler>,
+    start: Instant,
+    /// Writes posted to each peer so far (slot = count % depth, version = count).
+    out_version: Vec<u64>,
+    out: NodeOutcome,
+    bytes_in_iter: u64,
+    applied_total: u64,
+}
+
+impl NodeThread {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn run(mut self) -> Result<NodeOutcome> {
+        let node = self.proto.node();
+        if self.proto.role() == Role::Server {
+            self.evaluate();
+        }
+        let now = self.now();
+        self.proto.handle(now, Input::Start)?;
+        let mut buf = Vec::new();
+        let stall = Duration::from_millis(self.cfg.stall_timeout_ms);
+        loop {
+            self.drain()?;
+            if self.proto.is_finished() {
+                break;
+            }
+            let Some(n) = self.ep.wait_notification(stall) else {
+                return Err(CoreError::Deadlock {
+                    time_ns: self.now(),
+                    message: format!(
+                        "node {node} received nothing for {} ms: {}",
+                        self.cfg.stall_timeout_ms,
+                        self.proto.waiting_on()
+                    ),
+                });
+            };
+            self.out.events += 1;
+            let imm: [u64; MESSAGE_WORDS] = n.imm;
+            let msg = Message::decode(imm, n.from)?;
+            if msg.payload() != crate::protocol::PayloadKind::None {
+                let r = self.ep.read_slot(n.from, n.slot, &mut buf)?;
+                if !r.consistent() || r.footer != n.version {
+                    return Err(CoreError::Transport(format!(
+                        "node {node}: slot {} from node {} holds versions header {} / footer {}, expected {} (ring overrun or torn write)",
+                        n.slot, n.from, r.header, r.footer, n.version
+                    )));
+                }
+                let p = decode(&buf, n.from)?;
+                self.model.receive(n.from, msg.payload(), msg.payload_key(), p);
+            }
+            let now = self.now();
+            self.proto.handle(now, Input::Received { from: n.from, msg })?;
+        }
+        // Let the copy engine finish every posted write before the endpoint goes away.
+        if self.proto.role() == Role::Server {
+            self.evaluate();
+        }
+        self.out.end = self.now();
+        Ok(self.out)
+    }
+
+    fn evaluate(&mut self) {
+        let (loss, accuracy) = self.workload.evaluate(&self.model.model);
+        self.out.progress.push(ProgressRow {
+            time: self.now() as f64 * 1e-9,
+            iteration: self.applied_total as f64 / self.workers.max(1) as f64,
+            loss,
+            accuracy,
+        });
+    }
+
+    fn send(&mut self, to: NodeId, msg: Message) -> Result<()> {
+        let payload = self.model.outgoing(msg.payload(), msg.payload_key());
+        let depth = self.ep.remote_depth(to)?;
+        self.out_version[to] += 1;
+        let version = self.out_version[to];
+        let slot = (version as usize) % depth;
+        let (data, len, bytes) = match payload {
+            Some(p) => {
+                let words = encode(&p);
+                let len = words.len();
+                (Some(Arc::new(AlignedWords::from_words(&words))), len, p.wire_bytes())
+            }
+            None => (None, 0, 0),
+        };
+        self.ep
+            .post_write(to, slot, version, data, len, Some(msg.encode()))?;
+        while self.ep.poll_completion().is_some() {}
+        let total = HEADER_BYTES + bytes;
+        self.out.bytes += total;
+        self.bytes_in_iter += total;
+        Ok(())
+    }
+
+    fn drain(&mut self) -> Result<()> {
+        let node = self.proto.node();
+        while let Some(action) = self.proto.poll_action() {
+            match action {
+                Action::Send { to, msg } => self.send(to, msg)?,
+                Action::Compute { iter } => {
+                    let Role::Worker(w) = self.roles[node] else {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: "only workers compute".into(),
+                        });
+                    };
+                    let t0 = Instant::now();
+                    self.model.compute(&*self.workload, w, self.workers, iter);
+                    let factor = self.sampler.as_mut().map_or(1.0, |s| s.next_factor());
+                    let modelled = Duration::from_nanos(
+                        (self.cfg.compute.ns_per_example
+                            * self.workload.batch_size() as f64
+                            * factor) as u64,
+                    );
+                    let real = t0.elapsed();
+                    if modelled > real {
+                        std::thread::sleep(modelled - real);
+                    }
+                    let now = self.now();
+                    self.proto.handle(now, Input::ComputeDone { iter })?;
+                }
+                Action::Apply { from, clock } => {
+                    let Role::Worker(w) = self.roles[from] else {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: format!("update from non-worker node {from}"),
+                        });
+                    };
+                    if !self.model.apply(from, w, clock) {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: format!("no update payload from node {from} for clock {clock}"),
+                        });
+                    }
+                    self.applied_total += 1;
+                    if self.cfg.eval_every > 0 && self.applied_total % self.cfg.eval_every == 0 {
+                        self.evaluate();
+                    }
+                }
+                Action::Install { from } => {
+                    if !self.model.install(from) {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: format!("no model payload from node {from} to install"),
+                        });
+                    }
+                }
+                Action::Record(Event::Iteration(r)) => {
+                    let bytes = std::mem::take(&mut self.bytes_in_iter);
+                    self.out.iterations.push(IterationRow {
+                        worker: r.worker,
+                        iter: r.iter,
+                        start: r.start,
+                        end: r.end,
+                        wait: r.wait,
+                        staleness: r.staleness,
+                        bytes,
+                    });
+                }
+                Action::Record(Event::Read { .. }) | Action::Finished => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_round_trip() {
+        let p = Payload {
+            data: Arc::new(vec![1.5, -2.0, 3.25]),
+            applied: Arc::new(vec![4, 5]),
+        };
+        let w = encode(&p);
+        assert_eq!(w.len(), capacity(3, 2));
+        assert_eq!(decode(&w, 0).unwrap(), p);
+        assert!(decode(&w[..3], 0).is_err());
+    }
+}

@@ -17,7 +17,7 @@ pub mod ps;
 
 pub use event::{Event, IterationRecord};
 pub use factory::{ProtocolSpec, SyncMode};
-pub use message::{Message, PayloadKind};
+pub use message::{Message, PayloadKind, MESSAGE_WORDS};
 
 use crate::error::Result;
 
