@@ -229,22 +229,7 @@ impl NodeThread {
                     ),
                 });
             };
-            self.out.events += 1;
-            let imm: [u64; MESSAGE_WORDS] = n.imm;
-            let msg = Message::decode(imm, n.from)?;
-            if msg.payload() != crate::protocol::PayloadKind::None {
-                let r = self.ep.read_slot(n.from, n.slot, &mut buf)?;
-                if !r.consistent() || r.footer != n.version {
-                    return Err(CoreError::Transport(format!(
-                        "node {node}: slot {} from node {} holds versions header {} / footer {}, expected {} (ring overrun or torn write)",
-                        n.slot, n.from, r.header, r.footer, n.version
-                    )));
-                }
-                let p = decode(&buf, n.from)?;
-                self.model.receive(n.from, msg.payload(), msg.payload_key(), p);
-            }
-            let now = self.now();
-            self.proto.handle(now, Input::Received { from: n.from, msg })?;
+            self.deliver(n, &mut buf)?;
         }
         // Let the copy engine finish every posted write before the endpoint goes away.
         if self.proto.role() == Role::Server {
@@ -252,6 +237,40 @@ impl NodeThread {
         }
         self.out.end = self.now();
         Ok(self.out)
+    }
+
+    /// Reads the payload a notification announces and feeds the message to the protocol.
+    fn deliver(&mut self, n: crate::transport::Notification, buf: &mut Vec<u64>) -> Result<()> {
+        let node = self.proto.node();
+        self.out.events += 1;
+        let imm: [u64; MESSAGE_WORDS] = n.imm;
+        let msg = Message::decode(imm, n.from)?;
+        if msg.payload() != crate::protocol::PayloadKind::None {
+            let r = self.ep.read_slot(n.from, n.slot, buf)?;
+            if !r.consistent() || r.footer != n.version {
+                return Err(CoreError::Transport(format!(
+                    "node {node}: slot {} from node {} holds versions header {} / footer {}, expected {} (ring overrun or torn write)",
+                    n.slot, n.from, r.header, r.footer, n.version
+                )));
+            }
+            let p = decode(buf, n.from)?;
+            self.model.receive(n.from, msg.payload(), msg.payload_key(), p);
+        }
+        let now = self.now();
+        self.proto.handle(now, Input::Received { from: n.from, msg })
+    }
+
+    /// Handles messages arriving while a computation runs, until `deadline` (and at least
+    /// those already queued): real time goes on for the network while a worker computes.
+    fn receive_until(&mut self, deadline: Instant) -> Result<()> {
+        let mut buf = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.ep.wait_notification(left) {
+                Some(n) => self.deliver(n, &mut buf)?,
+                None => return Ok(()),
+            }
+        }
     }
 
     fn evaluate(&mut self) {
@@ -307,10 +326,7 @@ impl NodeThread {
                             * self.workload.batch_size() as f64
                             * factor) as u64,
                     );
-                    let real = t0.elapsed();
-                    if modelled > real {
-                        std::thread::sleep(modelled - real);
-                    }
+                    self.receive_until(t0 + modelled)?;
                     let now = self.now();
                     self.proto.handle(now, Input::ComputeDone { iter })?;
                 }

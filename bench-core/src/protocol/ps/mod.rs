@@ -4,8 +4,9 @@
 //! compute only on a model holding every worker's updates of clocks `<= c - s - 1`. BSP is
 //! `s = 0`; ASP has no bound. Workers keep the last snapshot as a client cache and read from it
 //! while it is fresh enough (so SSP reads lag up to `s`); otherwise they request a fresh one,
-//! which the server answers once every worker has completed clock `c - s - 1`. Under ASP every
-//! read is a request answered at once with the server's current model.
+//! which the server answers once every worker has completed clock `c - s - 1`. Under ASP a worker
+//! never blocks: it computes on its cache and keeps one refresh request in flight, which the
+//! server answers at once with its current model.
 
 mod server;
 mod worker;

@@ -105,3 +105,26 @@ fn violations_are_errors() {
         .handle(0, Input::Received { from: 0, msg: Message::Update { clock: 0 } })
         .is_err());
 }
+
+#[test]
+fn asp_worker_never_blocks_and_keeps_one_refresh_in_flight() {
+    let mut w = PsWorker::new(1, 0, 0, 3, None);
+    w.handle(0, Input::Start).unwrap();
+    let a = drain(&mut w);
+    assert_eq!(sends(&a), vec![(0, Message::ReadRequest { clock: 0 })]);
+    assert!(a.contains(&Action::Compute { iter: 0 }));
+    w.handle(5, Input::ComputeDone { iter: 0 }).unwrap();
+    let a = drain(&mut w);
+    // refresh still in flight: only the update goes out, and clock 1 computes at once.
+    assert_eq!(sends(&a), vec![(0, Message::Update { clock: 0 })]);
+    assert!(a.contains(&Action::Compute { iter: 1 }));
+    w.handle(6, Input::Received { from: 0, msg: Message::Model { complete: 0 } })
+        .unwrap();
+    assert_eq!(drain(&mut w), vec![Action::Install { from: 0 }]);
+    w.handle(9, Input::ComputeDone { iter: 1 }).unwrap();
+    let a = drain(&mut w);
+    assert_eq!(
+        sends(&a),
+        vec![(0, Message::Update { clock: 1 }), (0, Message::ReadRequest { clock: 2 })]
+    );
+}

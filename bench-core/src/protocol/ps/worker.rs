@@ -28,6 +28,8 @@ pub struct PsWorker {
     /// `complete` of the cached model (initial model: 0, it holds no update).
     cached_complete: u64,
     start: Nanos,
+    /// ASP only: a refresh request is in flight.
+    refresh_pending: bool,
     phase: Phase,
     actions: VecDeque<Action>,
 }
@@ -50,6 +52,7 @@ impl PsWorker {
             bound,
             cached_complete: 0,
             start: 0,
+            refresh_pending: false,
             phase: Phase::Idle,
             actions: VecDeque::new(),
         }
@@ -64,7 +67,7 @@ impl PsWorker {
 
     fn cache_fresh(&self) -> bool {
         match self.bound {
-            None => false,
+            None => true,
             Some(s) => self.cached_complete + s >= self.clock,
         }
     }
@@ -76,7 +79,17 @@ impl PsWorker {
             return;
         }
         self.start = now;
-        if self.cache_fresh() {
+        if self.bound.is_none() {
+            // ASP: never block; keep one refresh in flight and compute on the cache.
+            if !self.refresh_pending {
+                self.refresh_pending = true;
+                self.actions.push_back(Action::Send {
+                    to: self.server,
+                    msg: Message::ReadRequest { clock: self.clock },
+                });
+            }
+            self.start_compute(0);
+        } else if self.cache_fresh() {
             self.start_compute(0);
         } else {
             self.phase = Phase::Waiting { since: now };
@@ -158,9 +171,10 @@ impl Protocol for PsWorker {
                     )));
                 }
                 self.cached_complete = complete;
+                self.refresh_pending = false;
                 self.actions.push_back(Action::Install { from });
                 if let Phase::Waiting { since } = self.phase {
-                    if self.bound.is_some() && !self.cache_fresh() {
+                    if !self.cache_fresh() {
                         return Err(self.violation(format!(
                             "server answered clock {} with a model of complete={complete}",
                             self.clock
