@@ -1,1 +1,97 @@
-fn main(){}
+//! `figures`: renders result CSVs to SVG and PNG, and writes `results/REPORT.md`.
+//!
+//! It reads only CSV (and each figure's manifest.json for the report), so figures can be
+//! regenerated without re-running experiments.
+
+mod chart;
+mod figs;
+mod report;
+mod table;
+
+use anyhow::{bail, Result};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "figures", version, about = "Render syncbench results to SVG/PNG and write REPORT.md")]
+struct Cli {
+    /// Results root written by the experiment binaries.
+    #[arg(long, default_value = "results", global = true)]
+    results: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render figures: every figure with results present, or only --figure.
+    Render {
+        /// A figure id such as asap-fig3; default: all present.
+        #[arg(long)]
+        figure: Option<String>,
+    },
+    /// Write <results>/REPORT.md: every figure, paper beside measured values, all claims.
+    Report,
+    /// List the figure ids this tool can render.
+    List,
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
+    let cli = Cli::parse();
+    chart::register_fonts()?;
+    match cli.command {
+        Command::List => {
+            for f in figs::ALL {
+                println!("{:<20} {}", f.id, f.title);
+            }
+        }
+        Command::Render { figure } => {
+            let selected: Vec<&figs::FigureDef> = match &figure {
+                Some(id) => match figs::ALL.iter().find(|f| f.id == id) {
+                    Some(f) => vec![f],
+                    None => bail!(
+                        "unknown figure '{id}'; known: {}",
+                        figs::ALL.iter().map(|f| f.id).collect::<Vec<_>>().join(", ")
+                    ),
+                },
+                None => figs::ALL.iter().collect(),
+            };
+            let mut rendered = 0;
+            for f in selected {
+                let dir = cli.results.join(f.id);
+                if !dir.join("claims.csv").exists() {
+                    if figure.is_some() {
+                        bail!(
+                            "no results for {} in {} (run its experiment first, e.g. make fig-{})",
+                            f.id,
+                            dir.display(),
+                            f.id
+                        );
+                    }
+                    continue;
+                }
+                (f.render)(&dir)?;
+                eprintln!("rendered {}/{}.svg and .png", dir.display(), f.id);
+                rendered += 1;
+            }
+            if rendered == 0 {
+                bail!("no results found under {}", cli.results.display());
+            }
+        }
+        Command::Report => {
+            let path = report::write(&cli.results)?;
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    Ok(())
+}

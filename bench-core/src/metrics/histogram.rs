@@ -11,7 +11,8 @@ pub struct WaitHistogram {
 impl Default for WaitHistogram {
     fn default() -> Self {
         WaitHistogram {
-            h: Histogram::new(3).expect("3 significant digits is valid"),
+            // 1 us .. ~12.7 days; values above saturate at the top instead of being lost.
+            h: Histogram::new_with_bounds(1, 1 << 40, 3).expect("valid bounds"),
         }
     }
 }
@@ -75,6 +76,9 @@ mod tests {
         for us in 1..=100u64 {
             h.record_ns(us * 1_000);
         }
+        let mut big = WaitHistogram::default();
+        big.record_ns(6_000_000_000);
+        assert!((big.mean_us() - 6e6).abs() < 6e3, "{}", big.mean_us());
         assert_eq!(h.len(), 100);
         assert!((h.quantile_us(0.5) as i64 - 50).abs() <= 1);
         let b = h.buckets(4);

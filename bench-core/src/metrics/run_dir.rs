@@ -47,12 +47,21 @@ impl RunDir {
         &self.final_path
     }
 
+    /// Path of `name` (which may contain `/`) inside the directory, parents created.
+    fn path_for(&self, name: &str) -> Result<PathBuf> {
+        let path = self.tmp_path.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| CoreError::io(parent, e))?;
+        }
+        Ok(path)
+    }
+
     /// Writes `rows` as CSV to `name` inside the run directory.
     ///
     /// # Errors
     /// [`CoreError::Csv`] or [`CoreError::Io`] naming the file.
     pub fn write_csv<T: Serialize>(&self, name: &str, rows: &[T]) -> Result<()> {
-        let path = self.tmp_path.join(name);
+        let path = self.path_for(name)?;
         let mut w = csv::Writer::from_path(&path).map_err(|source| CoreError::Csv {
             path: path.clone(),
             source,
@@ -72,7 +81,7 @@ impl RunDir {
     /// # Errors
     /// [`CoreError::Io`] naming the file.
     pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
-        let path = self.tmp_path.join(name);
+        let path = self.path_for(name)?;
         let text = serde_json::to_string_pretty(value)?;
         std::fs::write(&path, text + "\n").map_err(|e| CoreError::io(&path, e))
     }
@@ -82,7 +91,7 @@ impl RunDir {
     /// # Errors
     /// [`CoreError::Io`] naming the file.
     pub fn write_bytes(&self, name: &str, bytes: &[u8]) -> Result<()> {
-        let path = self.tmp_path.join(name);
+        let path = self.path_for(name)?;
         std::fs::write(&path, bytes).map_err(|e| CoreError::io(&path, e))
     }
 

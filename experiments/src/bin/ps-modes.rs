@@ -1,0 +1,358 @@
+//! ps-modes: the template protocol experiment (not a paper figure). SVM on RCV1-shaped data,
+//! a parameter server with BSP, ASP and SSP(s), one slow worker, under the sim and threads
+//! drivers: loss vs time, wait-time and staleness histograms, and three claims.
+
+use anyhow::{bail, Context, Result};
+use bench_core::claims::Claim;
+use bench_core::data::SparseClassification;
+use bench_core::driver::sim::{self, SimConfig};
+use bench_core::driver::threads::{self, ThreadsConfig};
+use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
+use bench_core::metrics::{RunRecords, WaitHistogram};
+use bench_core::protocol::{ProtocolSpec, SyncMode};
+use bench_core::straggler::StragglerConfig;
+use bench_core::workload::{SvmConfig, SvmSgd, Workload};
+use clap::Parser;
+use experiments::output::progress;
+use experiments::{CommonArgs, ExperimentOutput};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const QUICK: &str = include_str!("../../configs/ps-modes.quick.toml");
+const PAPER: &str = include_str!("../../configs/ps-modes.paper.toml");
+const FIGURE: &str = "ps-modes";
+
+/// Parameter-server BSP / ASP / SSP on SVM with a straggler, under the sim and threads drivers.
+/// Writes results/ps-modes/: per-run iterations.csv and progress.csv, summary.csv,
+/// wait_hist.csv, staleness_hist.csv, claims.csv, manifest.json.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DataConfig {
+    train_rows: usize,
+    test_rows: usize,
+    features: usize,
+    nnz_per_row: f64,
+    label_noise: f64,
+    informative: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThreadsSection {
+    ring_depth: usize,
+    stall_timeout_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    workers: usize,
+    iterations: u64,
+    modes: Vec<String>,
+    eval_every: u64,
+    data: DataConfig,
+    svm: SvmConfig,
+    compute: ComputeModel,
+    network: NetworkModel,
+    threads: ThreadsSection,
+    stragglers: StragglerConfig,
+}
+
+#[derive(Serialize)]
+struct SummaryRow {
+    driver: String,
+    mode: String,
+    iterations: usize,
+    makespan_s: f64,
+    iteration_rate: f64,
+    mean_wait_us: f64,
+    p99_wait_us: u64,
+    max_staleness: u64,
+    mean_staleness: f64,
+    final_loss: f64,
+    final_accuracy: f64,
+    bytes_total: u64,
+}
+
+#[derive(Serialize)]
+struct WaitBucket {
+    driver: String,
+    mode: String,
+    lower_us: u64,
+    upper_us: u64,
+    count: u64,
+}
+
+#[derive(Serialize)]
+struct StalenessCount {
+    driver: String,
+    mode: String,
+    staleness: u64,
+    count: u64,
+}
+
+fn validate(cfg: &Config, modes: &[SyncMode]) -> Result<()> {
+    if cfg.workers == 0 || cfg.iterations == 0 {
+        bail!("workers and iterations must be >= 1");
+    }
+    if cfg.data.train_rows < cfg.workers || cfg.data.test_rows == 0 {
+        bail!("data.train_rows must be >= workers and data.test_rows >= 1");
+    }
+    if cfg.threads.ring_depth == 0 {
+        bail!("threads.ring_depth must be >= 1");
+    }
+    for m in modes {
+        m.validate()?;
+        if let Some(s) = m.bound() {
+            if m.label() != "bsp" && s >= cfg.iterations {
+                bail!(
+                    "{}: staleness {s} is not below the run length of {} iterations",
+                    m.label(),
+                    cfg.iterations
+                );
+            }
+            if s as usize + 4 > cfg.threads.ring_depth {
+                bail!(
+                    "{}: threads.ring_depth {} must be >= staleness + 4 = {} (a worker may have that many writes in flight)",
+                    m.label(),
+                    cfg.threads.ring_depth,
+                    s + 4
+                );
+            }
+        }
+    }
+    cfg.stragglers.factors(cfg.workers)?;
+    cfg.svm.validate()?;
+    if !(cfg.compute.ns_per_example >= 0.0) || !(cfg.network.bandwidth_gbps > 0.0) {
+        bail!("compute.ns_per_example must be >= 0 and network.bandwidth_gbps > 0");
+    }
+    Ok(())
+}
+
+fn run_one(
+    driver: DriverKind,
+    spec: ProtocolSpec,
+    cfg: &Config,
+    workload: &Arc<dyn Workload>,
+    seed: u64,
+) -> Result<RunRecords> {
+    let nodes = spec.build()?;
+    Ok(match driver {
+        DriverKind::Sim => sim::run(
+            nodes,
+            &**workload,
+            &SimConfig {
+                network: cfg.network,
+                compute: cfg.compute,
+                eval_every: cfg.eval_every,
+                max_events: 1 << 40,
+            },
+            &cfg.stragglers,
+            seed,
+            &mut sim::NoObserver,
+        )?,
+        DriverKind::Threads => threads::run(
+            nodes,
+            workload.clone(),
+            &ThreadsConfig {
+                compute: cfg.compute,
+                ring_depth: cfg.threads.ring_depth,
+                eval_every: cfg.eval_every,
+                stall_timeout_ms: cfg.threads.stall_timeout_ms,
+            },
+            &cfg.stragglers,
+            seed,
+        )?,
+    })
+}
+
+fn main() -> std::process::ExitCode {
+    experiments::main_with(|| {
+        let args = Args::parse();
+        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let modes = cfg
+            .modes
+            .iter()
+            .map(|m| SyncMode::parse(m))
+            .collect::<Result<Vec<_>, _>>()?;
+        validate(&cfg, &modes).context("invalid ps-modes configuration")?;
+        let drivers = args.common.drivers(&[DriverKind::Sim, DriverKind::Threads])?;
+        let seed = args.common.seed;
+
+        let shape = SparseClassification {
+            rows: cfg.data.train_rows + cfg.data.test_rows,
+            features: cfg.data.features,
+            nnz_per_row: cfg.data.nnz_per_row,
+            label_noise: cfg.data.label_noise,
+            informative: cfg.data.informative,
+        };
+        let data = shape.generate(seed);
+        let workload: Arc<dyn Workload> = Arc::new(SvmSgd::new(
+            cfg.svm,
+            data.slice_rows(0..cfg.data.train_rows),
+            data.slice_rows(cfg.data.train_rows..data.rows()),
+        )?);
+
+        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let pb = progress((drivers.len() * modes.len()) as u64, FIGURE);
+        let mut summary = Vec::new();
+        let mut waits = Vec::new();
+        let mut stale = Vec::new();
+        let mut by_run: BTreeMap<(String, String), RunRecords> = BTreeMap::new();
+        for &driver in &drivers {
+            for &mode in &modes {
+                pb.set_message(format!("{} {}", driver.label(), mode.label()));
+                let spec = ProtocolSpec {
+                    mode,
+                    workers: cfg.workers,
+                    iterations: cfg.iterations,
+                };
+                let rec = run_one(driver, spec, &cfg, &workload, seed)
+                    .with_context(|| format!("{} under {}", mode.label(), driver.label()))?;
+                let dir = format!("{}-{}", driver.label(), mode.label());
+                out.csv(&format!("{dir}/iterations.csv"), &rec.iterations)?;
+                out.csv(&format!("{dir}/progress.csv"), &rec.progress)?;
+                let mut h = WaitHistogram::default();
+                let mut counts: BTreeMap<u64, u64> = BTreeMap::new();
+                for r in &rec.iterations {
+                    h.record_ns(r.wait);
+                    *counts.entry(r.staleness).or_default() += 1;
+                }
+                for (lower_us, upper_us, count) in h.buckets(20) {
+                    waits.push(WaitBucket {
+                        driver: driver.label().into(),
+                        mode: mode.label(),
+                        lower_us,
+                        upper_us,
+                        count,
+                    });
+                }
+                for (&staleness, &count) in &counts {
+                    stale.push(StalenessCount {
+                        driver: driver.label().into(),
+                        mode: mode.label(),
+                        staleness,
+                        count,
+                    });
+                }
+                let last = rec.progress.last().copied();
+                let n = rec.iterations.len().max(1) as f64;
+                summary.push(SummaryRow {
+                    driver: driver.label().into(),
+                    mode: mode.label(),
+                    iterations: rec.iterations.len(),
+                    makespan_s: rec.makespan as f64 * 1e-9,
+                    iteration_rate: rec.iteration_rate(),
+                    mean_wait_us: h.mean_us(),
+                    p99_wait_us: h.quantile_us(0.99),
+                    max_staleness: counts.keys().copied().max().unwrap_or(0),
+                    mean_staleness: rec.iterations.iter().map(|r| r.staleness as f64).sum::<f64>() / n,
+                    final_loss: last.map_or(f64::NAN, |p| p.loss),
+                    final_accuracy: last.map_or(f64::NAN, |p| p.accuracy),
+                    bytes_total: rec.bytes_sent.iter().sum(),
+                });
+                by_run.insert((driver.label().to_string(), mode.label()), rec);
+                pb.inc(1);
+            }
+        }
+        pb.finish_and_clear();
+        out.csv("summary.csv", &summary)?;
+        out.csv("wait_hist.csv", &waits)?;
+        out.csv("staleness_hist.csv", &stale)?;
+        for &driver in &drivers {
+            claims_for(&mut out, driver, &modes, &by_run);
+        }
+        let notes = vec![
+            "staleness = iteration - complete, where the model read holds every worker's updates of clocks < complete; BSP reads 0, SSP(s) at most s; ESSP's clock differential is -1 - staleness".into(),
+            "ASP workers never block: they compute on their cached model and keep one refresh request in flight".into(),
+            "threads driver: a computation takes max(real time, modelled time); timings are wall-clock and vary between runs".into(),
+            "sim driver: virtual time; the same seed gives the same CSV bytes".into(),
+        ];
+        let driver_label = drivers.iter().map(|d| d.label()).collect::<Vec<_>>().join(",");
+        out.finish(&cfg, seed, args.common.scale.label(), &driver_label, notes)?;
+        Ok(())
+    })
+}
+
+fn claims_for(
+    out: &mut ExperimentOutput,
+    driver: DriverKind,
+    modes: &[SyncMode],
+    runs: &BTreeMap<(String, String), RunRecords>,
+) {
+    let d = driver.label();
+    let get = |m: &SyncMode| runs.get(&(d.to_string(), m.label()));
+    match modes.iter().find(|m| matches!(m, SyncMode::Ssp { .. })) {
+        Some(m) => {
+            let r = get(m).expect("ran");
+            let s = m.bound().unwrap_or(0);
+            let worst = r.iterations.iter().map(|x| x.staleness).max().unwrap_or(0);
+            out.claim(Claim::check(
+                format!("{FIGURE}/{d}/ssp-bound"),
+                format!("{} never reads a model staler than s = {s}", m.label()),
+                format!("<= {s}"),
+                format!("max {worst} over {} reads", r.iterations.len()),
+                worst <= s,
+            ));
+        }
+        None => out.claim(Claim::not_applicable(
+            format!("{FIGURE}/{d}/ssp-bound"),
+            "SSP never exceeds its bound",
+            "<= s",
+            "no SSP mode in this run",
+        )),
+    }
+    match modes.iter().find(|m| **m == SyncMode::Bsp) {
+        Some(m) => {
+            let r = get(m).expect("ran");
+            let lo = r.iterations.iter().map(|x| x.staleness).min().unwrap_or(0);
+            let hi = r.iterations.iter().map(|x| x.staleness).max().unwrap_or(0);
+            out.claim(Claim::check(
+                format!("{FIGURE}/{d}/bsp-constant"),
+                "BSP staleness is the same constant at every read",
+                "constant (0; clock differential -1)",
+                format!("min {lo}, max {hi}"),
+                lo == hi,
+            ));
+        }
+        None => out.claim(Claim::not_applicable(
+            format!("{FIGURE}/{d}/bsp-constant"),
+            "BSP staleness constant",
+            "constant",
+            "no BSP mode in this run",
+        )),
+    }
+    let rates: Vec<(String, f64)> = modes
+        .iter()
+        .filter_map(|m| get(m).map(|r| (m.label(), r.iteration_rate())))
+        .collect();
+    match rates.iter().find(|(l, _)| l == "asp") {
+        Some(&(_, asp)) if rates.len() > 1 => {
+            let others: Vec<String> = rates
+                .iter()
+                .map(|(l, r)| format!("{l} {r:.1}/s"))
+                .collect();
+            out.claim(Claim::check(
+                format!("{FIGURE}/{d}/asp-fastest"),
+                "ASP has the highest iteration rate",
+                "ASP > SSP > BSP",
+                others.join(", "),
+                rates.iter().all(|(l, r)| l == "asp" || asp > *r),
+            ));
+        }
+        _ => out.claim(Claim::not_applicable(
+            format!("{FIGURE}/{d}/asp-fastest"),
+            "ASP has the highest iteration rate",
+            "ASP > SSP > BSP",
+            "needs ASP and another mode",
+        )),
+    }
+}

@@ -1,0 +1,221 @@
+//! Line and bar panels drawn with plotters into SVG and PNG, with an embedded font (DejaVu
+//! Sans from the `dejavu` crate) so no system font packages are needed.
+
+use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+
+/// Registers DejaVu Sans as "sans-serif" for the bitmap backend.
+pub fn register_fonts() -> Result<()> {
+    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+        .map_err(|_| anyhow!("embedded DejaVu Sans font is invalid"))?;
+    plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold())
+        .map_err(|_| anyhow!("embedded DejaVu Sans Bold font is invalid"))
+}
+
+/// One named series of points.
+pub struct Series {
+    /// Legend label.
+    pub label: String,
+    /// Points.
+    pub points: Vec<(f64, f64)>,
+    /// Draw dashed-looking (points only) instead of a line.
+    pub markers_only: bool,
+}
+
+/// One panel of a figure.
+pub enum Panel {
+    /// Lines over a numeric x axis.
+    Lines {
+        /// Panel title.
+        title: String,
+        /// X axis label.
+        x_label: String,
+        /// Y axis label.
+        y_label: String,
+        /// Data.
+        series: Vec<Series>,
+    },
+    /// Grouped bars over categories.
+    Bars {
+        /// Panel title.
+        title: String,
+        /// Y axis label.
+        y_label: String,
+        /// Category names.
+        categories: Vec<String>,
+        /// (group label, one value per category).
+        groups: Vec<(String, Vec<f64>)>,
+    },
+}
+
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+fn bounds(series: &[Series]) -> (f64, f64, f64, f64) {
+    let pts = series.iter().flat_map(|s| s.points.iter()).filter(|p| p.0.is_finite() && p.1.is_finite());
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in pts {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if x0 > x1 {
+        return (0.0, 1.0, 0.0, 1.0);
+    }
+    let pad = |a: f64, b: f64| if (b - a).abs() < 1e-12 { (a - 0.5, b + 0.5) } else { (a, b + (b - a) * 0.05) };
+    let (x0, x1) = pad(x0, x1);
+    let (y0, y1) = pad(y0.min(0.0).max(y0 - (y1 - y0) * 0.05), y1);
+    (x0, x1, y0, y1)
+}
+
+fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, panel: &Panel) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing failed: {e:?}");
+    match panel {
+        Panel::Lines {
+            title,
+            x_label,
+            y_label,
+            series,
+        } => {
+            let (x0, x1, y0, y1) = bounds(series);
+            let mut chart = ChartBuilder::on(area)
+                .caption(title, ("sans-serif", 18))
+                .margin(10)
+                .x_label_area_size(40)
+                .y_label_area_size(60)
+                .build_cartesian_2d(x0..x1, y0..y1)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc(x_label.as_str())
+                .y_desc(y_label.as_str())
+                .label_style(("sans-serif", 12))
+                .draw()
+                .map_err(err)?;
+            for (i, s) in series.iter().enumerate() {
+                let color = PALETTE[i % PALETTE.len()];
+                let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+                if s.markers_only {
+                    chart
+                        .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                        .map_err(err)?
+                        .label(s.label.as_str())
+                        .legend(move |(x, y)| Circle::new((x + 10, y), 3, color.filled()));
+                } else {
+                    chart
+                        .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                        .map_err(err)?
+                        .label(s.label.as_str())
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                }
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 12))
+                .draw()
+                .map_err(err)?;
+        }
+        Panel::Bars {
+            title,
+            y_label,
+            categories,
+            groups,
+        } => {
+            let y1 = groups
+                .iter()
+                .flat_map(|g| g.1.iter())
+                .copied()
+                .filter(|v| v.is_finite())
+                .fold(0.0f64, f64::max)
+                * 1.1
+                + 1e-9;
+            let n = categories.len() as f64;
+            let mut chart = ChartBuilder::on(area)
+                .caption(title, ("sans-serif", 18))
+                .margin(10)
+                .x_label_area_size(40)
+                .y_label_area_size(60)
+                .build_cartesian_2d(0.0..n, 0.0..y1)
+                .map_err(err)?;
+            let cats = categories.clone();
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(categories.len() * 2 + 1)
+                .x_label_formatter(&move |x| {
+                    let i = x.floor() as usize;
+                    if (x - i as f64 - 0.5).abs() < 0.26 && i < cats.len() {
+                        cats[i].clone()
+                    } else {
+                        String::new()
+                    }
+                })
+                .y_desc(y_label.as_str())
+                .label_style(("sans-serif", 12))
+                .draw()
+                .map_err(err)?;
+            let g = groups.len().max(1) as f64;
+            let w = 0.8 / g;
+            for (gi, (label, values)) in groups.iter().enumerate() {
+                let color = PALETTE[gi % PALETTE.len()];
+                chart
+                    .draw_series(values.iter().enumerate().map(|(ci, &v)| {
+                        let x = ci as f64 + 0.1 + gi as f64 * w;
+                        Rectangle::new([(x, 0.0), (x + w * 0.95, v.max(0.0))], color.filled())
+                    }))
+                    .map_err(err)?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 12))
+                .draw()
+                .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+fn draw_all<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, panels: &[Panel], cols: usize) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+    let rows = panels.len().div_ceil(cols);
+    let areas = root.split_evenly((rows, cols));
+    for (a, p) in areas.iter().zip(panels) {
+        draw_panel(a, p)?;
+    }
+    root.present().map_err(|e| anyhow!("cannot write figure: {e:?}"))?;
+    Ok(())
+}
+
+/// Renders `panels` in a grid of `cols` columns to `<dir>/<id>.svg` and `<dir>/<id>.png`.
+pub fn render(dir: &Path, id: &str, panels: &[Panel], cols: usize) -> Result<()> {
+    let rows = panels.len().div_ceil(cols) as u32;
+    let size = (560 * cols as u32, 400 * rows);
+    let svg = dir.join(format!("{id}.svg"));
+    let png = dir.join(format!("{id}.png"));
+    draw_all(SVGBackend::new(&svg, size).into_drawing_area(), panels, cols)?;
+    draw_all(BitMapBackend::new(&png, size).into_drawing_area(), panels, cols)?;
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! asap-fig3 (bars, measured beside paper) and asap-fig10 (gap vs N).
+
+use crate::chart::{render, Panel, Series};
+use crate::table::Table;
+use anyhow::Result;
+use std::path::Path;
+
+pub fn fig3(dir: &Path) -> Result<()> {
+    let t = Table::read(&dir.join("gaps.csv"))?;
+    let mut nodes: Vec<usize> = Vec::new();
+    let mut graphs: Vec<String> = Vec::new();
+    for i in 0..t.len() {
+        let n = t.num(i, "nodes")? as usize;
+        if !nodes.contains(&n) {
+            nodes.push(n);
+        }
+        let g = t.str(i, "graph")?.to_string();
+        if !graphs.contains(&g) {
+            graphs.push(g);
+        }
+    }
+    let mut panels = Vec::new();
+    for &n in &nodes {
+        let mut measured = vec![f64::NAN; graphs.len()];
+        let mut paper = vec![f64::NAN; graphs.len()];
+        for i in 0..t.len() {
+            if t.num(i, "nodes")? as usize != n {
+                continue;
+            }
+            let gi = graphs.iter().position(|g| g == t.str(i, "graph").unwrap_or("")).unwrap_or(0);
+            measured[gi] = t.num(i, "spectral_gap_sv")?;
+            paper[gi] = t.str(i, "paper_value")?.parse().unwrap_or(f64::NAN);
+        }
+        panels.push(Panel::Bars {
+            title: format!("N = {n}: spectral gap 1 - sigma2(P)"),
+            y_label: "spectral gap".into(),
+            categories: graphs.clone(),
+            groups: vec![("measured".into(), measured), ("paper".into(), paper)],
+        });
+    }
+    render(dir, "asap-fig3", &panels, panels.len().max(1))
+}
+
+pub fn fig10(dir: &Path) -> Result<()> {
+    let t = Table::read(&dir.join("gaps.csv"))?;
+    let mut series = Vec::new();
+    for (col, label) in [("root_expander", "root expander (deg 2)"), ("chain", "chain (deg 1)"), ("malt", "MALT Halton (deg 2)")] {
+        let mut pts = Vec::new();
+        for i in 0..t.len() {
+            pts.push((t.num(i, "nodes")?, t.num(i, col)?));
+        }
+        series.push(Series {
+            label: label.into(),
+            points: pts,
+            markers_only: col == "malt",
+        });
+    }
+    let panel = Panel::Lines {
+        title: "Spectral gap vs number of nodes".into(),
+        x_label: "nodes N".into(),
+        y_label: "1 - sigma2(P)".into(),
+        series,
+    };
+    render(dir, "asap-fig10", &[panel], 1)
+}

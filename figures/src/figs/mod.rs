@@ -1,0 +1,41 @@
+//! The figures this tool knows: id, title, the paper's result, and how to draw it from CSV.
+
+mod asap_gaps;
+mod ps_modes;
+
+use anyhow::Result;
+use std::path::Path;
+
+/// A renderable figure.
+pub struct FigureDef {
+    /// Figure id (= results sub-directory and make target suffix).
+    pub id: &'static str,
+    /// Title.
+    pub title: &'static str,
+    /// What the paper reports, for the report.
+    pub paper: &'static str,
+    /// Draws `<dir>/<id>.svg` and `.png` from the CSVs in `dir`.
+    pub render: fn(&Path) -> Result<()>,
+}
+
+/// Every figure, in report order.
+pub const ALL: &[FigureDef] = &[
+    FigureDef {
+        id: "asap-fig3",
+        title: "ASAP Fig 3: spectral gap of all-reduce, parameter server, root expander, chain (N = 6, 25)",
+        paper: "AR 1.00/1.00, PS 0.75/0.68, expander 0.38/0.20, chain 0.10/0.002",
+        render: asap_gaps::fig3,
+    },
+    FigureDef {
+        id: "asap-fig10",
+        title: "ASAP Fig 10: spectral gap vs N for root expander, chain and MALT Halton (degree 2)",
+        paper: "expander above MALT for most N and above chain for every N; MALT drops to 0 for some N",
+        render: asap_gaps::fig10,
+    },
+    FigureDef {
+        id: "ps-modes",
+        title: "ps-modes: parameter-server BSP / ASP / SSP(3) with one 2x slower worker (template, not a paper figure)",
+        paper: "expected: SSP within its bound, BSP staleness constant, ASP the highest iteration rate",
+        render: ps_modes::render,
+    },
+];

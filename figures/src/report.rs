@@ -1,0 +1,94 @@
+//! `results/REPORT.md`: every figure with its picture, the paper's result beside the measured
+//! claims, and every claim's verdict.
+
+use crate::figs;
+use crate::table::Table;
+use anyhow::{Context, Result};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Writes the report and returns its path.
+pub fn write(results: &Path) -> Result<PathBuf> {
+    let mut body = String::new();
+    let (mut pass, mut fail, mut na, mut figures) = (0, 0, 0, 0);
+    for f in figs::ALL {
+        let dir = results.join(f.id);
+        let claims_path = dir.join("claims.csv");
+        if !claims_path.exists() {
+            writeln!(body, "## {}\n\n_{}_\n\nNot run: no results in `{}`. Run `make fig-{}`.\n", f.id, f.title, dir.display(), f.id)?;
+            continue;
+        }
+        figures += 1;
+        writeln!(body, "## {}\n\n_{}_\n", f.id, f.title)?;
+        writeln!(body, "**Paper:** {}\n", f.paper)?;
+        if let Ok(text) = std::fs::read_to_string(dir.join("manifest.json")) {
+            if let Ok(m) = serde_json::from_str::<serde_json::Value>(&text) {
+                writeln!(
+                    body,
+                    "Run: scale `{}`, driver `{}`, seed `{}`, revision `{}`, host `{}`, {:.1} s.\n",
+                    m["scale"].as_str().unwrap_or("?"),
+                    m["driver"].as_str().unwrap_or("?"),
+                    m["seed"],
+                    m["git_revision"].as_str().unwrap_or("?"),
+                    m["host"].as_str().unwrap_or("?"),
+                    m["wall_seconds"].as_f64().unwrap_or(0.0)
+                )?;
+                if let Some(notes) = m["notes"].as_array() {
+                    for n in notes {
+                        writeln!(body, "- {}", n.as_str().unwrap_or(""))?;
+                    }
+                    writeln!(body)?;
+                }
+            }
+        }
+        if dir.join(format!("{}.png", f.id)).exists() {
+            writeln!(body, "![{id}]({id}/{id}.png)\n", id = f.id)?;
+        } else {
+            writeln!(body, "_Figure not rendered yet: run `figures render --figure {}`._\n", f.id)?;
+        }
+        let t = Table::read(&claims_path).with_context(|| format!("claims of {}", f.id))?;
+        writeln!(body, "| claim | statement | paper | measured | verdict |\n|---|---|---|---|---|")?;
+        for i in 0..t.len() {
+            let verdict = t.str(i, "verdict")?;
+            match verdict {
+                "pass" => pass += 1,
+                "fail" => fail += 1,
+                _ => na += 1,
+            }
+            let mark = match verdict {
+                "pass" => "pass",
+                "fail" => "**FAIL**",
+                other => other,
+            };
+            writeln!(
+                body,
+                "| `{}` | {} | {} | {} | {} |",
+                md_escape(t.str(i, "claim_id")?),
+                md_escape(t.str(i, "statement")?),
+                md_escape(t.str(i, "paper_value")?),
+                md_escape(t.str(i, "measured_value")?),
+                mark
+            )?;
+        }
+        writeln!(body)?;
+    }
+    let mut out = String::new();
+    writeln!(out, "# syncbench reproduction report\n")?;
+    writeln!(
+        out,
+        "{figures} figure(s) with results; claims: {pass} pass, {fail} fail, {na} n.a.\n\n\
+         Each claim is evaluated on the measured data of this run; a failing claim is reported with its numbers, \
+         never tuned away. Regenerate one figure with `make fig-<id>`, everything with `make reproduce-all`.\n"
+    )?;
+    out.push_str(&body);
+    let path = results.join("REPORT.md");
+    let tmp = results.join(".REPORT.md.tmp");
+    std::fs::create_dir_all(results).with_context(|| format!("cannot create {}", results.display()))?;
+    std::fs::write(&tmp, out).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
