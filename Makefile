@@ -1,0 +1,60 @@
+# syncbench: reproduce every figure, one figure, test, bench.
+#   make reproduce-all            quick scale (minutes on a laptop)
+#   make reproduce-all SCALE=paper
+#   make fig-asap-fig3            one figure (experiment + render + report)
+#   make test | make bench | make lint
+SCALE   ?= quick
+SEED    ?= 1
+RESULTS ?= results
+CARGO   ?= cargo
+BIN     := target/release
+EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
+FIGURES  = $(BIN)/figures --results $(RESULTS)
+
+FIGS := asap-fig3 asap-fig10 ps-modes
+
+.PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
+
+all: reproduce-all
+
+build:
+	$(CARGO) build --release --workspace --bins
+
+reproduce-all: build
+	$(BIN)/asap-spectral-gap $(EXP)
+	$(BIN)/ps-modes $(EXP)
+	$(FIGURES) render
+	$(FIGURES) report
+	@echo "report: $(RESULTS)/REPORT.md"
+
+report: build
+	$(FIGURES) render
+	$(FIGURES) report
+
+fig-asap-fig3: build
+	$(BIN)/asap-spectral-gap $(EXP) --figure asap-fig3
+	$(FIGURES) render --figure asap-fig3
+	$(FIGURES) report
+
+fig-asap-fig10: build
+	$(BIN)/asap-spectral-gap $(EXP) --figure asap-fig10
+	$(FIGURES) render --figure asap-fig10
+	$(FIGURES) report
+
+fig-ps-modes: build
+	$(BIN)/ps-modes $(EXP)
+	$(FIGURES) render --figure ps-modes
+	$(FIGURES) report
+
+test:
+	$(CARGO) test --workspace
+
+bench:
+	$(CARGO) bench -p bench-core --bench core
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+clean:
+	rm -rf $(RESULTS)
