@@ -52,9 +52,16 @@ fn sim_run(mode: SyncMode) -> u64 {
         slow: vec![],
         jitter_sigma: 0.2,
     };
-    sim::run(spec.build().unwrap(), &Probe, &cfg, &st, 1, &mut sim::NoObserver)
-        .unwrap()
-        .events
+    sim::run(
+        spec.build().unwrap(),
+        &Probe,
+        &cfg,
+        &st,
+        1,
+        &mut sim::NoObserver,
+    )
+    .unwrap()
+    .events
 }
 
 fn sim_events(c: &mut Criterion) {
@@ -132,7 +139,12 @@ fn svm_sgd(c: &mut Criterion) {
         eta0: 50.0,
         batch: 64,
     };
-    let w = SvmSgd::new(cfg, data.slice_rows(0..18_000), data.slice_rows(18_000..20_000)).unwrap();
+    let w = SvmSgd::new(
+        cfg,
+        data.slice_rows(0..18_000),
+        data.slice_rows(18_000..20_000),
+    )
+    .unwrap();
     let model = vec![0.01f32; w.dim()];
     let mut g = c.benchmark_group("svm_sgd");
     g.throughput(Throughput::Elements(64));

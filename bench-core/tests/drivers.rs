@@ -50,8 +50,15 @@ fn run_sim(mode: SyncMode, seed: u64) -> RunRecords {
         eval_every: 20,
         max_events: 1_000_000,
     };
-    sim::run(spec.build().unwrap(), &*workload(), &cfg, &stragglers(), seed, &mut sim::NoObserver)
-        .unwrap()
+    sim::run(
+        spec.build().unwrap(),
+        &*workload(),
+        &cfg,
+        &stragglers(),
+        seed,
+        &mut sim::NoObserver,
+    )
+    .unwrap()
 }
 
 fn run_threads(mode: SyncMode) -> RunRecords {

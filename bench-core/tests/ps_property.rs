@@ -96,8 +96,15 @@ fn check_mode(mode_of: impl Fn(u64) -> SyncMode, schedules: u64) -> (u64, i64) {
             checks: 0,
             worst: 0,
         };
-        let records = sim::run(spec.build().unwrap(), &Probe, &cfg, &stragglers, seed, &mut checker)
-            .unwrap_or_else(|e| panic!("seed {seed}, {mode:?}, {spec:?}: {e}"));
+        let records = sim::run(
+            spec.build().unwrap(),
+            &Probe,
+            &cfg,
+            &stragglers,
+            seed,
+            &mut checker,
+        )
+        .unwrap_or_else(|e| panic!("seed {seed}, {mode:?}, {spec:?}: {e}"));
         assert_eq!(
             records.iterations.len() as u64,
             spec.workers as u64 * spec.iterations,
@@ -105,7 +112,11 @@ fn check_mode(mode_of: impl Fn(u64) -> SyncMode, schedules: u64) -> (u64, i64) {
         );
         for r in &records.iterations {
             if let Some(s) = mode.bound() {
-                assert!(r.staleness <= s, "seed {seed}: recorded staleness {} > {s}", r.staleness);
+                assert!(
+                    r.staleness <= s,
+                    "seed {seed}: recorded staleness {} > {s}",
+                    r.staleness
+                );
             }
         }
         checks += checker.checks;
@@ -118,27 +129,57 @@ fn check_mode(mode_of: impl Fn(u64) -> SyncMode, schedules: u64) -> (u64, i64) {
 fn bsp_lockstep_under_random_schedules() {
     let (checks, worst) = check_mode(|_| SyncMode::Bsp, 1000);
     assert!(checks > 10_000);
-    assert_eq!(worst, 0, "BSP always reads a model complete up to its clock");
+    assert_eq!(
+        worst, 0,
+        "BSP always reads a model complete up to its clock"
+    );
 }
 
 #[test]
 fn ssp_bound_under_random_schedules() {
-    let (checks, worst) = check_mode(|seed| SyncMode::Ssp { staleness: (seed % 6) as i64 }, 1000);
+    let (checks, worst) = check_mode(
+        |seed| SyncMode::Ssp {
+            staleness: (seed % 6) as i64,
+        },
+        1000,
+    );
     assert!(checks > 10_000);
-    assert!(worst >= 3, "random schedules reach deep staleness ({worst})");
+    assert!(
+        worst >= 3,
+        "random schedules reach deep staleness ({worst})"
+    );
 }
 
 #[test]
 fn asp_never_deadlocks_and_goes_stale() {
     let (_, worst) = check_mode(|_| SyncMode::Asp, 1000);
-    assert!(worst > 5, "ASP reads are unbounded in stale-ness: saw {worst}");
+    assert!(
+        worst > 5,
+        "ASP reads are unbounded in stale-ness: saw {worst}"
+    );
 }
 
 #[test]
 fn same_seed_same_records() {
     let (spec, cfg, st) = random_case(42, SyncMode::Ssp { staleness: 2 });
-    let a = sim::run(spec.build().unwrap(), &Probe, &cfg, &st, 42, &mut sim::NoObserver).unwrap();
-    let b = sim::run(spec.build().unwrap(), &Probe, &cfg, &st, 42, &mut sim::NoObserver).unwrap();
+    let a = sim::run(
+        spec.build().unwrap(),
+        &Probe,
+        &cfg,
+        &st,
+        42,
+        &mut sim::NoObserver,
+    )
+    .unwrap();
+    let b = sim::run(
+        spec.build().unwrap(),
+        &Probe,
+        &cfg,
+        &st,
+        42,
+        &mut sim::NoObserver,
+    )
+    .unwrap();
     assert_eq!(a, b);
 }
 

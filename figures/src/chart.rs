@@ -62,7 +62,10 @@ const PALETTE: [RGBColor; 8] = [
 ];
 
 fn bounds(series: &[Series]) -> (f64, f64, f64, f64) {
-    let pts = series.iter().flat_map(|s| s.points.iter()).filter(|p| p.0.is_finite() && p.1.is_finite());
+    let pts = series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .filter(|p| p.0.is_finite() && p.1.is_finite());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for &(x, y) in pts {
         x0 = x0.min(x);
@@ -73,7 +76,13 @@ fn bounds(series: &[Series]) -> (f64, f64, f64, f64) {
     if x0 > x1 {
         return (0.0, 1.0, 0.0, 1.0);
     }
-    let pad = |a: f64, b: f64| if (b - a).abs() < 1e-12 { (a - 0.5, b + 0.5) } else { (a, b + (b - a) * 0.05) };
+    let pad = |a: f64, b: f64| {
+        if (b - a).abs() < 1e-12 {
+            (a - 0.5, b + 0.5)
+        } else {
+            (a, b + (b - a) * 0.05)
+        }
+    };
     let (x0, x1) = pad(x0, x1);
     let (y0, y1) = pad(y0.min(0.0).max(y0 - (y1 - y0) * 0.05), y1);
     (x0, x1, y0, y1)
@@ -108,7 +117,12 @@ where
                 .map_err(err)?;
             for (i, s) in series.iter().enumerate() {
                 let color = PALETTE[i % PALETTE.len()];
-                let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+                let pts: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .copied()
+                    .filter(|p| p.0.is_finite() && p.1.is_finite())
+                    .collect();
                 if s.markers_only {
                     chart
                         .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
@@ -120,7 +134,9 @@ where
                         .draw_series(LineSeries::new(pts, color.stroke_width(2)))
                         .map_err(err)?
                         .label(s.label.as_str())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                        });
                 }
             }
             chart
@@ -181,7 +197,9 @@ where
                     }))
                     .map_err(err)?
                     .label(label.as_str())
-                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                    });
             }
             chart
                 .configure_series_labels()
@@ -195,7 +213,11 @@ where
     Ok(())
 }
 
-fn draw_all<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, panels: &[Panel], cols: usize) -> Result<()>
+fn draw_all<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    panels: &[Panel],
+    cols: usize,
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
@@ -205,7 +227,8 @@ where
     for (a, p) in areas.iter().zip(panels) {
         draw_panel(a, p)?;
     }
-    root.present().map_err(|e| anyhow!("cannot write figure: {e:?}"))?;
+    root.present()
+        .map_err(|e| anyhow!("cannot write figure: {e:?}"))?;
     Ok(())
 }
 
@@ -215,7 +238,15 @@ pub fn render(dir: &Path, id: &str, panels: &[Panel], cols: usize) -> Result<()>
     let size = (560 * cols as u32, 400 * rows);
     let svg = dir.join(format!("{id}.svg"));
     let png = dir.join(format!("{id}.png"));
-    draw_all(SVGBackend::new(&svg, size).into_drawing_area(), panels, cols)?;
-    draw_all(BitMapBackend::new(&png, size).into_drawing_area(), panels, cols)?;
+    draw_all(
+        SVGBackend::new(&svg, size).into_drawing_area(),
+        panels,
+        cols,
+    )?;
+    draw_all(
+        BitMapBackend::new(&png, size).into_drawing_area(),
+        panels,
+        cols,
+    )?;
     Ok(())
 }

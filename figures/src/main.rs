@@ -13,7 +13,11 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "figures", version, about = "Render syncbench results to SVG/PNG and write REPORT.md")]
+#[command(
+    name = "figures",
+    version,
+    about = "Render syncbench results to SVG/PNG and write REPORT.md"
+)]
 struct Cli {
     /// Results root written by the experiment binaries.
     #[arg(long, default_value = "results", global = true)]
@@ -61,7 +65,11 @@ fn run() -> Result<()> {
                     Some(f) => vec![f],
                     None => bail!(
                         "unknown figure '{id}'; known: {}",
-                        figs::ALL.iter().map(|f| f.id).collect::<Vec<_>>().join(", ")
+                        figs::ALL
+                            .iter()
+                            .map(|f| f.id)
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 },
                 None => figs::ALL.iter().collect(),

@@ -19,7 +19,14 @@ pub fn write(results: &Path) -> Result<PathBuf> {
         let dir = results.join(f.id);
         let claims_path = dir.join("claims.csv");
         if !claims_path.exists() {
-            writeln!(body, "## {}\n\n_{}_\n\nNot run: no results in `{}`. Run `make fig-{}`.\n", f.id, f.title, dir.display(), f.id)?;
+            writeln!(
+                body,
+                "## {}\n\n_{}_\n\nNot run: no results in `{}`. Run `make fig-{}`.\n",
+                f.id,
+                f.title,
+                dir.display(),
+                f.id
+            )?;
             continue;
         }
         figures += 1;
@@ -48,10 +55,17 @@ pub fn write(results: &Path) -> Result<PathBuf> {
         if dir.join(format!("{}.png", f.id)).exists() {
             writeln!(body, "![{id}]({id}/{id}.png)\n", id = f.id)?;
         } else {
-            writeln!(body, "_Figure not rendered yet: run `figures render --figure {}`._\n", f.id)?;
+            writeln!(
+                body,
+                "_Figure not rendered yet: run `figures render --figure {}`._\n",
+                f.id
+            )?;
         }
         let t = Table::read(&claims_path).with_context(|| format!("claims of {}", f.id))?;
-        writeln!(body, "| claim | statement | paper | measured | verdict |\n|---|---|---|---|---|")?;
+        writeln!(
+            body,
+            "| claim | statement | paper | measured | verdict |\n|---|---|---|---|---|"
+        )?;
         for i in 0..t.len() {
             let verdict = t.str(i, "verdict")?;
             match verdict {
@@ -87,7 +101,8 @@ pub fn write(results: &Path) -> Result<PathBuf> {
     out.push_str(&body);
     let path = results.join("REPORT.md");
     let tmp = results.join(".REPORT.md.tmp");
-    std::fs::create_dir_all(results).with_context(|| format!("cannot create {}", results.display()))?;
+    std::fs::create_dir_all(results)
+        .with_context(|| format!("cannot create {}", results.display()))?;
     std::fs::write(&tmp, out).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)

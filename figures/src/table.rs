@@ -54,7 +54,12 @@ impl Table {
     /// Number in column `name` of row `i`.
     pub fn num(&self, i: usize, name: &str) -> Result<f64> {
         let s = self.str(i, name)?;
-        s.parse()
-            .with_context(|| format!("{} row {}: '{s}' in column {name} is not a number", self.path, i + 2))
+        s.parse().with_context(|| {
+            format!(
+                "{} row {}: '{s}' in column {name} is not a number",
+                self.path,
+                i + 2
+            )
+        })
     }
 }

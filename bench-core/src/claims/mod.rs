@@ -71,10 +71,17 @@ mod tests {
 
     #[test]
     fn verdicts() {
-        assert_eq!(Claim::check("a", "s", "1", "2", false).verdict, Verdict::Fail);
-        assert_eq!(Claim::check("a", "s", "1", "1", true).verdict, Verdict::Pass);
+        assert_eq!(
+            Claim::check("a", "s", "1", "2", false).verdict,
+            Verdict::Fail
+        );
+        assert_eq!(
+            Claim::check("a", "s", "1", "1", true).verdict,
+            Verdict::Pass
+        );
         let mut w = csv::Writer::from_writer(vec![]);
-        w.serialize(Claim::not_applicable("a", "s", "p", "no gpu")).unwrap();
+        w.serialize(Claim::not_applicable("a", "s", "p", "no gpu"))
+            .unwrap();
         let s = String::from_utf8(w.into_inner().unwrap()).unwrap();
         assert!(s.contains("n.a."), "{s}");
     }

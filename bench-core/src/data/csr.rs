@@ -57,10 +57,7 @@ impl CsrMatrix {
     /// Dot product of row `r` with a dense vector.
     pub fn dot(&self, r: usize, w: &[f32]) -> f32 {
         let (idx, val) = self.row(r);
-        idx.iter()
-            .zip(val)
-            .map(|(&i, &v)| w[i as usize] * v)
-            .sum()
+        idx.iter().zip(val).map(|(&i, &v)| w[i as usize] * v).sum()
     }
 
     /// The rows `range` as a new matrix.

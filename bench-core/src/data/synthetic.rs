@@ -50,7 +50,13 @@ impl SparseClassification {
         let normal = Normal::new(0.0f32, 1.0).expect("valid normal");
         let informative = ((self.features as f64) * self.informative).ceil() as usize;
         let hidden: Vec<f32> = (0..self.features)
-            .map(|i| if i < informative { normal.sample(&mut rng) } else { 0.0 })
+            .map(|i| {
+                if i < informative {
+                    normal.sample(&mut rng)
+                } else {
+                    0.0
+                }
+            })
             .collect();
         let nnz = Poisson::new(self.nnz_per_row.max(1e-9)).expect("valid poisson");
         let weight = LogNormal::new(0.0f32, 0.6).expect("valid lognormal");

@@ -47,7 +47,7 @@ impl NetworkState {
             tx_free: vec![0; nodes],
             rx_free: vec![0; nodes],
             last_delivery: HashMap::new(),
-            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_0F_4E7),
+            rng: ChaCha8Rng::seed_from_u64(seed ^ 0x0005_EED0_F4E7),
         }
     }
 

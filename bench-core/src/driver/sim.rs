@@ -37,7 +37,13 @@ pub trait SimObserver {
     ///
     /// # Errors
     /// Any error stops the run and is returned by [`run`].
-    fn on_compute(&mut self, _now: u64, _worker: usize, _iter: u64, _applied: &[u64]) -> Result<()> {
+    fn on_compute(
+        &mut self,
+        _now: u64,
+        _worker: usize,
+        _iter: u64,
+        _applied: &[u64],
+    ) -> Result<()> {
         Ok(())
     }
 }
@@ -48,7 +54,10 @@ impl SimObserver for NoObserver {}
 
 enum SimEvent {
     Start(NodeId),
-    ComputeDone { node: NodeId, iter: u64 },
+    ComputeDone {
+        node: NodeId,
+        iter: u64,
+    },
     Deliver {
         from: NodeId,
         to: NodeId,
@@ -110,7 +119,10 @@ pub fn run(
     observer: &mut dyn SimObserver,
 ) -> Result<RunRecords> {
     let roles: Vec<Role> = nodes.iter().map(|n| n.role()).collect();
-    let workers = roles.iter().filter(|r| matches!(r, Role::Worker(_))).count();
+    let workers = roles
+        .iter()
+        .filter(|r| matches!(r, Role::Worker(_)))
+        .count();
     let samplers = roles
         .iter()
         .map(|r| match r {
@@ -270,7 +282,9 @@ impl Sim<'_> {
                     if !self.models[node].apply(from, w, clock) {
                         return Err(CoreError::Protocol {
                             node,
-                            message: format!("no update payload from node {from} for clock {clock}"),
+                            message: format!(
+                                "no update payload from node {from} for clock {clock}"
+                            ),
                         });
                     }
                     self.applied_total += 1;

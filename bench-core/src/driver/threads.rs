@@ -92,7 +92,10 @@ pub fn run(
 ) -> Result<RunRecords> {
     let n = nodes.len();
     let roles: Vec<Role> = nodes.iter().map(|p| p.role()).collect();
-    let workers = roles.iter().filter(|r| matches!(r, Role::Worker(_))).count();
+    let workers = roles
+        .iter()
+        .filter(|r| matches!(r, Role::Worker(_)))
+        .count();
     let mut fabric = ThreadsFabric::new(n);
     let cap = capacity(workload.dim(), workers);
     // Every node may talk to every other: register all pairs (cheap for PS runs: 2n rings are
@@ -176,10 +179,10 @@ pub fn run(
     if let Some(e) = first_err {
         return Err(e);
     }
-    records.iterations.sort_by_key(|r| (r.end, r.worker, r.iter));
     records
-        .progress
-        .sort_by(|a, b| a.time.total_cmp(&b.time));
+        .iterations
+        .sort_by_key(|r| (r.end, r.worker, r.iter));
+    records.progress.sort_by(|a, b| a.time.total_cmp(&b.time));
     Ok(records)
 }
 
@@ -254,10 +257,12 @@ impl NodeThread {
                 )));
             }
             let p = decode(buf, n.from)?;
-            self.model.receive(n.from, msg.payload(), msg.payload_key(), p);
+            self.model
+                .receive(n.from, msg.payload(), msg.payload_key(), p);
         }
         let now = self.now();
-        self.proto.handle(now, Input::Received { from: n.from, msg })
+        self.proto
+            .handle(now, Input::Received { from: n.from, msg })
     }
 
     /// Handles messages arriving while a computation runs, until `deadline` (and at least
@@ -293,7 +298,11 @@ impl NodeThread {
             Some(p) => {
                 let words = encode(&p);
                 let len = words.len();
-                (Some(Arc::new(AlignedWords::from_words(&words))), len, p.wire_bytes())
+                (
+                    Some(Arc::new(AlignedWords::from_words(&words))),
+                    len,
+                    p.wire_bytes(),
+                )
             }
             None => (None, 0, 0),
         };
@@ -340,7 +349,9 @@ impl NodeThread {
                     if !self.model.apply(from, w, clock) {
                         return Err(CoreError::Protocol {
                             node,
-                            message: format!("no update payload from node {from} for clock {clock}"),
+                            message: format!(
+                                "no update payload from node {from} for clock {clock}"
+                            ),
                         });
                     }
                     self.applied_total += 1;

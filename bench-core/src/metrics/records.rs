@@ -60,7 +60,10 @@ impl RunRecords {
 
     /// First time the evaluated loss reaches `target` or below.
     pub fn time_to_loss(&self, target: f64) -> Option<f64> {
-        self.progress.iter().find(|p| p.loss <= target).map(|p| p.time)
+        self.progress
+            .iter()
+            .find(|p| p.loss <= target)
+            .map(|p| p.time)
     }
 
     /// Mean wait per iteration in ns.

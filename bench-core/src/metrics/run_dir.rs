@@ -110,7 +110,8 @@ impl RunDir {
         ));
         let had_old = self.final_path.exists();
         if had_old {
-            std::fs::rename(&self.final_path, &old).map_err(|e| CoreError::io(&self.final_path, e))?;
+            std::fs::rename(&self.final_path, &old)
+                .map_err(|e| CoreError::io(&self.final_path, e))?;
         }
         if let Err(e) = std::fs::rename(&self.tmp_path, &self.final_path) {
             if had_old {
@@ -151,7 +152,8 @@ mod tests {
         assert!(!target.exists());
         assert_eq!(std::fs::read_dir(base.join("exp")).unwrap().count(), 0);
         let d = RunDir::create(&target).unwrap();
-        d.write_json("m.json", &serde_json::json!({"x": 1})).unwrap();
+        d.write_json("m.json", &serde_json::json!({"x": 1}))
+            .unwrap();
         d.commit().unwrap();
         assert!(target.join("m.json").exists());
         let d = RunDir::create(&target).unwrap();

@@ -99,10 +99,17 @@ impl ProtocolSpec {
             return Err(CoreError::Config("a run needs at least one worker".into()));
         }
         if self.iterations == 0 {
-            return Err(CoreError::Config("a run needs at least one iteration".into()));
+            return Err(CoreError::Config(
+                "a run needs at least one iteration".into(),
+            ));
         }
         let mut nodes: Vec<Box<dyn Protocol>> = Vec::with_capacity(self.workers + 1);
-        nodes.push(Box::new(PsServer::new(0, self.workers, self.iterations, self.mode.bound())));
+        nodes.push(Box::new(PsServer::new(
+            0,
+            self.workers,
+            self.iterations,
+            self.mode.bound(),
+        )));
         for w in 0..self.workers {
             nodes.push(Box::new(PsWorker::new(
                 w + 1,
@@ -127,7 +134,10 @@ mod tests {
 
     #[test]
     fn parse_and_validate() {
-        assert_eq!(SyncMode::parse("SSP5").unwrap(), SyncMode::Ssp { staleness: 5 });
+        assert_eq!(
+            SyncMode::parse("SSP5").unwrap(),
+            SyncMode::Ssp { staleness: 5 }
+        );
         assert!(SyncMode::parse("foo").is_err());
         let e = SyncMode::parse("ssp-1").unwrap().validate().unwrap_err();
         assert!(e.to_string().contains("-1"));

@@ -72,7 +72,9 @@ impl StragglerConfig {
             } else {
                 None
             },
-            rng: ChaCha8Rng::seed_from_u64(seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(worker as u64 + 1))),
+            rng: ChaCha8Rng::seed_from_u64(
+                seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(worker as u64 + 1)),
+            ),
         })
     }
 }
@@ -102,16 +104,32 @@ mod tests {
     #[test]
     fn factors_and_errors() {
         let c = StragglerConfig {
-            slow: vec![SlowWorker { worker: 2, factor: 2.0 }],
+            slow: vec![SlowWorker {
+                worker: 2,
+                factor: 2.0,
+            }],
             jitter_sigma: 0.0,
         };
         assert_eq!(c.factors(3).unwrap(), vec![1.0, 1.0, 2.0]);
-        assert!(c.factors(2).unwrap_err().to_string().contains("out of range"));
+        assert!(c
+            .factors(2)
+            .unwrap_err()
+            .to_string()
+            .contains("out of range"));
         let mut s = c.sampler(3, 2, 1).unwrap();
         assert_eq!(s.next_factor(), 2.0);
-        let j = StragglerConfig { slow: vec![], jitter_sigma: 0.2 };
-        let a: Vec<f64> = (0..5).map(|_| 0.0).scan(j.sampler(3, 0, 9).unwrap(), |s, _| Some(s.next_factor())).collect();
-        let b: Vec<f64> = (0..5).map(|_| 0.0).scan(j.sampler(3, 0, 9).unwrap(), |s, _| Some(s.next_factor())).collect();
+        let j = StragglerConfig {
+            slow: vec![],
+            jitter_sigma: 0.2,
+        };
+        let a: Vec<f64> = (0..5)
+            .map(|_| 0.0)
+            .scan(j.sampler(3, 0, 9).unwrap(), |s, _| Some(s.next_factor()))
+            .collect();
+        let b: Vec<f64> = (0..5)
+            .map(|_| 0.0)
+            .scan(j.sampler(3, 0, 9).unwrap(), |s, _| Some(s.next_factor()))
+            .collect();
         assert_eq!(a, b);
         assert!(a.iter().any(|&x| x != 1.0));
     }

@@ -54,11 +54,17 @@ pub fn parse_edge_list(text: &str, path: &Path) -> Result<Topology> {
             if fields.len() != 2 {
                 return Err(err(lineno, format!("expected 'nodes N', got '{content}'")));
             }
-            let n: usize = fields[1]
-                .parse()
-                .map_err(|_| err(lineno, format!("node count '{}' is not an integer", fields[1])))?;
+            let n: usize = fields[1].parse().map_err(|_| {
+                err(
+                    lineno,
+                    format!("node count '{}' is not an integer", fields[1]),
+                )
+            })?;
             if n < 2 {
-                return Err(err(lineno, format!("a graph needs at least 2 nodes, got {n}")));
+                return Err(err(
+                    lineno,
+                    format!("a graph needs at least 2 nodes, got {n}"),
+                ));
             }
             declared = Some(n);
             continue;
@@ -139,9 +145,8 @@ pub fn parse_edge_list(text: &str, path: &Path) -> Result<Topology> {
             ));
         }
     }
-    let mut topo = Topology::with_self_loops(n, path.display().to_string()).map_err(|e| {
-        err(1, e.to_string())
-    })?;
+    let mut topo = Topology::with_self_loops(n, path.display().to_string())
+        .map_err(|e| err(1, e.to_string()))?;
     for (s, d, w, _) in edges {
         topo.set_edge(s, d, w);
     }

@@ -13,7 +13,9 @@ mod spectral;
 pub use file::{parse_edge_list, read_edge_list};
 pub use kinds::TopologyKind;
 pub use paths::{shortest_path_lengths, PathSummary};
-pub use spectral::{spectral_gap_eig, spectral_gap_sv, transition_matrix, GraphReport, GAP_CONVENTION};
+pub use spectral::{
+    spectral_gap_eig, spectral_gap_sv, transition_matrix, GraphReport, GAP_CONVENTION,
+};
 
 use crate::error::{CoreError, Result};
 
@@ -53,7 +55,10 @@ impl Topology {
     /// # Panics
     /// When a node index is `>= n` (a programming error; file input is checked before).
     pub fn set_edge(&mut self, src: usize, dst: usize, weight: f64) {
-        assert!(src < self.n && dst < self.n, "edge {src}->{dst} out of range");
+        assert!(
+            src < self.n && dst < self.n,
+            "edge {src}->{dst} out of range"
+        );
         self.adj[dst * self.n + src] = weight;
     }
 

@@ -65,7 +65,11 @@ impl PathSummary {
         }
         PathSummary {
             diameter,
-            mean: if count == 0 { 0.0 } else { sum as f64 / count as f64 },
+            mean: if count == 0 {
+                0.0
+            } else {
+                sum as f64 / count as f64
+            },
             unreachable_pairs: unreachable,
         }
     }

@@ -47,9 +47,16 @@ pub fn singular_values(t: &Topology) -> Result<Vec<f64>> {
 pub fn eigenvalue_moduli(t: &Topology) -> Result<Vec<f64>> {
     let p = transition_matrix(t);
     let schur = p.try_schur(1e-14, 100_000).ok_or_else(|| {
-        CoreError::Numeric(format!("eigen-decomposition of P for {} did not converge", t.name()))
+        CoreError::Numeric(format!(
+            "eigen-decomposition of P for {} did not converge",
+            t.name()
+        ))
     })?;
-    let mut m: Vec<f64> = schur.complex_eigenvalues().iter().map(|z| z.norm()).collect();
+    let mut m: Vec<f64> = schur
+        .complex_eigenvalues()
+        .iter()
+        .map(|z| z.norm())
+        .collect();
     m.sort_by(|a, b| b.total_cmp(a));
     Ok(m)
 }

@@ -22,7 +22,9 @@ pub struct Ring {
 impl Ring {
     fn new(capacity: usize, depth: usize) -> Self {
         Ring {
-            slots: (0..depth).map(|_| AlignedWords::zeroed(capacity + 3)).collect(),
+            slots: (0..depth)
+                .map(|_| AlignedWords::zeroed(capacity + 3))
+                .collect(),
             capacity,
         }
     }
@@ -103,7 +105,13 @@ impl ThreadsFabric {
     ///
     /// # Errors
     /// [`CoreError::Transport`] for a node out of range or a zero depth.
-    pub fn register(&mut self, from: NodeId, to: NodeId, capacity: usize, depth: usize) -> Result<()> {
+    pub fn register(
+        &mut self,
+        from: NodeId,
+        to: NodeId,
+        capacity: usize,
+        depth: usize,
+    ) -> Result<()> {
         if from >= self.nodes || to >= self.nodes {
             return Err(CoreError::Transport(format!(
                 "cannot register ring {from} -> {to} on a fabric of {} nodes",
@@ -120,7 +128,9 @@ impl ThreadsFabric {
 
     /// One endpoint per node, each with its copy engine running.
     pub fn endpoints(self) -> Vec<ThreadsEndpoint> {
-        let inboxes: Vec<Arc<Inbox>> = (0..self.nodes).map(|_| Arc::new(Inbox::default())).collect();
+        let inboxes: Vec<Arc<Inbox>> = (0..self.nodes)
+            .map(|_| Arc::new(Inbox::default()))
+            .collect();
         (0..self.nodes)
             .map(|node| {
                 let remote = self
@@ -202,7 +212,10 @@ impl ThreadsEndpoint {
 
     fn ring_to(&self, to: NodeId) -> Result<&Arc<Ring>> {
         self.remote.get(&to).ok_or_else(|| {
-            CoreError::Transport(format!("node {to} registered no ring for node {}", self.node))
+            CoreError::Transport(format!(
+                "node {to} registered no ring for node {}",
+                self.node
+            ))
         })
     }
 }
@@ -268,7 +281,9 @@ impl Endpoint for ThreadsEndpoint {
         self.tx
             .as_ref()
             .and_then(|tx| tx.send(wr).ok())
-            .ok_or_else(|| CoreError::Transport(format!("copy engine of node {} is gone", self.node)))?;
+            .ok_or_else(|| {
+                CoreError::Transport(format!("copy engine of node {} is gone", self.node))
+            })?;
         Ok(self.next_wr)
     }
 
@@ -288,7 +303,10 @@ impl Endpoint for ThreadsEndpoint {
 
     fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead> {
         let ring = self.local.get(&from).ok_or_else(|| {
-            CoreError::Transport(format!("node {} registered no ring for node {from}", self.node))
+            CoreError::Transport(format!(
+                "node {} registered no ring for node {from}",
+                self.node
+            ))
         })?;
         if slot >= ring.slots.len() {
             return Err(CoreError::Transport(format!(
@@ -336,7 +354,10 @@ mod tests {
         let mut out = Vec::new();
         let r = b.read_slot(0, 1, &mut out).unwrap();
         assert!(r.consistent());
-        assert_eq!((r.header, r.len, out.as_slice()), (7, 3, &[10u64, 20, 30][..]));
+        assert_eq!(
+            (r.header, r.len, out.as_slice()),
+            (7, 3, &[10u64, 20, 30][..])
+        );
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         let c = loop {
             if let Some(c) = a.poll_completion() {

@@ -35,10 +35,16 @@ impl SvmConfig {
     /// [`CoreError::Config`] naming the bad value.
     pub fn validate(&self) -> Result<()> {
         if !(self.lambda >= 0.0 && self.lambda.is_finite()) {
-            return Err(CoreError::Config(format!("svm.lambda must be >= 0, got {}", self.lambda)));
+            return Err(CoreError::Config(format!(
+                "svm.lambda must be >= 0, got {}",
+                self.lambda
+            )));
         }
         if !(self.eta0 > 0.0 && self.eta0.is_finite()) {
-            return Err(CoreError::Config(format!("svm.eta0 must be > 0, got {}", self.eta0)));
+            return Err(CoreError::Config(format!(
+                "svm.eta0 must be > 0, got {}",
+                self.eta0
+            )));
         }
         if self.batch == 0 {
             return Err(CoreError::Config("svm.batch must be >= 1".into()));
@@ -63,7 +69,9 @@ impl SvmSgd {
     pub fn new(cfg: SvmConfig, train: CsrMatrix, test: CsrMatrix) -> Result<Self> {
         cfg.validate()?;
         if train.rows() == 0 || test.rows() == 0 {
-            return Err(CoreError::Config("svm needs non-empty train and test sets".into()));
+            return Err(CoreError::Config(
+                "svm needs non-empty train and test sets".into(),
+            ));
         }
         Ok(SvmSgd { cfg, train, test })
     }
@@ -159,9 +167,8 @@ impl Workload for SvmSgd {
                 correct += 1;
             }
         }
-        let reg: f64 = model.iter().map(|&w| (w as f64) * (w as f64)).sum::<f64>()
-            * self.cfg.lambda
-            / 2.0;
+        let reg: f64 =
+            model.iter().map(|&w| (w as f64) * (w as f64)).sum::<f64>() * self.cfg.lambda / 2.0;
         (loss / n as f64 + reg, correct as f64 / n as f64)
     }
 }

@@ -3,7 +3,9 @@
 
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
-use bench_core::topology::{spectral_gap_eig, spectral_gap_sv, Topology, TopologyKind, GraphReport};
+use bench_core::topology::{
+    spectral_gap_eig, spectral_gap_sv, GraphReport, Topology, TopologyKind,
+};
 use clap::Parser;
 use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
@@ -88,7 +90,10 @@ fn fig3(cfg: &Config, out: &mut ExperimentOutput) -> Result<()> {
             if let Some(p) = paper {
                 out.claim(Claim::check(
                     format!("asap-fig3/value-{}-{n}", k.label()),
-                    format!("gap of {} at N={n} matches the paper within 0.02", k.label()),
+                    format!(
+                        "gap of {} at N={n} matches the paper within 0.02",
+                        k.label()
+                    ),
                     format!("{p}"),
                     format!("{g:.4}"),
                     (g - p).abs() <= 0.02,
@@ -200,7 +205,11 @@ fn fig10(cfg: &Config, out: &mut ExperimentOutput) -> Result<()> {
         "asap-fig10/malt-partitioned",
         "MALT gap is 0 (partitioned graph) for at least one N",
         "some N",
-        format!("{} N with gap 0, first {:?}", zeros.len(), &zeros[..zeros.len().min(8)]),
+        format!(
+            "{} N with gap 0, first {:?}",
+            zeros.len(),
+            &zeros[..zeros.len().min(8)]
+        ),
         !zeros.is_empty(),
     ));
     Ok(())
@@ -225,7 +234,13 @@ fn main() -> std::process::ExitCode {
             } else {
                 fig10(&cfg, &mut out)?;
             }
-            out.finish(&cfg, args.common.seed, args.common.scale.label(), "none (linear algebra)", notes.clone())?;
+            out.finish(
+                &cfg,
+                args.common.seed,
+                args.common.scale.label(),
+                "none (linear algebra)",
+                notes.clone(),
+            )?;
         }
         Ok(())
     })

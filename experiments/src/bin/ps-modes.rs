@@ -131,7 +131,9 @@ fn validate(cfg: &Config, modes: &[SyncMode]) -> Result<()> {
     }
     cfg.stragglers.factors(cfg.workers)?;
     cfg.svm.validate()?;
-    if !(cfg.compute.ns_per_example >= 0.0) || !(cfg.network.bandwidth_gbps > 0.0) {
+    let (c, bw) = (cfg.compute.ns_per_example, cfg.network.bandwidth_gbps);
+    let usable = c.is_finite() && c >= 0.0 && bw.is_finite() && bw > 0.0;
+    if !usable {
         bail!("compute.ns_per_example must be >= 0 and network.bandwidth_gbps > 0");
     }
     Ok(())
@@ -184,7 +186,9 @@ fn main() -> std::process::ExitCode {
             .map(|m| SyncMode::parse(m))
             .collect::<Result<Vec<_>, _>>()?;
         validate(&cfg, &modes).context("invalid ps-modes configuration")?;
-        let drivers = args.common.drivers(&[DriverKind::Sim, DriverKind::Threads])?;
+        let drivers = args
+            .common
+            .drivers(&[DriverKind::Sim, DriverKind::Threads])?;
         let seed = args.common.seed;
 
         let shape = SparseClassification {
@@ -254,7 +258,12 @@ fn main() -> std::process::ExitCode {
                     mean_wait_us: h.mean_us(),
                     p99_wait_us: h.quantile_us(0.99),
                     max_staleness: counts.keys().copied().max().unwrap_or(0),
-                    mean_staleness: rec.iterations.iter().map(|r| r.staleness as f64).sum::<f64>() / n,
+                    mean_staleness: rec
+                        .iterations
+                        .iter()
+                        .map(|r| r.staleness as f64)
+                        .sum::<f64>()
+                        / n,
                     final_loss: last.map_or(f64::NAN, |p| p.loss),
                     final_accuracy: last.map_or(f64::NAN, |p| p.accuracy),
                     bytes_total: rec.bytes_sent.iter().sum(),
@@ -276,7 +285,11 @@ fn main() -> std::process::ExitCode {
             "threads driver: a computation takes max(real time, modelled time); timings are wall-clock and vary between runs".into(),
             "sim driver: virtual time; the same seed gives the same CSV bytes".into(),
         ];
-        let driver_label = drivers.iter().map(|d| d.label()).collect::<Vec<_>>().join(",");
+        let driver_label = drivers
+            .iter()
+            .map(|d| d.label())
+            .collect::<Vec<_>>()
+            .join(",");
         out.finish(&cfg, seed, args.common.scale.label(), &driver_label, notes)?;
         Ok(())
     })
@@ -336,10 +349,7 @@ fn claims_for(
         .collect();
     match rates.iter().find(|(l, _)| l == "asp") {
         Some(&(_, asp)) if rates.len() > 1 => {
-            let others: Vec<String> = rates
-                .iter()
-                .map(|(l, r)| format!("{l} {r:.1}/s"))
-                .collect();
+            let others: Vec<String> = rates.iter().map(|(l, r)| format!("{l} {r:.1}/s")).collect();
             out.claim(Claim::check(
                 format!("{FIGURE}/{d}/asp-fastest"),
                 "ASP has the highest iteration rate",

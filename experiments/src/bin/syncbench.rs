@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "syncbench", version, about = "Benchmark and reproduction harness for synchronization modes in distributed ML")]
+#[command(
+    name = "syncbench",
+    version,
+    about = "Benchmark and reproduction harness for synchronization modes in distributed ML"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -60,7 +64,10 @@ fn run() -> Result<()> {
             } else {
                 println!("graph:            {}", r.name);
                 println!("nodes:            {}", r.nodes);
-                println!("edges:            {} (directed, self-loops excluded)", r.edges);
+                println!(
+                    "edges:            {} (directed, self-loops excluded)",
+                    r.edges
+                );
                 println!("in-degrees:       {:?} (incl. self-loop)", r.in_degrees);
                 println!("out-degrees:      {:?} (incl. self-loop)", r.out_degrees);
                 println!("regular:          {}", r.regular);

@@ -27,7 +27,10 @@ pub fn fig3(dir: &Path) -> Result<()> {
             if t.num(i, "nodes")? as usize != n {
                 continue;
             }
-            let gi = graphs.iter().position(|g| g == t.str(i, "graph").unwrap_or("")).unwrap_or(0);
+            let gi = graphs
+                .iter()
+                .position(|g| g == t.str(i, "graph").unwrap_or(""))
+                .unwrap_or(0);
             measured[gi] = t.num(i, "spectral_gap_sv")?;
             paper[gi] = t.str(i, "paper_value")?.parse().unwrap_or(f64::NAN);
         }
@@ -44,7 +47,11 @@ pub fn fig3(dir: &Path) -> Result<()> {
 pub fn fig10(dir: &Path) -> Result<()> {
     let t = Table::read(&dir.join("gaps.csv"))?;
     let mut series = Vec::new();
-    for (col, label) in [("root_expander", "root expander (deg 2)"), ("chain", "chain (deg 1)"), ("malt", "MALT Halton (deg 2)")] {
+    for (col, label) in [
+        ("root_expander", "root expander (deg 2)"),
+        ("chain", "chain (deg 1)"),
+        ("malt", "MALT Halton (deg 2)"),
+    ] {
         let mut pts = Vec::new();
         for i in 0..t.len() {
             pts.push((t.num(i, "nodes")?, t.num(i, col)?));

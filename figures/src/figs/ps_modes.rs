@@ -36,7 +36,10 @@ pub fn render_dir(dir: &Path) -> Result<Vec<Panel>> {
     for i in 0..waits.len() {
         let key = format!("{} {}", waits.str(i, "driver")?, waits.str(i, "mode")?);
         let mid = (waits.num(i, "lower_us")? + waits.num(i, "upper_us")?) / 2.0 / 1000.0;
-        wait_series.entry(key).or_default().push((mid, waits.num(i, "count")?));
+        wait_series
+            .entry(key)
+            .or_default()
+            .push((mid, waits.num(i, "count")?));
     }
     panels.push(Panel::Lines {
         title: "Wait time per iteration (histogram)".into(),
@@ -44,7 +47,11 @@ pub fn render_dir(dir: &Path) -> Result<Vec<Panel>> {
         y_label: "iterations".into(),
         series: wait_series
             .into_iter()
-            .map(|(label, points)| Series { label, points, markers_only: false })
+            .map(|(label, points)| Series {
+                label,
+                points,
+                markers_only: false,
+            })
             .collect(),
     });
     let st = Table::read(&dir.join("staleness_hist.csv"))?;
@@ -62,7 +69,11 @@ pub fn render_dir(dir: &Path) -> Result<Vec<Panel>> {
         y_label: "reads".into(),
         series: st_series
             .into_iter()
-            .map(|(label, points)| Series { label, points, markers_only: true })
+            .map(|(label, points)| Series {
+                label,
+                points,
+                markers_only: true,
+            })
             .collect(),
     });
     Ok(panels)

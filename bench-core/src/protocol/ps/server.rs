@@ -41,7 +41,9 @@ impl PsServer {
     fn worker_index(&self, from: NodeId) -> Result<usize> {
         from.checked_sub(self.node + 1)
             .filter(|&w| w < self.completed.len())
-            .ok_or_else(|| self.violation(format!("message from node {from}, which is not a worker")))
+            .ok_or_else(|| {
+                self.violation(format!("message from node {from}, which is not a worker"))
+            })
     }
 
     fn violation(&self, message: String) -> CoreError {
@@ -79,9 +81,9 @@ impl Protocol for PsServer {
     fn handle(&mut self, _now: Nanos, input: Input) -> Result<()> {
         match input {
             Input::Start => Ok(()),
-            Input::ComputeDone { iter } => {
-                Err(self.violation(format!("the server computes nothing, got ComputeDone({iter})")))
-            }
+            Input::ComputeDone { iter } => Err(self.violation(format!(
+                "the server computes nothing, got ComputeDone({iter})"
+            ))),
             Input::Received { from, msg } => {
                 let w = self.worker_index(from)?;
                 match msg {

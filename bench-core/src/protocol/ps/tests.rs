@@ -28,11 +28,20 @@ fn bsp_worker_requests_every_iteration_and_blocks() {
     let a = drain(&mut w);
     assert_eq!(
         sends(&a),
-        vec![(0, Message::Update { clock: 0 }), (0, Message::ReadRequest { clock: 1 })]
+        vec![
+            (0, Message::Update { clock: 0 }),
+            (0, Message::ReadRequest { clock: 1 })
+        ]
     );
     assert!(!a.iter().any(|x| matches!(x, Action::Compute { .. })));
-    w.handle(25, Input::Received { from: 0, msg: Message::Model { complete: 1 } })
-        .unwrap();
+    w.handle(
+        25,
+        Input::Received {
+            from: 0,
+            msg: Message::Model { complete: 1 },
+        },
+    )
+    .unwrap();
     let a = drain(&mut w);
     assert!(a.contains(&Action::Install { from: 0 }));
     assert!(a.contains(&Action::Compute { iter: 1 }));
@@ -43,7 +52,10 @@ fn bsp_worker_requests_every_iteration_and_blocks() {
         _ => None,
     });
     let r = rec.unwrap();
-    assert_eq!((r.iter, r.start, r.end, r.wait, r.staleness), (1, 10, 40, 15, 0));
+    assert_eq!(
+        (r.iter, r.start, r.end, r.wait, r.staleness),
+        (1, 10, 40, 15, 0)
+    );
     assert!(a.contains(&Action::Finished));
     assert!(w.is_finished());
 }
@@ -56,7 +68,9 @@ fn ssp_worker_reads_from_cache_within_bound() {
     for c in 0..3 {
         w.handle(c + 1, Input::ComputeDone { iter: c }).unwrap();
         let a = drain(&mut w);
-        let asked = sends(&a).iter().any(|(_, m)| matches!(m, Message::ReadRequest { .. }));
+        let asked = sends(&a)
+            .iter()
+            .any(|(_, m)| matches!(m, Message::ReadRequest { .. }));
         // clocks 1 and 2 are within s = 2 of complete 0; clock 3 is not.
         assert_eq!(asked, c + 1 == 3, "clock {}", c + 1);
     }
@@ -67,15 +81,47 @@ fn server_holds_reads_until_bound_met() {
     let mut s = PsServer::new(0, 2, 5, Some(1));
     s.handle(0, Input::Start).unwrap();
     let up = |c| Message::Update { clock: c };
-    s.handle(1, Input::Received { from: 1, msg: up(0) }).unwrap();
-    s.handle(2, Input::Received { from: 1, msg: up(1) }).unwrap();
+    s.handle(
+        1,
+        Input::Received {
+            from: 1,
+            msg: up(0),
+        },
+    )
+    .unwrap();
+    s.handle(
+        2,
+        Input::Received {
+            from: 1,
+            msg: up(1),
+        },
+    )
+    .unwrap();
     // Worker 1 at clock 2 needs complete >= 1: worker 2 has not finished clock 0.
-    s.handle(3, Input::Received { from: 1, msg: Message::ReadRequest { clock: 2 } })
-        .unwrap();
+    s.handle(
+        3,
+        Input::Received {
+            from: 1,
+            msg: Message::ReadRequest { clock: 2 },
+        },
+    )
+    .unwrap();
     let a = drain(&mut s);
     assert_eq!(sends(&a), vec![]);
-    assert_eq!(a.iter().filter(|x| matches!(x, Action::Apply { .. })).count(), 2);
-    s.handle(4, Input::Received { from: 2, msg: up(0) }).unwrap();
+    assert_eq!(
+        a.iter()
+            .filter(|x| matches!(x, Action::Apply { .. }))
+            .count(),
+        2
+    );
+    s.handle(
+        4,
+        Input::Received {
+            from: 2,
+            msg: up(0),
+        },
+    )
+    .unwrap();
     let a = drain(&mut s);
     assert_eq!(sends(&a), vec![(1, Message::Model { complete: 1 })]);
 }
@@ -83,26 +129,53 @@ fn server_holds_reads_until_bound_met() {
 #[test]
 fn asp_server_answers_at_once() {
     let mut s = PsServer::new(0, 2, 5, None);
-    s.handle(0, Input::Received { from: 2, msg: Message::ReadRequest { clock: 4 } })
-        .unwrap();
-    assert_eq!(sends(&drain(&mut s)), vec![(2, Message::Model { complete: 0 })]);
+    s.handle(
+        0,
+        Input::Received {
+            from: 2,
+            msg: Message::ReadRequest { clock: 4 },
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        sends(&drain(&mut s)),
+        vec![(2, Message::Model { complete: 0 })]
+    );
 }
 
 #[test]
 fn violations_are_errors() {
     let mut s = PsServer::new(0, 2, 5, Some(0));
     let e = s
-        .handle(0, Input::Received { from: 1, msg: Message::Update { clock: 3 } })
+        .handle(
+            0,
+            Input::Received {
+                from: 1,
+                msg: Message::Update { clock: 3 },
+            },
+        )
         .unwrap_err();
     assert!(e.to_string().contains("expected clock 0"), "{e}");
     assert!(s
-        .handle(0, Input::Received { from: 9, msg: Message::Update { clock: 0 } })
+        .handle(
+            0,
+            Input::Received {
+                from: 9,
+                msg: Message::Update { clock: 0 }
+            }
+        )
         .is_err());
     let mut w = PsWorker::new(1, 0, 0, 5, Some(0));
     assert!(w.handle(0, Input::ComputeDone { iter: 0 }).is_err());
     w.handle(0, Input::Start).unwrap();
     assert!(w
-        .handle(0, Input::Received { from: 0, msg: Message::Update { clock: 0 } })
+        .handle(
+            0,
+            Input::Received {
+                from: 0,
+                msg: Message::Update { clock: 0 }
+            }
+        )
         .is_err());
 }
 
@@ -118,13 +191,22 @@ fn asp_worker_never_blocks_and_keeps_one_refresh_in_flight() {
     // refresh still in flight: only the update goes out, and clock 1 computes at once.
     assert_eq!(sends(&a), vec![(0, Message::Update { clock: 0 })]);
     assert!(a.contains(&Action::Compute { iter: 1 }));
-    w.handle(6, Input::Received { from: 0, msg: Message::Model { complete: 0 } })
-        .unwrap();
+    w.handle(
+        6,
+        Input::Received {
+            from: 0,
+            msg: Message::Model { complete: 0 },
+        },
+    )
+    .unwrap();
     assert_eq!(drain(&mut w), vec![Action::Install { from: 0 }]);
     w.handle(9, Input::ComputeDone { iter: 1 }).unwrap();
     let a = drain(&mut w);
     assert_eq!(
         sends(&a),
-        vec![(0, Message::Update { clock: 1 }), (0, Message::ReadRequest { clock: 2 })]
+        vec![
+            (0, Message::Update { clock: 1 }),
+            (0, Message::ReadRequest { clock: 2 })
+        ]
     );
 }

@@ -10,9 +10,14 @@ use std::collections::VecDeque;
 enum Phase {
     Idle,
     /// Asked the server for a fresh model at `since`.
-    Waiting { since: Nanos },
+    Waiting {
+        since: Nanos,
+    },
     /// Computing; `wait` was spent blocked before.
-    Computing { wait: Nanos, staleness: u64 },
+    Computing {
+        wait: Nanos,
+        staleness: u64,
+    },
     Done,
 }
 

@@ -1,0 +1,161 @@
+//! Experiment binaries end to end on tiny configurations: files written, sim determinism, and
+//! bad configurations rejected with nothing written.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("syncbench-exp-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const TINY: &str = r#"
+workers = 3
+iterations = 12
+modes = ["bsp", "asp", "ssp2"]
+eval_every = 6
+[data]
+train_rows = 600
+test_rows = 100
+features = 500
+nnz_per_row = 10.0
+label_noise = 0.1
+informative = 0.1
+[svm]
+loss = "hinge"
+lambda = 1e-4
+eta0 = 10.0
+batch = 8
+[compute]
+ns_per_example = 20000.0
+[network]
+latency_ns = 5000
+bandwidth_gbps = 10.0
+[threads]
+ring_depth = 16
+stall_timeout_ms = 30000
+[stragglers]
+jitter_sigma = 0.1
+slow = [{ worker = 0, factor = 2.0 }]
+"#;
+
+fn ps_modes(out: &Path, cfg: &Path, seed: u64, driver: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ps-modes"))
+        .args(["--driver", driver, "--seed", &seed.to_string(), "--out"])
+        .arg(out)
+        .arg("--config")
+        .arg(cfg)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn ps_modes_writes_results_and_sim_is_deterministic() {
+    let dir = tmpdir("ps");
+    let cfg = dir.join("tiny.toml");
+    std::fs::write(&cfg, TINY).unwrap();
+    let run = |name: &str, seed: u64, driver: &str| {
+        let out = dir.join(name);
+        let o = ps_modes(&out, &cfg, seed, driver);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out.join("ps-modes")
+    };
+    let a = run("a", 4, "sim,threads");
+    for f in [
+        "manifest.json",
+        "claims.csv",
+        "summary.csv",
+        "wait_hist.csv",
+        "staleness_hist.csv",
+        "sim-bsp/iterations.csv",
+        "sim-ssp2/progress.csv",
+        "threads-asp/iterations.csv",
+    ] {
+        assert!(a.join(f).exists(), "{f} missing");
+    }
+    let claims = std::fs::read_to_string(a.join("claims.csv")).unwrap();
+    assert!(claims.starts_with("claim_id,statement,paper_value,measured_value,verdict"));
+    assert!(claims.contains("ps-modes/threads/ssp-bound"));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("manifest.json")).unwrap()).unwrap();
+    for key in [
+        "config",
+        "seed",
+        "git_revision",
+        "host",
+        "driver",
+        "versions",
+    ] {
+        assert!(!manifest[key].is_null(), "manifest lacks {key}");
+    }
+    let b = run("b", 4, "sim");
+    let c = run("c", 5, "sim");
+    for f in [
+        "sim-bsp/iterations.csv",
+        "sim-asp/progress.csv",
+        "sim-ssp2/iterations.csv",
+    ] {
+        let (x, y, z) = (
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+            std::fs::read(c.join(f)).unwrap(),
+        );
+        assert_eq!(x, y, "{f}: same seed must give the same bytes");
+        assert_ne!(x, z, "{f}: another seed must give other bytes");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_configs_fail_and_write_nothing() {
+    let dir = tmpdir("bad");
+    let cases = [
+        (
+            TINY.replace("eval_every = 6", "eval_every = 6\nwarp_speed = 9"),
+            "warp_speed",
+        ),
+        (TINY.replace("\"ssp2\"", "\"ssp-1\""), "-1"),
+        (
+            TINY.replace("worker = 0, factor", "worker = 7, factor"),
+            "out of range",
+        ),
+        (
+            TINY.replace(
+                "modes = [\"bsp\", \"asp\", \"ssp2\"]",
+                "modes = [\"bsp\", \"fast\"]",
+            ),
+            "fast",
+        ),
+    ];
+    for (i, (text, needle)) in cases.iter().enumerate() {
+        let cfg = dir.join(format!("bad{i}.toml"));
+        std::fs::write(&cfg, text).unwrap();
+        let out = dir.join(format!("out{i}"));
+        let o = ps_modes(&out, &cfg, 1, "sim");
+        assert!(!o.status.success(), "case {i} should fail");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "case {i}: '{needle}' not in: {err}");
+        let leftovers = std::fs::read_dir(&out).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(leftovers, 0, "case {i}: results written for a bad config");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn asap_spectral_gap_writes_both_figures() {
+    let dir = tmpdir("gap");
+    let o = Command::new(env!("CARGO_BIN_EXE_asap-spectral-gap"))
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for fig in ["asap-fig3", "asap-fig10"] {
+        let claims = std::fs::read_to_string(dir.join(fig).join("claims.csv")).unwrap();
+        assert!(claims.lines().count() > 3, "{fig}");
+        assert!(dir.join(fig).join("gaps.csv").exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
