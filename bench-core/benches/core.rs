@@ -44,6 +44,7 @@ fn sim_run(mode: SyncMode) -> u64 {
         network: NetworkModel::default(),
         compute: ComputeModel {
             ns_per_example: 1000.0,
+            measured: false,
         },
         eval_every: 0,
         max_events: u64::MAX,

@@ -36,6 +36,7 @@ fn stragglers() -> StragglerConfig {
 
 const COMPUTE: ComputeModel = ComputeModel {
     ns_per_example: 20_000.0,
+    measured: false,
 };
 
 fn run_sim(mode: SyncMode, seed: u64) -> RunRecords {

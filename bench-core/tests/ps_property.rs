@@ -66,9 +66,11 @@ fn random_case(seed: u64, mode: SyncMode) -> (ProtocolSpec, SimConfig, Straggler
             latency_ns: rng.gen_range(0..50_000),
             bandwidth_gbps: rng.gen_range(0.01..100.0),
             latency_jitter_ns: rng.gen_range(0..100_000),
+            links: Vec::new(),
         },
         compute: ComputeModel {
             ns_per_example: rng.gen_range(1.0..100_000.0),
+            measured: false,
         },
         eval_every: 0,
         max_events: 10_000_000,

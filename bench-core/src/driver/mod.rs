@@ -7,7 +7,7 @@ mod node_model;
 pub mod sim;
 pub mod threads;
 
-pub use network::NetworkModel;
+pub use network::{LinkOverride, NetworkModel};
 pub use node_model::{NodeModel, Payload};
 
 /// Time model of computations.
@@ -16,6 +16,11 @@ pub use node_model::{NodeModel, Payload};
 pub struct ComputeModel {
     /// Virtual nanoseconds per example of a mini-batch, before the straggler factor.
     pub ns_per_example: f64,
+    /// Sim only: use the measured wall time of the real computation (times the straggler
+    /// factor) instead of `ns_per_example`. Makes timings realistic but the CSV bytes no longer
+    /// reproducible from the seed; recorded in the manifest.
+    #[serde(default)]
+    pub measured: bool,
 }
 
 /// Which driver runs an experiment.

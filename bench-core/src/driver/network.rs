@@ -1,12 +1,28 @@
 //! Network time model of the simulator: per-message latency, per-host NIC serialization on send
 //! and receive, FIFO delivery per link.
 
+use crate::error::{CoreError, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
 
-/// Link parameters.
+/// Latency and bandwidth of one directed link, overriding the defaults (e.g. fast links inside a
+/// machine, slow ones between machines).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkOverride {
+    /// Sending node.
+    pub src: usize,
+    /// Receiving node.
+    pub dst: usize,
+    /// One-way latency in nanoseconds.
+    pub latency_ns: u64,
+    /// Bandwidth in gigabits per second.
+    pub bandwidth_gbps: f64,
+}
+
+/// Link parameters.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkModel {
     /// One-way latency in nanoseconds.
@@ -18,6 +34,39 @@ pub struct NetworkModel {
     /// link is kept).
     #[serde(default)]
     pub latency_jitter_ns: u64,
+    /// Per-link overrides of latency and bandwidth.
+    #[serde(default)]
+    pub links: Vec<LinkOverride>,
+}
+
+impl NetworkModel {
+    /// Checks every value is usable for `nodes` nodes.
+    ///
+    /// # Errors
+    /// [`CoreError::Config`] naming the bad value or link.
+    pub fn validate(&self, nodes: usize) -> Result<()> {
+        if !(self.bandwidth_gbps.is_finite() && self.bandwidth_gbps > 0.0) {
+            return Err(CoreError::Config(format!(
+                "network.bandwidth_gbps must be > 0, got {}",
+                self.bandwidth_gbps
+            )));
+        }
+        for l in &self.links {
+            if l.src >= nodes || l.dst >= nodes {
+                return Err(CoreError::Config(format!(
+                    "network link {} -> {} names a node outside 0..{nodes}",
+                    l.src, l.dst
+                )));
+            }
+            if !(l.bandwidth_gbps.is_finite() && l.bandwidth_gbps > 0.0) {
+                return Err(CoreError::Config(format!(
+                    "network link {} -> {}: bandwidth_gbps must be > 0, got {}",
+                    l.src, l.dst, l.bandwidth_gbps
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for NetworkModel {
@@ -26,6 +75,7 @@ impl Default for NetworkModel {
             latency_ns: 5_000,
             bandwidth_gbps: 10.0,
             latency_jitter_ns: 0,
+            links: Vec::new(),
         }
     }
 }
@@ -37,12 +87,18 @@ pub(crate) struct NetworkState {
     tx_free: Vec<u64>,
     rx_free: Vec<u64>,
     last_delivery: HashMap<(usize, usize), u64>,
+    links: HashMap<(usize, usize), (u64, f64)>,
     rng: ChaCha8Rng,
 }
 
 impl NetworkState {
     pub(crate) fn new(model: NetworkModel, nodes: usize, seed: u64) -> Self {
         NetworkState {
+            links: model
+                .links
+                .iter()
+                .map(|l| ((l.src, l.dst), (l.latency_ns, l.bandwidth_gbps)))
+                .collect(),
             model,
             tx_free: vec![0; nodes],
             rx_free: vec![0; nodes],
@@ -51,14 +107,15 @@ impl NetworkState {
         }
     }
 
-    fn serialization_ns(&self, bytes: u64) -> u64 {
-        // bits / (Gbit/s) = ns
-        ((bytes as f64 * 8.0) / self.model.bandwidth_gbps).ceil() as u64
-    }
-
     /// Delivery time of a message of `bytes` sent by `src` to `dst` at `now`.
     pub(crate) fn send(&mut self, now: u64, src: usize, dst: usize, bytes: u64) -> u64 {
-        let ser = self.serialization_ns(bytes);
+        let (latency, gbps) = self
+            .links
+            .get(&(src, dst))
+            .copied()
+            .unwrap_or((self.model.latency_ns, self.model.bandwidth_gbps));
+        // bits / (Gbit/s) = ns
+        let ser = ((bytes as f64 * 8.0) / gbps).ceil() as u64;
         let depart = now.max(self.tx_free[src]);
         self.tx_free[src] = depart + ser;
         let jitter = if self.model.latency_jitter_ns > 0 {
@@ -66,7 +123,7 @@ impl NetworkState {
         } else {
             0
         };
-        let first_bit = depart + self.model.latency_ns + jitter;
+        let first_bit = depart + latency + jitter;
         let arrive = (first_bit + ser).max(self.rx_free[dst] + ser);
         self.rx_free[dst] = arrive;
         let last = self.last_delivery.entry((src, dst)).or_insert(0);
@@ -86,7 +143,16 @@ mod tests {
             latency_ns: 100,
             bandwidth_gbps: 8.0,
             latency_jitter_ns: 0,
+            links: vec![LinkOverride {
+                src: 1,
+                dst: 2,
+                latency_ns: 10,
+                bandwidth_gbps: 80.0,
+            }],
         };
+        assert!(m.validate(3).is_ok());
+        assert!(m.validate(2).is_err());
+        let mut fresh = NetworkState::new(m.clone(), 3, 0);
         let mut n = NetworkState::new(m, 3, 0);
         // 1000 bytes at 8 Gbit/s = 1000 ns.
         assert_eq!(n.send(0, 0, 1, 1000), 1100);
@@ -94,5 +160,9 @@ mod tests {
         assert_eq!(n.send(0, 0, 2, 1000), 2100);
         // a message from host 2 into host 1 waits for host 1's receive NIC.
         assert_eq!(n.send(0, 2, 1, 1000), 2100);
+        // the fast 1 -> 2 link: 100 ns on the wire, 10 ns latency...
+        assert_eq!(fresh.send(0, 1, 2, 1000), 110);
+        // ...but still queued behind host 2's busy receive NIC.
+        assert_eq!(n.send(0, 1, 2, 1000), 2200);
     }
 }

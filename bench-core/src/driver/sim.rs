@@ -17,7 +17,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// Simulator settings.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimConfig {
     /// Network time model.
@@ -131,6 +131,7 @@ pub fn run(
         })
         .collect::<Result<Vec<_>>>()?;
     let n = nodes.len();
+    cfg.network.validate(n)?;
     let mut sim = Sim {
         models: (0..n)
             .map(|_| NodeModel::new(workload.initial_model(), workers))
@@ -139,11 +140,11 @@ pub fn run(
         roles,
         samplers,
         workload,
-        cfg: *cfg,
+        cfg: cfg.clone(),
         workers,
         heap: BinaryHeap::new(),
         seq: 0,
-        net: NetworkState::new(cfg.network, n, seed),
+        net: NetworkState::new(cfg.network.clone(), n, seed),
         records: RunRecords {
             bytes_sent: vec![0; n],
             ..RunRecords::default()
@@ -262,14 +263,17 @@ impl Sim<'_> {
                         });
                     };
                     observer.on_compute(now, w, iter, &self.models[node].applied)?;
+                    let t0 = std::time::Instant::now();
                     self.models[node].compute(self.workload, w, self.workers, iter);
                     let factor = self.samplers[node]
                         .as_mut()
                         .map_or(1.0, StragglerSampler::next_factor);
-                    let dur = (self.cfg.compute.ns_per_example
-                        * self.workload.batch_size() as f64
-                        * factor)
-                        .round() as u64;
+                    let base = if self.cfg.compute.measured {
+                        t0.elapsed().as_nanos() as f64
+                    } else {
+                        self.cfg.compute.ns_per_example * self.workload.batch_size() as f64
+                    };
+                    let dur = (base * factor).round() as u64;
                     self.schedule(now + dur.max(1), SimEvent::ComputeDone { node, iter });
                 }
                 Action::Apply { from, clock } => {
