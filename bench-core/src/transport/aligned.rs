@@ -87,7 +87,18 @@ impl std::fmt::Debug for AlignedWords {
 /// Copies `src` into `dst` word by word with relaxed atomics.
 #[inline]
 pub fn copy_words(dst: &[AtomicU64], src: &[AtomicU64]) {
-    for (d, s) in dst.iter().zip(src) {
+    let n = dst.len().min(src.len());
+    let (dst, src) = (&dst[..n], &src[..n]);
+    // Unrolled by 8 so the loop is load/store bound rather than loop-overhead bound.
+    let mut d8 = dst.chunks_exact(8);
+    let mut s8 = src.chunks_exact(8);
+    for (d, s) in (&mut d8).zip(&mut s8) {
+        let v: [u64; 8] = std::array::from_fn(|i| s[i].load(Ordering::Relaxed));
+        for (w, x) in d.iter().zip(v) {
+            w.store(x, Ordering::Relaxed);
+        }
+    }
+    for (d, s) in d8.remainder().iter().zip(s8.remainder()) {
         d.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 }
@@ -101,9 +112,15 @@ mod tests {
         let a = AlignedWords::zeroed(1000);
         assert_eq!(a.addr() % PAGE, 0);
         assert!(a.as_slice().iter().all(|w| w.load(Ordering::Relaxed) == 0));
-        let b = AlignedWords::from_words(&[1, 2, 3]);
-        let c = AlignedWords::zeroed(3);
+        let words: Vec<u64> = (1..=21).collect();
+        let b = AlignedWords::from_words(&words);
+        let c = AlignedWords::zeroed(21);
         copy_words(c.as_slice(), b.as_slice());
-        assert_eq!(c.as_slice()[2].load(Ordering::Relaxed), 3);
+        let got: Vec<u64> = c
+            .as_slice()
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect();
+        assert_eq!(got, words);
     }
 }
