@@ -76,6 +76,8 @@ impl ExperimentOutput {
             versions: serde_json::json!({
                 "syncbench": env!("CARGO_PKG_VERSION"),
                 "bench-core": env!("CARGO_PKG_VERSION"),
+                "rustc": env!("SYNCBENCH_RUSTC"),
+                "dependencies": env!("SYNCBENCH_DEPS").split(',').collect::<Vec<_>>(),
             }),
             command: std::env::args().collect(),
             wall_seconds: self.started.elapsed().as_secs_f64(),

@@ -107,3 +107,52 @@ pub fn write(results: &Path) -> Result<PathBuf> {
     std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_and_reports_from_csv_only() {
+        crate::chart::register_fonts().unwrap();
+        let root = std::env::temp_dir().join(format!("syncbench-figures-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dir = root.join("asap-fig10");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("gaps.csv"),
+            "nodes,root_expander,chain,malt\n2,1,0.5,1\n3,0.6,0.2,0.5\n4,0.5,0.1,0\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("claims.csv"),
+            "claim_id,statement,paper_value,measured_value,verdict\n\
+             asap-fig10/a,expander above chain,every N,3 of 3,pass\n\
+             asap-fig10/b,a | pipe,x,y,fail\n",
+        )
+        .unwrap();
+        let def = crate::figs::ALL
+            .iter()
+            .find(|f| f.id == "asap-fig10")
+            .unwrap();
+        (def.render)(&dir).unwrap();
+        for ext in ["svg", "png"] {
+            let len = std::fs::metadata(dir.join(format!("asap-fig10.{ext}")))
+                .unwrap()
+                .len();
+            assert!(len > 1000, "{ext} is {len} bytes");
+        }
+        let report = std::fs::read_to_string(write(&root).unwrap()).unwrap();
+        assert!(
+            report.contains("claims: 1 pass, 1 fail, 0 n.a."),
+            "{report}"
+        );
+        assert!(report.contains("![asap-fig10](asap-fig10/asap-fig10.png)"));
+        assert!(report.contains("a \\| pipe") && report.contains("**FAIL**"));
+        assert!(
+            report.contains("Not run"),
+            "figures without results are listed as not run"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

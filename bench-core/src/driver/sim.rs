@@ -323,3 +323,76 @@ impl Sim<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Input, Nanos};
+    use crate::workload::Workload;
+
+    /// A worker that asks the server for something and never gets it.
+    struct Stuck;
+    impl Protocol for Stuck {
+        fn node(&self) -> NodeId {
+            0
+        }
+        fn role(&self) -> Role {
+            Role::Worker(0)
+        }
+        fn handle(&mut self, _: Nanos, _: Input) -> Result<()> {
+            Ok(())
+        }
+        fn poll_action(&mut self) -> Option<Action> {
+            None
+        }
+        fn is_finished(&self) -> bool {
+            false
+        }
+        fn waiting_on(&self) -> String {
+            "worker 0 waits for a reply that never comes".into()
+        }
+    }
+
+    struct Tiny;
+    impl Workload for Tiny {
+        fn dim(&self) -> usize {
+            1
+        }
+        fn update(&self, _: &[f32], _: usize, _: usize, _: u64) -> Vec<f32> {
+            vec![0.0]
+        }
+        fn batch_size(&self) -> usize {
+            1
+        }
+        fn evaluate(&self, _: &[f32]) -> (f64, f64) {
+            (0.0, 0.0)
+        }
+    }
+
+    #[test]
+    fn deadlock_is_reported_with_what_waits() {
+        let cfg = SimConfig {
+            network: NetworkModel::default(),
+            compute: ComputeModel {
+                ns_per_example: 1.0,
+                measured: false,
+            },
+            eval_every: 0,
+            max_events: 100,
+        };
+        let e = run(
+            vec![Box::new(Stuck)],
+            &Tiny,
+            &cfg,
+            &StragglerConfig {
+                slow: vec![],
+                jitter_sigma: 0.0,
+            },
+            1,
+            &mut NoObserver,
+        )
+        .unwrap_err();
+        assert!(matches!(e, CoreError::Deadlock { .. }), "{e}");
+        assert!(e.to_string().contains("never comes"), "{e}");
+    }
+}

@@ -402,3 +402,78 @@ mod tests {
         assert!(decode(&w[..3], 0).is_err());
     }
 }
+
+#[cfg(test)]
+mod stall_tests {
+    use super::*;
+    use crate::protocol::{Input, Nanos};
+
+    struct Silent(NodeId);
+    impl Protocol for Silent {
+        fn node(&self) -> NodeId {
+            self.0
+        }
+        fn role(&self) -> Role {
+            if self.0 == 0 {
+                Role::Server
+            } else {
+                Role::Worker(self.0 - 1)
+            }
+        }
+        fn handle(&mut self, _: Nanos, _: Input) -> Result<()> {
+            Ok(())
+        }
+        fn poll_action(&mut self) -> Option<Action> {
+            None
+        }
+        fn is_finished(&self) -> bool {
+            false
+        }
+        fn waiting_on(&self) -> String {
+            format!("node {} waits for nothing in particular", self.0)
+        }
+    }
+
+    struct Tiny;
+    impl Workload for Tiny {
+        fn dim(&self) -> usize {
+            1
+        }
+        fn update(&self, _: &[f32], _: usize, _: usize, _: u64) -> Vec<f32> {
+            vec![0.0]
+        }
+        fn batch_size(&self) -> usize {
+            1
+        }
+        fn evaluate(&self, _: &[f32]) -> (f64, f64) {
+            (0.0, 0.0)
+        }
+    }
+
+    #[test]
+    fn stalled_run_stops_with_a_deadlock_error() {
+        let cfg = ThreadsConfig {
+            compute: ComputeModel {
+                ns_per_example: 0.0,
+                measured: false,
+            },
+            ring_depth: 2,
+            eval_every: 0,
+            stall_timeout_ms: 50,
+        };
+        let nodes: Vec<Box<dyn Protocol>> = vec![Box::new(Silent(0)), Box::new(Silent(1))];
+        let e = run(
+            nodes,
+            Arc::new(Tiny),
+            &cfg,
+            &StragglerConfig {
+                slow: vec![],
+                jitter_sigma: 0.0,
+            },
+            1,
+        )
+        .unwrap_err();
+        assert!(matches!(e, CoreError::Deadlock { .. }), "{e}");
+        assert!(e.to_string().contains("received nothing for 50 ms"), "{e}");
+    }
+}
