@@ -94,7 +94,13 @@ fn check(r: &RunRecords, mode: SyncMode, driver: &str) {
 
 #[test]
 fn every_mode_under_every_driver() {
-    for mode in [SyncMode::Bsp, SyncMode::Asp, SyncMode::Ssp { staleness: 2 }] {
+    for mode in [
+        SyncMode::Bsp,
+        SyncMode::Asp,
+        SyncMode::Ssp { staleness: 2 },
+        SyncMode::Essp { staleness: 2 },
+        SyncMode::Dssp { s_l: 1, r_max: 3 },
+    ] {
         check(&run_sim(mode, 1), mode, "sim");
         check(&run_threads(mode), mode, "threads");
     }

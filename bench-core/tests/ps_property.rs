@@ -199,3 +199,45 @@ fn checker_catches_a_protocol_looser_than_its_claim() {
     });
     assert!(caught);
 }
+
+#[test]
+fn essp_bound_under_random_schedules() {
+    let (checks, worst) = check_mode(
+        |seed| SyncMode::Essp {
+            staleness: (seed % 5) as i64,
+        },
+        1000,
+    );
+    assert!(checks > 10_000);
+    assert!(worst >= 2, "{worst}");
+}
+
+#[test]
+fn dssp_gap_never_exceeds_lower_bound_plus_range() {
+    // bound() of DSSP is s_L + r_max; the checker asserts it at every computation.
+    let mut beyond_lower = 0;
+    for seed in 0..1000u64 {
+        let s_l = (seed % 4) as i64;
+        let r_max = ((seed / 4) % 7) as i64;
+        let mode = SyncMode::Dssp { s_l, r_max };
+        let (spec, cfg, st) = random_case(seed, mode);
+        let mut checker = BoundChecker {
+            bound: mode.bound(),
+            checks: 0,
+            worst: 0,
+        };
+        let r = sim::run(spec.build().unwrap(), &Probe, &cfg, &st, seed, &mut checker)
+            .unwrap_or_else(|e| panic!("seed {seed}, {mode:?}, {spec:?}: {e}"));
+        assert_eq!(
+            r.iterations.len() as u64,
+            spec.workers as u64 * spec.iterations
+        );
+        if checker.worst > s_l {
+            beyond_lower += 1;
+        }
+    }
+    assert!(
+        beyond_lower > 50,
+        "the controller granted extra iterations in {beyond_lower} runs"
+    );
+}

@@ -1,6 +1,7 @@
 //! The one place that turns a configuration into protocol nodes.
 
-use super::ps::{PsServer, PsWorker};
+use super::ps::dssp::DsspController;
+use super::ps::{PsServer, PsWorker, ReadPolicy, ReleasePolicy};
 use super::Protocol;
 use crate::error::{CoreError, Result};
 
@@ -17,62 +18,146 @@ pub enum SyncMode {
         /// Staleness bound s >= 0.
         staleness: i64,
     },
+    /// Eager SSP: SSP's read rule plus server push of the fresh model on every clock advance.
+    Essp {
+        /// Staleness bound s >= 0.
+        staleness: i64,
+    },
+    /// Dynamic SSP: lower bound s_L plus up to r_max extra iterations chosen by the server's
+    /// synchronization controller.
+    Dssp {
+        /// Lower bound of the staleness range, s_L >= 0.
+        s_l: i64,
+        /// Width of the range, r_max >= 0.
+        r_max: i64,
+    },
 }
 
 impl SyncMode {
-    /// Staleness bound, `None` for ASP.
+    /// Largest iteration gap a read may have (`None`: unbounded, ASP). For DSSP: s_L + r_max.
     pub fn bound(&self) -> Option<u64> {
         match *self {
             SyncMode::Bsp => Some(0),
             SyncMode::Asp => None,
-            SyncMode::Ssp { staleness } => Some(staleness.max(0) as u64),
+            SyncMode::Ssp { staleness } | SyncMode::Essp { staleness } => {
+                Some(staleness.max(0) as u64)
+            }
+            SyncMode::Dssp { s_l, r_max } => Some((s_l.max(0) + r_max.max(0)) as u64),
         }
     }
 
-    /// Stable label for CSVs and figures: `bsp`, `asp`, `ssp3`.
+    /// Stable label for CSVs and figures: `bsp`, `asp`, `ssp3`, `essp3`, `dssp3-12`.
     pub fn label(&self) -> String {
         match *self {
             SyncMode::Bsp => "bsp".into(),
             SyncMode::Asp => "asp".into(),
             SyncMode::Ssp { staleness } => format!("ssp{staleness}"),
+            SyncMode::Essp { staleness } => format!("essp{staleness}"),
+            SyncMode::Dssp { s_l, r_max } => format!("dssp{s_l}-{r_max}"),
         }
     }
 
-    /// Parses `bsp`, `asp`, `ssp` (s = 3) or `sspN`.
+    /// Parses `bsp`, `asp`, `ssp` (s = 3), `sspN`, `essp` (s = 3), `esspN`, `dssp` (3-12) or
+    /// `dsspL-R` (s_L = L, r_max = R): the labels [`Self::label`] writes.
     ///
     /// # Errors
     /// [`CoreError::Config`] for anything else.
     pub fn parse(s: &str) -> Result<Self> {
         let l = s.to_ascii_lowercase();
+        let err = || {
+            CoreError::Config(format!(
+                "unknown sync mode '{s}'; expected bsp, asp, sspN, esspN or dsspL-R (e.g. ssp3, essp3, dssp3-12)"
+            ))
+        };
+        let int = |v: &str| v.parse::<i64>().map_err(|_| err());
         match l.as_str() {
             "bsp" => Ok(SyncMode::Bsp),
             "asp" => Ok(SyncMode::Asp),
             "ssp" => Ok(SyncMode::Ssp { staleness: 3 }),
-            _ => l
-                .strip_prefix("ssp")
-                .and_then(|v| v.parse::<i64>().ok())
-                .map(|staleness| SyncMode::Ssp { staleness })
-                .ok_or_else(|| {
-                    CoreError::Config(format!(
-                        "unknown sync mode '{s}'; expected bsp, asp, ssp or sspN (e.g. ssp3)"
-                    ))
-                }),
+            "essp" => Ok(SyncMode::Essp { staleness: 3 }),
+            "dssp" => Ok(SyncMode::Dssp { s_l: 3, r_max: 12 }),
+            _ => {
+                if let Some(v) = l.strip_prefix("essp") {
+                    Ok(SyncMode::Essp { staleness: int(v)? })
+                } else if let Some(v) = l.strip_prefix("ssp") {
+                    Ok(SyncMode::Ssp { staleness: int(v)? })
+                } else if let Some(v) = l.strip_prefix("dssp") {
+                    // dsspL-R; L itself may be negative only as a typo, caught by validate.
+                    let (a, b) = v
+                        .strip_prefix('-')
+                        .map(|rest| {
+                            rest.split_once('-')
+                                .map(|(x, y)| (format!("-{x}"), y.to_string()))
+                        })
+                        .unwrap_or_else(|| {
+                            v.split_once('-')
+                                .map(|(x, y)| (x.to_string(), y.to_string()))
+                        })
+                        .ok_or_else(err)?;
+                    Ok(SyncMode::Dssp {
+                        s_l: int(&a)?,
+                        r_max: int(&b)?,
+                    })
+                } else {
+                    Err(err())
+                }
+            }
         }
     }
 
-    /// Checks the mode can run for `iterations` clocks.
+    /// Checks the mode's parameters.
     ///
     /// # Errors
-    /// [`CoreError::Config`] for a negative staleness.
+    /// [`CoreError::Config`] for a negative staleness, s_L or r_max.
     pub fn validate(&self) -> Result<()> {
-        if let SyncMode::Ssp { staleness } = *self {
-            if staleness < 0 {
-                return Err(CoreError::Config(format!(
-                    "SSP staleness must be >= 0, got {staleness}"
-                )));
+        match *self {
+            SyncMode::Ssp { staleness } | SyncMode::Essp { staleness } if staleness < 0 => {
+                Err(CoreError::Config(format!(
+                    "{} staleness must be >= 0, got {staleness}",
+                    if matches!(self, SyncMode::Ssp { .. }) {
+                        "SSP"
+                    } else {
+                        "ESSP"
+                    }
+                )))
             }
+            SyncMode::Dssp { s_l, r_max } if s_l < 0 || r_max < 0 => Err(CoreError::Config(
+                format!("DSSP needs s_L >= 0 and r_max >= 0, got s_L = {s_l}, r_max = {r_max}"),
+            )),
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    fn policies(&self, workers: usize) -> (ReadPolicy, ReleasePolicy) {
+        match *self {
+            SyncMode::Bsp => (
+                ReadPolicy::Cache { s: 0 },
+                ReleasePolicy::Bounded { s: 0, eager: false },
+            ),
+            SyncMode::Asp => (ReadPolicy::Async, ReleasePolicy::Immediate),
+            SyncMode::Ssp { staleness } => {
+                let s = staleness.max(0) as u64;
+                (
+                    ReadPolicy::Cache { s },
+                    ReleasePolicy::Bounded { s, eager: false },
+                )
+            }
+            SyncMode::Essp { staleness } => {
+                let s = staleness.max(0) as u64;
+                (
+                    ReadPolicy::Cache { s },
+                    ReleasePolicy::Bounded { s, eager: true },
+                )
+            }
+            SyncMode::Dssp { s_l, r_max } => (
+                ReadPolicy::AskEveryIteration,
+                ReleasePolicy::Dssp(DsspController::new(
+                    workers,
+                    s_l.max(0) as u64,
+                    r_max.max(0) as u64,
+                )),
+            ),
+        }
     }
 }
 
@@ -103,21 +188,16 @@ impl ProtocolSpec {
                 "a run needs at least one iteration".into(),
             ));
         }
+        let (read, release) = self.mode.policies(self.workers);
         let mut nodes: Vec<Box<dyn Protocol>> = Vec::with_capacity(self.workers + 1);
         nodes.push(Box::new(PsServer::new(
             0,
             self.workers,
             self.iterations,
-            self.mode.bound(),
+            release,
         )));
         for w in 0..self.workers {
-            nodes.push(Box::new(PsWorker::new(
-                w + 1,
-                w,
-                0,
-                self.iterations,
-                self.mode.bound(),
-            )));
+            nodes.push(Box::new(PsWorker::new(w + 1, w, 0, self.iterations, read)));
         }
         Ok(nodes)
     }
@@ -147,6 +227,24 @@ mod tests {
             iterations: 1,
         };
         assert!(spec.build().is_err());
+    }
+
+    #[test]
+    fn labels_round_trip() {
+        for m in [
+            SyncMode::Bsp,
+            SyncMode::Asp,
+            SyncMode::Ssp { staleness: 3 },
+            SyncMode::Essp { staleness: 0 },
+            SyncMode::Dssp { s_l: 3, r_max: 12 },
+        ] {
+            assert_eq!(SyncMode::parse(&m.label()).unwrap(), m);
+        }
+        assert_eq!(SyncMode::Dssp { s_l: 3, r_max: 12 }.bound(), Some(15));
+        assert!(SyncMode::parse("dssp3").is_err());
+        assert!(SyncMode::parse("dssp-1-2").unwrap().validate().is_err());
+        assert!(SyncMode::parse("dssp1--2").unwrap().validate().is_err());
+        assert!(SyncMode::parse("essp-1").unwrap().validate().is_err());
     }
 
     #[test]

@@ -112,14 +112,15 @@ fn validate(cfg: &Config, modes: &[SyncMode]) -> Result<()> {
     for m in modes {
         m.validate()?;
         if let Some(s) = m.bound() {
-            if m.label() != "bsp" && s >= cfg.iterations {
+            if *m != SyncMode::Bsp && s >= cfg.iterations {
                 bail!(
                     "{}: staleness {s} is not below the run length of {} iterations",
                     m.label(),
                     cfg.iterations
                 );
             }
-            if s as usize + 4 > cfg.threads.ring_depth {
+            let caches = matches!(m, SyncMode::Ssp { .. } | SyncMode::Essp { .. });
+            if caches && s as usize + 4 > cfg.threads.ring_depth {
                 bail!(
                     "{}: threads.ring_depth {} must be >= staleness + 4 = {} (a worker may have that many writes in flight)",
                     m.label(),

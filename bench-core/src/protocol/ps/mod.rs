@@ -7,10 +7,19 @@
 //! which the server answers once every worker has completed clock `c - s - 1`. Under ASP a worker
 //! never blocks: it computes on its cache and keeps one refresh request in flight, which the
 //! server answers at once with its current model.
+//!
+//! ESSP (essp.txt §4) keeps SSP's read rule and adds eager push: whenever the clock every
+//! worker has completed advances, the server sends the fresh model to every worker, so caches
+//! are refreshed before they go stale. DSSP (dssp.txt Algorithms 1-2) has every worker push
+//! and wait for the server's OK (a fresh model) each iteration; the server releases it through
+//! the synchronization controller of [`dssp`].
 
+pub mod dssp;
+mod policy;
 mod server;
 mod worker;
 
+pub use policy::{ReadPolicy, ReleasePolicy};
 pub use server::PsServer;
 pub use worker::PsWorker;
 

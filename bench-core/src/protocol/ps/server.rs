@@ -1,5 +1,7 @@
 //! The parameter-server node.
 
+use super::dssp::Decision;
+use super::policy::ReleasePolicy;
 use crate::error::{CoreError, Result};
 use crate::protocol::{Action, Input, Message, Nanos, NodeId, Protocol, Role};
 use std::collections::VecDeque;
@@ -11,8 +13,8 @@ pub struct PsServer {
     /// `completed[w]`: updates received from worker `w` (its clocks `0..completed[w]`).
     completed: Vec<u64>,
     iterations: u64,
-    bound: Option<u64>,
-    /// Reads waiting for freshness: (worker node, clock).
+    policy: ReleasePolicy,
+    /// Reads waiting to be released: (worker node, clock).
     pending: Vec<(NodeId, u64)>,
     actions: VecDeque<Action>,
     finished: bool,
@@ -20,13 +22,13 @@ pub struct PsServer {
 
 impl PsServer {
     /// A server for `workers` workers (nodes `node+1..=node+workers`) running `iterations`
-    /// clocks under staleness bound `bound` (`None` = ASP).
-    pub fn new(node: NodeId, workers: usize, iterations: u64, bound: Option<u64>) -> Self {
+    /// clocks under `policy`.
+    pub fn new(node: NodeId, workers: usize, iterations: u64, policy: ReleasePolicy) -> Self {
         PsServer {
             node,
             completed: vec![0; workers],
             iterations,
-            bound,
+            policy,
             pending: Vec::new(),
             actions: VecDeque::new(),
             finished: false,
@@ -53,10 +55,12 @@ impl PsServer {
         }
     }
 
-    fn fresh_enough(&self, clock: u64) -> bool {
-        match self.bound {
-            None => true,
-            Some(s) => self.complete() + s >= clock,
+    /// May the pending read of worker `w` at `clock` be answered now?
+    fn releasable(&self, w: usize, clock: u64) -> bool {
+        match &self.policy {
+            ReleasePolicy::Immediate => true,
+            ReleasePolicy::Bounded { s, .. } => self.complete() + s >= clock,
+            ReleasePolicy::Dssp(c) => c.released(w),
         }
     }
 
@@ -66,6 +70,80 @@ impl PsServer {
             to,
             msg: Message::Model { complete },
         });
+    }
+
+    fn on_update(&mut self, now: Nanos, from: NodeId, w: usize, clock: u64) -> Result<()> {
+        if clock != self.completed[w] {
+            return Err(self.violation(format!(
+                "update of clock {clock} from node {from}, expected clock {}",
+                self.completed[w]
+            )));
+        }
+        if clock >= self.iterations {
+            return Err(self.violation(format!(
+                "update of clock {clock} from node {from} beyond the run's {} clocks",
+                self.iterations
+            )));
+        }
+        self.actions.push_back(Action::Apply { from, clock });
+        let before = self.complete();
+        self.completed[w] += 1;
+        if let ReleasePolicy::Dssp(c) = &mut self.policy {
+            c.record_push(w, now);
+        }
+        let advanced = self.complete() > before;
+        let eager = matches!(self.policy, ReleasePolicy::Bounded { eager: true, .. });
+        if advanced && eager {
+            // ESSP: every worker gets the fresh model; it also answers pending reads that
+            // the new clock releases.
+            let released: Vec<(NodeId, u64)> = std::mem::take(&mut self.pending);
+            for (to, c) in released {
+                let idx = to - self.node - 1;
+                if !self.releasable(idx, c) {
+                    self.pending.push((to, c));
+                }
+            }
+            for wi in 0..self.completed.len() {
+                let to = self.node + 1 + wi;
+                if self.completed[wi] < self.iterations || self.pending.iter().any(|p| p.0 == to) {
+                    self.reply(to);
+                }
+            }
+        } else if advanced || matches!(self.policy, ReleasePolicy::Dssp(_)) {
+            let waiting = std::mem::take(&mut self.pending);
+            for (to, c) in waiting {
+                let idx = to - self.node - 1;
+                if self.releasable(idx, c) {
+                    self.reply(to);
+                } else {
+                    self.pending.push((to, c));
+                }
+            }
+        }
+        if self.completed.iter().all(|&c| c == self.iterations) {
+            self.finished = true;
+            self.actions.push_back(Action::Finished);
+        }
+        Ok(())
+    }
+
+    fn on_read(&mut self, from: NodeId, w: usize, clock: u64) {
+        let ok = match &mut self.policy {
+            ReleasePolicy::Dssp(c) => {
+                if clock != self.completed[w] {
+                    // DSSP workers ask right after pushing clock - 1.
+                    false
+                } else {
+                    c.decide(w) == Decision::Continue
+                }
+            }
+            _ => self.releasable(w, clock),
+        };
+        if ok {
+            self.reply(from);
+        } else {
+            self.pending.push((from, clock));
+        }
     }
 }
 
@@ -78,7 +156,7 @@ impl Protocol for PsServer {
         Role::Server
     }
 
-    fn handle(&mut self, _now: Nanos, input: Input) -> Result<()> {
+    fn handle(&mut self, now: Nanos, input: Input) -> Result<()> {
         match input {
             Input::Start => Ok(()),
             Input::ComputeDone { iter } => Err(self.violation(format!(
@@ -87,44 +165,9 @@ impl Protocol for PsServer {
             Input::Received { from, msg } => {
                 let w = self.worker_index(from)?;
                 match msg {
-                    Message::Update { clock } => {
-                        if clock != self.completed[w] {
-                            return Err(self.violation(format!(
-                                "update of clock {clock} from node {from}, expected clock {}",
-                                self.completed[w]
-                            )));
-                        }
-                        if clock >= self.iterations {
-                            return Err(self.violation(format!(
-                                "update of clock {clock} from node {from} beyond the run's {} clocks",
-                                self.iterations
-                            )));
-                        }
-                        self.actions.push_back(Action::Apply { from, clock });
-                        let before = self.complete();
-                        self.completed[w] += 1;
-                        if self.complete() > before {
-                            let waiting = std::mem::take(&mut self.pending);
-                            for (to, c) in waiting {
-                                if self.fresh_enough(c) {
-                                    self.reply(to);
-                                } else {
-                                    self.pending.push((to, c));
-                                }
-                            }
-                        }
-                        if self.completed.iter().all(|&c| c == self.iterations) {
-                            self.finished = true;
-                            self.actions.push_back(Action::Finished);
-                        }
-                        Ok(())
-                    }
+                    Message::Update { clock } => self.on_update(now, from, w, clock),
                     Message::ReadRequest { clock } => {
-                        if self.fresh_enough(clock) {
-                            self.reply(from);
-                        } else {
-                            self.pending.push((from, clock));
-                        }
+                        self.on_read(from, w, clock);
                         Ok(())
                     }
                     Message::Model { .. } => {

@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::protocol::{Action, Event, Input, Message, Protocol};
+use ReadPolicy::{Async, Cache};
+use ReleasePolicy::{Bounded, Immediate};
 
 fn drain(p: &mut dyn Protocol) -> Vec<Action> {
     std::iter::from_fn(|| p.poll_action()).collect()
@@ -19,7 +21,7 @@ fn sends(actions: &[Action]) -> Vec<(usize, Message)> {
 
 #[test]
 fn bsp_worker_requests_every_iteration_and_blocks() {
-    let mut w = PsWorker::new(1, 0, 0, 2, Some(0));
+    let mut w = PsWorker::new(1, 0, 0, 2, Cache { s: 0 });
     w.handle(0, Input::Start).unwrap();
     // Initial model holds clocks < 0 = complete 0 and clock 0 needs complete >= 0: fresh.
     let a = drain(&mut w);
@@ -62,7 +64,7 @@ fn bsp_worker_requests_every_iteration_and_blocks() {
 
 #[test]
 fn ssp_worker_reads_from_cache_within_bound() {
-    let mut w = PsWorker::new(1, 0, 0, 10, Some(2));
+    let mut w = PsWorker::new(1, 0, 0, 10, Cache { s: 2 });
     w.handle(0, Input::Start).unwrap();
     drain(&mut w);
     for c in 0..3 {
@@ -78,7 +80,7 @@ fn ssp_worker_reads_from_cache_within_bound() {
 
 #[test]
 fn server_holds_reads_until_bound_met() {
-    let mut s = PsServer::new(0, 2, 5, Some(1));
+    let mut s = PsServer::new(0, 2, 5, Bounded { s: 1, eager: false });
     s.handle(0, Input::Start).unwrap();
     let up = |c| Message::Update { clock: c };
     s.handle(
@@ -128,7 +130,7 @@ fn server_holds_reads_until_bound_met() {
 
 #[test]
 fn asp_server_answers_at_once() {
-    let mut s = PsServer::new(0, 2, 5, None);
+    let mut s = PsServer::new(0, 2, 5, Immediate);
     s.handle(
         0,
         Input::Received {
@@ -145,7 +147,7 @@ fn asp_server_answers_at_once() {
 
 #[test]
 fn violations_are_errors() {
-    let mut s = PsServer::new(0, 2, 5, Some(0));
+    let mut s = PsServer::new(0, 2, 5, Bounded { s: 0, eager: false });
     let e = s
         .handle(
             0,
@@ -165,7 +167,7 @@ fn violations_are_errors() {
             }
         )
         .is_err());
-    let mut w = PsWorker::new(1, 0, 0, 5, Some(0));
+    let mut w = PsWorker::new(1, 0, 0, 5, Cache { s: 0 });
     assert!(w.handle(0, Input::ComputeDone { iter: 0 }).is_err());
     w.handle(0, Input::Start).unwrap();
     assert!(w
@@ -181,7 +183,7 @@ fn violations_are_errors() {
 
 #[test]
 fn asp_worker_never_blocks_and_keeps_one_refresh_in_flight() {
-    let mut w = PsWorker::new(1, 0, 0, 3, None);
+    let mut w = PsWorker::new(1, 0, 0, 3, Async);
     w.handle(0, Input::Start).unwrap();
     let a = drain(&mut w);
     assert_eq!(sends(&a), vec![(0, Message::ReadRequest { clock: 0 })]);
@@ -208,5 +210,77 @@ fn asp_worker_never_blocks_and_keeps_one_refresh_in_flight() {
             (0, Message::Update { clock: 1 }),
             (0, Message::ReadRequest { clock: 2 })
         ]
+    );
+}
+
+#[test]
+fn essp_server_pushes_to_every_worker_when_the_clock_advances() {
+    let mut s = PsServer::new(0, 2, 5, Bounded { s: 2, eager: true });
+    let up = |c| Message::Update { clock: c };
+    s.handle(
+        1,
+        Input::Received {
+            from: 1,
+            msg: up(0),
+        },
+    )
+    .unwrap();
+    assert_eq!(sends(&drain(&mut s)), vec![]);
+    s.handle(
+        2,
+        Input::Received {
+            from: 2,
+            msg: up(0),
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        sends(&drain(&mut s)),
+        vec![
+            (1, Message::Model { complete: 1 }),
+            (2, Message::Model { complete: 1 })
+        ]
+    );
+}
+
+#[test]
+fn dssp_server_releases_by_controller_and_lower_bound() {
+    use super::dssp::DsspController;
+    let mut s = PsServer::new(0, 2, 50, ReleasePolicy::Dssp(DsspController::new(2, 1, 0)));
+    let up = |c| Message::Update { clock: c };
+    let rd = |c| Message::ReadRequest { clock: c };
+    // worker 1 (node 1) races ahead; worker 2 never pushes.
+    for c in 0..2 {
+        s.handle(
+            10 * c + 1,
+            Input::Received {
+                from: 1,
+                msg: up(c),
+            },
+        )
+        .unwrap();
+        s.handle(
+            10 * c + 1,
+            Input::Received {
+                from: 1,
+                msg: rd(c + 1),
+            },
+        )
+        .unwrap();
+    }
+    let a = drain(&mut s);
+    // gap 1 <= s_L answered; gap 2 > s_L with r_max = 0 waits.
+    assert_eq!(sends(&a), vec![(1, Message::Model { complete: 0 })]);
+    s.handle(
+        30,
+        Input::Received {
+            from: 2,
+            msg: up(0),
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        sends(&drain(&mut s)),
+        vec![(1, Message::Model { complete: 1 })]
     );
 }

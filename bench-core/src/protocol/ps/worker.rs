@@ -1,5 +1,6 @@
 //! The parameter-server worker node.
 
+use super::policy::ReadPolicy;
 use crate::error::{CoreError, Result};
 use crate::protocol::{
     Action, Event, Input, IterationRecord, Message, Nanos, NodeId, Protocol, Role,
@@ -29,7 +30,7 @@ pub struct PsWorker {
     server: NodeId,
     clock: u64,
     iterations: u64,
-    bound: Option<u64>,
+    policy: ReadPolicy,
     /// `complete` of the cached model (initial model: 0, it holds no update).
     cached_complete: u64,
     start: Nanos,
@@ -46,7 +47,7 @@ impl PsWorker {
         worker: usize,
         server: NodeId,
         iterations: u64,
-        bound: Option<u64>,
+        policy: ReadPolicy,
     ) -> Self {
         PsWorker {
             node,
@@ -54,7 +55,7 @@ impl PsWorker {
             server,
             clock: 0,
             iterations,
-            bound,
+            policy,
             cached_complete: 0,
             start: 0,
             refresh_pending: false,
@@ -70,10 +71,12 @@ impl PsWorker {
         }
     }
 
+    /// May the cache serve the current clock without asking?
     fn cache_fresh(&self) -> bool {
-        match self.bound {
-            None => true,
-            Some(s) => self.cached_complete + s >= self.clock,
+        match self.policy {
+            ReadPolicy::Async => true,
+            ReadPolicy::Cache { s } => self.cached_complete + s >= self.clock,
+            ReadPolicy::AskEveryIteration => false,
         }
     }
 
@@ -84,7 +87,7 @@ impl PsWorker {
             return;
         }
         self.start = now;
-        if self.bound.is_none() {
+        if self.policy == ReadPolicy::Async {
             // ASP: never block; keep one refresh in flight and compute on the cache.
             if !self.refresh_pending {
                 self.refresh_pending = true;
@@ -179,13 +182,15 @@ impl Protocol for PsWorker {
                 self.refresh_pending = false;
                 self.actions.push_back(Action::Install { from });
                 if let Phase::Waiting { since } = self.phase {
-                    if !self.cache_fresh() {
-                        return Err(self.violation(format!(
-                            "server answered clock {} with a model of complete={complete}",
-                            self.clock
-                        )));
+                    // Under ESSP an eager push may arrive that is still too old for this
+                    // clock: install it and keep waiting for the answer to the request.
+                    let ok = match self.policy {
+                        ReadPolicy::Cache { .. } => self.cache_fresh(),
+                        ReadPolicy::Async | ReadPolicy::AskEveryIteration => true,
+                    };
+                    if ok {
+                        self.start_compute(now - since);
                     }
-                    self.start_compute(now - since);
                 }
                 Ok(())
             }
