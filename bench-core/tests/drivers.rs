@@ -72,7 +72,7 @@ fn run_threads(mode: SyncMode) -> RunRecords {
         compute: COMPUTE,
         ring_depth: 16,
         eval_every: 20,
-        stall_timeout_ms: 30_000,
+        stall_timeout_ms: 5_000,
     };
     threads::run(spec.build().unwrap(), workload(), &cfg, &stragglers(), 1).unwrap()
 }

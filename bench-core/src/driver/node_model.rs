@@ -2,7 +2,7 @@
 
 use crate::protocol::{NodeId, PayloadKind};
 use crate::workload::Workload;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 /// Bytes a message carries besides its control words.
@@ -36,8 +36,9 @@ pub struct NodeModel {
     own_updates: HashMap<u64, Arc<Vec<f32>>>,
     /// Received update payloads keyed by (sender, clock), kept until applied.
     inbox_updates: HashMap<(NodeId, u64), Payload>,
-    /// Latest snapshot received per sender.
-    inbox_models: HashMap<NodeId, Payload>,
+    /// Snapshots received per sender, oldest first, each awaiting its `Install` (several can
+    /// arrive before the protocol's actions are carried out, e.g. while a worker computes).
+    inbox_models: HashMap<NodeId, VecDeque<Payload>>,
 }
 
 impl NodeModel {
@@ -88,7 +89,10 @@ impl NodeModel {
                 self.inbox_updates.insert((from, clock), payload);
             }
             PayloadKind::Model => {
-                self.inbox_models.insert(from, payload);
+                self.inbox_models
+                    .entry(from)
+                    .or_default()
+                    .push_back(payload);
             }
         }
     }
@@ -108,13 +112,42 @@ impl NodeModel {
         true
     }
 
-    /// Installs the latest snapshot from `from`. Returns false when none is held.
+    /// Installs the oldest snapshot from `from` not yet installed. Returns false when none is
+    /// held.
     pub fn install(&mut self, from: NodeId) -> bool {
-        let Some(p) = self.inbox_models.remove(&from) else {
+        let Some(p) = self
+            .inbox_models
+            .get_mut(&from)
+            .and_then(VecDeque::pop_front)
+        else {
             return false;
         };
         self.model.copy_from_slice(&p.data);
         self.applied.copy_from_slice(&p.applied);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(v: f32, applied: u64) -> Payload {
+        Payload {
+            data: Arc::new(vec![v]),
+            applied: Arc::new(vec![applied]),
+        }
+    }
+
+    #[test]
+    fn snapshots_install_in_arrival_order() {
+        let mut m = NodeModel::new(vec![0.0], 1);
+        m.receive(0, PayloadKind::Model, 0, snapshot(1.0, 1));
+        m.receive(0, PayloadKind::Model, 0, snapshot(2.0, 2));
+        assert!(m.install(0));
+        assert_eq!((m.model[0], m.applied[0]), (1.0, 1));
+        assert!(m.install(0));
+        assert_eq!((m.model[0], m.applied[0]), (2.0, 2));
+        assert!(!m.install(0));
     }
 }

@@ -166,7 +166,13 @@ pub fn run(
                 records.makespan = records.makespan.max(o.end);
             }
             Ok(Err(e)) => {
-                first_err.get_or_insert(e);
+                // A deadlock elsewhere is usually the consequence of a node that failed: report
+                // the failure itself when there is one.
+                let replace = matches!(first_err, None | Some(CoreError::Deadlock { .. }))
+                    && !matches!(e, CoreError::Deadlock { .. });
+                if first_err.is_none() || replace {
+                    first_err = Some(e);
+                }
             }
             Err(_) => {
                 first_err.get_or_insert(CoreError::Protocol {
