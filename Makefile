@@ -11,7 +11,7 @@ BIN     := target/release
 EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
-FIGS := asap-fig3 asap-fig10 ps-modes
+FIGS := asap-fig3 asap-fig10 essp-fig2-staleness ps-modes
 
 .PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
 
@@ -22,6 +22,7 @@ build:
 
 reproduce-all: build
 	$(BIN)/asap-spectral-gap $(EXP)
+	$(BIN)/essp-fig2-staleness $(EXP)
 	$(BIN)/ps-modes $(EXP)
 	$(FIGURES) render
 	$(FIGURES) report
@@ -39,6 +40,11 @@ fig-asap-fig3: build
 fig-asap-fig10: build
 	$(BIN)/asap-spectral-gap $(EXP) --figure asap-fig10
 	$(FIGURES) render --figure asap-fig10
+	$(FIGURES) report
+
+fig-essp-fig2-staleness: build
+	$(BIN)/essp-fig2-staleness $(EXP)
+	$(FIGURES) render --figure essp-fig2-staleness
 	$(FIGURES) report
 
 fig-ps-modes: build

@@ -26,7 +26,7 @@ impl Workload for Probe {
     fn update(&self, _: &[f32], _: usize, _: usize, _: u64) -> Vec<f32> {
         vec![1.0]
     }
-    fn batch_size(&self) -> usize {
+    fn batch_size(&self, _workers: usize) -> usize {
         1
     }
     fn evaluate(&self, m: &[f32]) -> (f64, f64) {

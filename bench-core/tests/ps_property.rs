@@ -20,7 +20,7 @@ impl Workload for Probe {
     fn update(&self, model: &[f32], worker: usize, _: usize, _: u64) -> Vec<f32> {
         vec![1.0, model[0] * 0.0 + worker as f32]
     }
-    fn batch_size(&self) -> usize {
+    fn batch_size(&self, _workers: usize) -> usize {
         1
     }
     fn evaluate(&self, model: &[f32]) -> (f64, f64) {

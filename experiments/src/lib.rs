@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod output;
+pub mod runner;
 
 pub use cli::{CommonArgs, Scale};
 pub use output::ExperimentOutput;

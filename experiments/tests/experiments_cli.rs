@@ -159,3 +159,46 @@ fn asap_spectral_gap_writes_both_figures() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn essp_staleness_profiles_on_a_tiny_run() {
+    let dir = tmpdir("essp");
+    let cfg = dir.join("tiny.toml");
+    let text = include_str!("../configs/essp-fig2-staleness.quick.toml")
+        .replace("workers = 64", "workers = 6")
+        .replace("clocks = 60", "clocks = 15")
+        .replace("staleness = [1, 3, 5]", "staleness = [2]")
+        .replace("users = 2000", "users = 100")
+        .replace("items = 1000", "items = 50")
+        .replace("ratings = 200000", "ratings = 6000");
+    std::fs::write(&cfg, text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_essp-fig2-staleness"))
+        .arg("--out")
+        .arg(&dir)
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fig = dir.join("essp-fig2-staleness");
+    let hist = std::fs::read_to_string(fig.join("differential_hist.csv")).unwrap();
+    assert!(hist.starts_with("driver,mode,staleness_bound,clock_differential,count,fraction"));
+    assert!(hist.contains("sim,bsp,0,-1,"), "{hist}");
+    let claims = std::fs::read_to_string(fig.join("claims.csv")).unwrap();
+    for id in [
+        "bsp-minus-one",
+        "essp-mean-below-ssp-s2",
+        "essp-fresh-mass-s2",
+        "ssp-bound-s2",
+    ] {
+        assert!(claims.contains(id), "{id} missing");
+    }
+    // The bound and BSP claims are guarantees of the protocols: they must hold on any run.
+    for line in claims
+        .lines()
+        .filter(|l| l.contains("bsp-minus-one") || l.contains("ssp-bound"))
+    {
+        assert!(line.ends_with(",pass"), "{line}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -3,7 +3,9 @@
 //! with the datasets work; experiments at quick scale run on the generators.
 
 mod csr;
+mod ratings;
 mod synthetic;
 
 pub use csr::CsrMatrix;
+pub use ratings::{Rating, RatingsShape};
 pub use synthetic::{Rcv1Shape, SparseClassification};

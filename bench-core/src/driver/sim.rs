@@ -271,7 +271,8 @@ impl Sim<'_> {
                     let base = if self.cfg.compute.measured {
                         t0.elapsed().as_nanos() as f64
                     } else {
-                        self.cfg.compute.ns_per_example * self.workload.batch_size() as f64
+                        self.cfg.compute.ns_per_example
+                            * self.workload.batch_size(self.workers) as f64
                     };
                     let dur = (base * factor).round() as u64;
                     self.schedule(now + dur.max(1), SimEvent::ComputeDone { node, iter });
@@ -361,7 +362,7 @@ mod tests {
         fn update(&self, _: &[f32], _: usize, _: usize, _: u64) -> Vec<f32> {
             vec![0.0]
         }
-        fn batch_size(&self) -> usize {
+        fn batch_size(&self, _workers: usize) -> usize {
             1
         }
         fn evaluate(&self, _: &[f32]) -> (f64, f64) {

@@ -338,7 +338,7 @@ impl NodeThread {
                     let factor = self.sampler.as_mut().map_or(1.0, |s| s.next_factor());
                     let modelled = Duration::from_nanos(
                         (self.cfg.compute.ns_per_example
-                            * self.workload.batch_size() as f64
+                            * self.workload.batch_size(self.workers) as f64
                             * factor) as u64,
                     );
                     self.receive_until(t0 + modelled)?;
@@ -448,7 +448,7 @@ mod stall_tests {
         fn update(&self, _: &[f32], _: usize, _: usize, _: u64) -> Vec<f32> {
             vec![0.0]
         }
-        fn batch_size(&self) -> usize {
+        fn batch_size(&self, _workers: usize) -> usize {
             1
         }
         fn evaluate(&self, _: &[f32]) -> (f64, f64) {

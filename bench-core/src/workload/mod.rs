@@ -1,8 +1,10 @@
 //! What is trained. A workload computes an update from a model and a worker's data, and
 //! evaluates a model; drivers own the models and move them between nodes.
 
+mod mf;
 mod svm;
 
+pub use mf::{MatrixFactorization, MfConfig};
 pub use svm::{Loss, SvmConfig, SvmSgd};
 
 /// A model trained by data-parallel SGD-like steps.
@@ -16,8 +18,9 @@ pub trait Workload: Send + Sync {
     /// The additive update worker `worker` (of `workers`) computes at iteration `iter` from
     /// `model`: the node applies it as `model += update`.
     fn update(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32>;
-    /// Examples consumed by one update.
-    fn batch_size(&self) -> usize;
+    /// Examples one worker consumes per update when the run has `workers` workers (the
+    /// compute-time model charges per example).
+    fn batch_size(&self, workers: usize) -> usize;
     /// `(loss, accuracy)` of `model` on the held-out evaluation set.
     fn evaluate(&self, model: &[f32]) -> (f64, f64);
 }

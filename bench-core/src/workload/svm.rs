@@ -124,7 +124,8 @@ impl Workload for SvmSgd {
         self.train.cols
     }
 
-    fn batch_size(&self) -> usize {
+    fn batch_size(&self, _workers: usize) -> usize {
+        // every worker takes `batch` examples per update, whatever the worker count
         self.cfg.batch
     }
 

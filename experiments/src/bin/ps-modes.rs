@@ -5,8 +5,6 @@
 use anyhow::{bail, Context, Result};
 use bench_core::claims::Claim;
 use bench_core::data::SparseClassification;
-use bench_core::driver::sim::{self, SimConfig};
-use bench_core::driver::threads::{self, ThreadsConfig};
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
 use bench_core::metrics::{RunRecords, WaitHistogram};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
@@ -14,6 +12,7 @@ use bench_core::straggler::StragglerConfig;
 use bench_core::workload::{SvmConfig, SvmSgd, Workload};
 use clap::Parser;
 use experiments::output::progress;
+use experiments::runner::{run_ps, RunSettings, ThreadsSection};
 use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -42,13 +41,6 @@ struct DataConfig {
     nnz_per_row: f64,
     label_noise: f64,
     informative: f64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ThreadsSection {
-    ring_depth: usize,
-    stall_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -140,43 +132,6 @@ fn validate(cfg: &Config, modes: &[SyncMode]) -> Result<()> {
     Ok(())
 }
 
-fn run_one(
-    driver: DriverKind,
-    spec: ProtocolSpec,
-    cfg: &Config,
-    workload: &Arc<dyn Workload>,
-    seed: u64,
-) -> Result<RunRecords> {
-    let nodes = spec.build()?;
-    Ok(match driver {
-        DriverKind::Sim => sim::run(
-            nodes,
-            &**workload,
-            &SimConfig {
-                network: cfg.network.clone(),
-                compute: cfg.compute,
-                eval_every: cfg.eval_every,
-                max_events: 1 << 40,
-            },
-            &cfg.stragglers,
-            seed,
-            &mut sim::NoObserver,
-        )?,
-        DriverKind::Threads => threads::run(
-            nodes,
-            workload.clone(),
-            &ThreadsConfig {
-                compute: cfg.compute,
-                ring_depth: cfg.threads.ring_depth,
-                eval_every: cfg.eval_every,
-                stall_timeout_ms: cfg.threads.stall_timeout_ms,
-            },
-            &cfg.stragglers,
-            seed,
-        )?,
-    })
-}
-
 fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
@@ -206,6 +161,13 @@ fn main() -> std::process::ExitCode {
             data.slice_rows(cfg.data.train_rows..data.rows()),
         )?);
 
+        let settings = RunSettings {
+            network: cfg.network.clone(),
+            compute: cfg.compute,
+            stragglers: cfg.stragglers.clone(),
+            eval_every: cfg.eval_every,
+            threads: cfg.threads.clone(),
+        };
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let pb = progress((drivers.len() * modes.len()) as u64, FIGURE);
         let mut summary = Vec::new();
@@ -220,7 +182,7 @@ fn main() -> std::process::ExitCode {
                     workers: cfg.workers,
                     iterations: cfg.iterations,
                 };
-                let rec = run_one(driver, spec, &cfg, &workload, seed)
+                let rec = run_ps(driver, spec, &settings, &workload, seed)
                     .with_context(|| format!("{} under {}", mode.label(), driver.label()))?;
                 let dir = format!("{}-{}", driver.label(), mode.label());
                 out.csv(&format!("{dir}/iterations.csv"), &rec.iterations)?;

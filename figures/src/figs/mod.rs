@@ -1,6 +1,7 @@
 //! The figures this tool knows: id, title, the paper's result, and how to draw it from CSV.
 
 mod asap_gaps;
+mod essp_staleness;
 mod ps_modes;
 
 use anyhow::Result;
@@ -31,6 +32,12 @@ pub const ALL: &[FigureDef] = &[
         title: "ASAP Fig 10: spectral gap vs N for root expander, chain and MALT Halton (degree 2)",
         paper: "expander above MALT for most N and above chain for every N; MALT drops to 0 for some N",
         render: asap_gaps::fig10,
+    },
+    FigureDef {
+        id: "essp-fig2-staleness",
+        title: "ESSP Fig 2 (left): clock differential at every read, SSP vs ESSP, matrix factorisation, 64 workers",
+        paper: "SSP nearly uniform over the staleness window; ESSP concentrated near zero; BSP always -1",
+        render: essp_staleness::render_fig,
     },
     FigureDef {
         id: "ps-modes",

@@ -1,0 +1,79 @@
+//! Running one parameter-server configuration under a chosen driver: the piece every PS
+//! experiment shares.
+
+use anyhow::Result;
+use bench_core::driver::sim::{self, SimConfig};
+use bench_core::driver::threads::{self, ThreadsConfig};
+use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
+use bench_core::metrics::RunRecords;
+use bench_core::protocol::ProtocolSpec;
+use bench_core::straggler::StragglerConfig;
+use bench_core::workload::Workload;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// The `[threads]` section of experiment configs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadsSection {
+    /// Slots per sender ring.
+    pub ring_depth: usize,
+    /// Deadlock report after this long without progress.
+    pub stall_timeout_ms: u64,
+}
+
+/// Everything about a run that is not the protocol or the workload.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// Network model (sim).
+    pub network: NetworkModel,
+    /// Compute model (both drivers).
+    pub compute: ComputeModel,
+    /// Stragglers.
+    pub stragglers: StragglerConfig,
+    /// Evaluate every this many applied updates.
+    pub eval_every: u64,
+    /// Threads-driver settings.
+    pub threads: ThreadsSection,
+}
+
+/// Runs `spec` on `workload` under `driver`.
+///
+/// # Errors
+/// Any configuration, protocol, transport or deadlock error of the run.
+pub fn run_ps(
+    driver: DriverKind,
+    spec: ProtocolSpec,
+    settings: &RunSettings,
+    workload: &Arc<dyn Workload>,
+    seed: u64,
+) -> Result<RunRecords> {
+    let nodes = spec.build()?;
+    Ok(match driver {
+        DriverKind::Sim => sim::run(
+            nodes,
+            &**workload,
+            &SimConfig {
+                network: settings.network.clone(),
+                compute: settings.compute,
+                eval_every: settings.eval_every,
+                max_events: 1 << 40,
+            },
+            &settings.stragglers,
+            seed,
+            &mut sim::NoObserver,
+        )?,
+        DriverKind::Threads => threads::run(
+            nodes,
+            workload.clone(),
+            &ThreadsConfig {
+                compute: settings.compute,
+                ring_depth: settings.threads.ring_depth,
+                eval_every: settings.eval_every,
+                stall_timeout_ms: settings.threads.stall_timeout_ms,
+            },
+            &settings.stragglers,
+            seed,
+        )?,
+    })
+}

@@ -1,0 +1,70 @@
+//! essp-fig2-staleness: clock-differential histograms, SSP vs ESSP per staleness bound.
+
+use crate::chart::{render, Panel, Series};
+use crate::table::Table;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Series of one staleness bound: mode family -> (differential, fraction) points.
+type BoundSeries = BTreeMap<String, Vec<(f64, f64)>>;
+
+pub fn render_fig(dir: &Path) -> Result<()> {
+    let t = Table::read(&dir.join("differential_hist.csv"))?;
+    // bound -> mode label -> points (differential, fraction)
+    let mut by_bound: BTreeMap<String, BoundSeries> = BTreeMap::new();
+    let mut bsp: Vec<(f64, f64)> = Vec::new();
+    for i in 0..t.len() {
+        if t.str(i, "driver")? != "sim" {
+            // the sim driver's profile is drawn; other drivers stay in the CSV
+            continue;
+        }
+        let mode = t.str(i, "mode")?.to_string();
+        let pt = (t.num(i, "clock_differential")?, t.num(i, "fraction")?);
+        if mode == "bsp" {
+            bsp.push(pt);
+            continue;
+        }
+        let bound = t.str(i, "staleness_bound")?.to_string();
+        let family = if mode.starts_with("essp") {
+            "ESSP"
+        } else {
+            "SSP"
+        };
+        by_bound
+            .entry(bound)
+            .or_default()
+            .entry(family.to_string())
+            .or_default()
+            .push(pt);
+    }
+    let mut bounds: Vec<(i64, BoundSeries)> = by_bound
+        .into_iter()
+        .map(|(b, m)| (b.parse().unwrap_or(0), m))
+        .collect();
+    bounds.sort_by_key(|b| b.0);
+    let mut panels = Vec::new();
+    for (b, modes) in bounds {
+        let mut series: Vec<Series> = modes
+            .into_iter()
+            .map(|(label, points)| Series {
+                label: format!("{label}({b})"),
+                points,
+                markers_only: false,
+            })
+            .collect();
+        series.push(Series {
+            label: "BSP".into(),
+            points: bsp.clone(),
+            markers_only: true,
+        });
+        panels.push(Panel::Lines {
+            title: format!("Staleness profile, s = {b}"),
+            x_label: "clock differential (parameter age - local clock)".into(),
+            y_label: "fraction of reads".into(),
+            series,
+        });
+    }
+    let cols = panels.len().clamp(1, 3);
+    render(dir, "essp-fig2-staleness", &panels, cols)
+}
