@@ -11,7 +11,7 @@ BIN     := target/release
 EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
-FIGS := asap-fig3 asap-fig10 essp-fig2-staleness ps-modes
+FIGS := asap-fig3 asap-fig10 essp-fig2-staleness essp-fig2-breakdown ps-modes
 
 .PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
 
@@ -23,6 +23,7 @@ build:
 reproduce-all: build
 	$(BIN)/asap-spectral-gap $(EXP)
 	$(BIN)/essp-fig2-staleness $(EXP)
+	$(BIN)/essp-fig2-breakdown $(EXP)
 	$(BIN)/ps-modes $(EXP)
 	$(FIGURES) render
 	$(FIGURES) report
@@ -45,6 +46,11 @@ fig-asap-fig10: build
 fig-essp-fig2-staleness: build
 	$(BIN)/essp-fig2-staleness $(EXP)
 	$(FIGURES) render --figure essp-fig2-staleness
+	$(FIGURES) report
+
+fig-essp-fig2-breakdown: build
+	$(BIN)/essp-fig2-breakdown $(EXP)
+	$(FIGURES) render --figure essp-fig2-breakdown
 	$(FIGURES) report
 
 fig-ps-modes: build

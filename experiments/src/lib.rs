@@ -2,6 +2,7 @@
 //! directories with manifests, claims and progress bars.
 
 pub mod cli;
+pub mod mf_setup;
 pub mod output;
 pub mod runner;
 

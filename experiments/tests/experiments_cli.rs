@@ -193,6 +193,17 @@ fn essp_staleness_profiles_on_a_tiny_run() {
     ] {
         assert!(claims.contains(id), "{id} missing");
     }
+    let o = Command::new(env!("CARGO_BIN_EXE_essp-fig2-breakdown"))
+        .arg("--out")
+        .arg(&dir)
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let b = std::fs::read_to_string(dir.join("essp-fig2-breakdown").join("breakdown.csv")).unwrap();
+    assert!(b.starts_with("driver,mode,staleness,compute_s_per_clock,blocked_s_per_clock"));
+    assert_eq!(b.lines().count(), 1 + 3, "bsp, ssp2, essp2");
     // The bound and BSP claims are guarantees of the protocols: they must hold on any run.
     for line in claims
         .lines()

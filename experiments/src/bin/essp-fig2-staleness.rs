@@ -4,19 +4,16 @@
 
 use anyhow::{bail, Context};
 use bench_core::claims::Claim;
-use bench_core::data::RatingsShape;
-use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
+use bench_core::driver::DriverKind;
 use bench_core::metrics::RunRecords;
-use bench_core::protocol::{ProtocolSpec, SyncMode};
-use bench_core::straggler::StragglerConfig;
-use bench_core::workload::{MatrixFactorization, MfConfig, Workload};
+use bench_core::protocol::ProtocolSpec;
 use clap::Parser;
+use experiments::mf_setup::MfExperimentConfig as Config;
 use experiments::output::progress;
-use experiments::runner::{run_ps, RunSettings, ThreadsSection};
+use experiments::runner::run_ps;
 use experiments::{CommonArgs, ExperimentOutput};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 const QUICK: &str = include_str!("../../configs/essp-fig2-staleness.quick.toml");
 const PAPER: &str = include_str!("../../configs/essp-fig2-staleness.paper.toml");
@@ -30,33 +27,6 @@ const FIGURE: &str = "essp-fig2-staleness";
 struct Args {
     #[command(flatten)]
     common: CommonArgs,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DataConfig {
-    users: usize,
-    items: usize,
-    ratings: usize,
-    rank: usize,
-    noise: f64,
-    popularity_exponent: f64,
-    test_fraction: f64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Config {
-    workers: usize,
-    clocks: u64,
-    staleness: Vec<i64>,
-    eval_every: u64,
-    data: DataConfig,
-    mf: MfConfig,
-    compute: ComputeModel,
-    network: NetworkModel,
-    threads: ThreadsSection,
-    stragglers: StragglerConfig,
 }
 
 #[derive(Serialize)]
@@ -132,58 +102,11 @@ fn main() -> std::process::ExitCode {
         if cfg.workers == 0 || cfg.clocks == 0 || cfg.staleness.is_empty() {
             bail!("workers, clocks and the staleness list must be non-empty");
         }
-        let mut modes = vec![SyncMode::Bsp];
-        for &s in &cfg.staleness {
-            if s < 0 || s as u64 >= cfg.clocks {
-                bail!(
-                    "staleness {s} must be in 0..{} (the run length)",
-                    cfg.clocks
-                );
-            }
-            modes.push(SyncMode::Ssp { staleness: s });
-            modes.push(SyncMode::Essp { staleness: s });
-        }
-        if !(cfg.data.test_fraction > 0.0 && cfg.data.test_fraction < 1.0) {
-            bail!("data.test_fraction must be in (0, 1)");
-        }
-        if cfg.mf.rank != cfg.data.rank {
-            eprintln!(
-                "note: mf.rank {} differs from the data's hidden rank {}",
-                cfg.mf.rank, cfg.data.rank
-            );
-        }
-        cfg.network.validate(cfg.workers + 1)?;
-        cfg.stragglers.factors(cfg.workers)?;
+        let modes = cfg.modes()?;
         let drivers = args.common.drivers(&[DriverKind::Sim])?;
         let seed = args.common.seed;
-        let shape = RatingsShape {
-            users: cfg.data.users,
-            items: cfg.data.items,
-            ratings: cfg.data.ratings,
-            rank: cfg.data.rank,
-            noise: cfg.data.noise,
-            popularity_exponent: cfg.data.popularity_exponent,
-        };
-        let all = shape.generate(seed);
-        let n_test = ((all.len() as f64) * cfg.data.test_fraction).ceil() as usize;
-        let (test, train) = all.split_at(n_test);
-        let workload: Arc<dyn Workload> = Arc::new(
-            MatrixFactorization::new(
-                cfg.mf,
-                cfg.data.users,
-                cfg.data.items,
-                train.to_vec(),
-                test.to_vec(),
-            )
-            .context("invalid matrix-factorisation setup")?,
-        );
-        let settings = RunSettings {
-            network: cfg.network.clone(),
-            compute: cfg.compute,
-            stragglers: cfg.stragglers.clone(),
-            eval_every: cfg.eval_every,
-            threads: cfg.threads.clone(),
-        };
+        let workload = cfg.workload(seed)?;
+        let settings = cfg.settings();
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let pb = progress((drivers.len() * modes.len()) as u64, FIGURE);
         let (mut hist, mut summary) = (Vec::new(), Vec::new());

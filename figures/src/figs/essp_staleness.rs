@@ -68,3 +68,24 @@ pub fn render_fig(dir: &Path) -> Result<()> {
     let cols = panels.len().clamp(1, 3);
     render(dir, "essp-fig2-staleness", &panels, cols)
 }
+
+/// essp-fig2-breakdown: compute and blocked seconds per clock for each mode (sim driver).
+pub fn render_breakdown(dir: &Path) -> Result<()> {
+    let t = Table::read(&dir.join("breakdown.csv"))?;
+    let (mut cats, mut compute, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..t.len() {
+        if t.str(i, "driver")? != "sim" {
+            continue;
+        }
+        cats.push(t.str(i, "mode")?.to_string());
+        compute.push(t.num(i, "compute_s_per_clock")? * 1e3);
+        blocked.push(t.num(i, "blocked_s_per_clock")? * 1e3);
+    }
+    let panel = Panel::Bars {
+        title: "Time per clock: computation vs blocked (MF, sim)".into(),
+        y_label: "ms per clock".into(),
+        categories: cats,
+        groups: vec![("computation".into(), compute), ("blocked".into(), blocked)],
+    };
+    render(dir, "essp-fig2-breakdown", &[panel], 1)
+}

@@ -40,6 +40,12 @@ pub const ALL: &[FigureDef] = &[
         render: essp_staleness::render_fig,
     },
     FigureDef {
+        id: "essp-fig2-breakdown",
+        title: "ESSP Fig 2 (right): computation vs blocked time per clock, SSP vs ESSP (matrix factorisation in place of LDA)",
+        paper: "ESSP spends less time blocked than SSP at each staleness (LDA)",
+        render: essp_staleness::render_breakdown,
+    },
+    FigureDef {
         id: "ps-modes",
         title: "ps-modes: parameter-server BSP / ASP / SSP(3) with one 2x slower worker (template, not a paper figure)",
         paper: "expected: SSP within its bound, BSP staleness constant, ASP the highest iteration rate",
