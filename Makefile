@@ -11,7 +11,7 @@ BIN     := target/release
 EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
-FIGS := asap-fig3 asap-fig10 essp-fig2-staleness essp-fig2-breakdown ps-modes
+FIGS := asap-fig3 asap-fig10 essp-fig2-staleness essp-fig2-breakdown essp-fig3 ps-modes
 
 .PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
 
@@ -24,6 +24,7 @@ reproduce-all: build
 	$(BIN)/asap-spectral-gap $(EXP)
 	$(BIN)/essp-fig2-staleness $(EXP)
 	$(BIN)/essp-fig2-breakdown $(EXP)
+	$(BIN)/essp-fig3 $(EXP)
 	$(BIN)/ps-modes $(EXP)
 	$(FIGURES) render
 	$(FIGURES) report
@@ -51,6 +52,11 @@ fig-essp-fig2-staleness: build
 fig-essp-fig2-breakdown: build
 	$(BIN)/essp-fig2-breakdown $(EXP)
 	$(FIGURES) render --figure essp-fig2-breakdown
+	$(FIGURES) report
+
+fig-essp-fig3: build
+	$(BIN)/essp-fig3 $(EXP)
+	$(FIGURES) render --figure essp-fig3
 	$(FIGURES) report
 
 fig-ps-modes: build

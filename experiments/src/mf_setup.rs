@@ -55,6 +55,9 @@ pub struct MfExperimentConfig {
     pub threads: ThreadsSection,
     /// Stragglers.
     pub stragglers: StragglerConfig,
+    /// essp-fig3 only: the large step size of the stability comparison.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_step: Option<f64>,
 }
 
 impl MfExperimentConfig {
@@ -93,6 +96,14 @@ impl MfExperimentConfig {
     /// # Errors
     /// For invalid MF hyper-parameters.
     pub fn workload(&self, seed: u64) -> Result<Arc<dyn Workload>> {
+        self.workload_with(self.mf, seed)
+    }
+
+    /// As [`Self::workload`] with other MF hyper-parameters.
+    ///
+    /// # Errors
+    /// For invalid MF hyper-parameters.
+    pub fn workload_with(&self, mf: MfConfig, seed: u64) -> Result<Arc<dyn Workload>> {
         let shape = RatingsShape {
             users: self.data.users,
             items: self.data.items,
@@ -106,7 +117,7 @@ impl MfExperimentConfig {
         let (test, train) = all.split_at(n_test);
         Ok(Arc::new(
             MatrixFactorization::new(
-                self.mf,
+                mf,
                 self.data.users,
                 self.data.items,
                 train.to_vec(),

@@ -204,6 +204,31 @@ fn essp_staleness_profiles_on_a_tiny_run() {
     let b = std::fs::read_to_string(dir.join("essp-fig2-breakdown").join("breakdown.csv")).unwrap();
     assert!(b.starts_with("driver,mode,staleness,compute_s_per_clock,blocked_s_per_clock"));
     assert_eq!(b.lines().count(), 1 + 3, "bsp, ssp2, essp2");
+    let fig3_cfg = dir.join("fig3.toml");
+    std::fs::write(
+        &fig3_cfg,
+        std::fs::read_to_string(&cfg)
+            .unwrap()
+            .replace("eval_every = 640", "eval_every = 6\nlarge_step = 0.05"),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_essp-fig3"))
+        .arg("--out")
+        .arg(&dir)
+        .arg("--config")
+        .arg(&fig3_cfg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = std::fs::read_to_string(dir.join("essp-fig3").join("claims.csv")).unwrap();
+    for id in [
+        "mf-clocks-s2",
+        "mf-time-s2",
+        "mf-large-step-s2",
+        "essp-fig3/lda",
+    ] {
+        assert!(c.contains(id), "{id} missing from {c}");
+    }
     // The bound and BSP claims are guarantees of the protocols: they must hold on any run.
     for line in claims
         .lines()

@@ -50,7 +50,7 @@ pub enum Panel {
     },
 }
 
-const PALETTE: [RGBColor; 8] = [
+const PALETTE: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -59,6 +59,10 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(0, 0, 0),
+    RGBColor(255, 187, 120),
 ];
 
 fn bounds(series: &[Series]) -> (f64, f64, f64, f64) {

@@ -89,3 +89,51 @@ pub fn render_breakdown(dir: &Path) -> Result<()> {
     };
     render(dir, "essp-fig2-breakdown", &[panel], 1)
 }
+
+/// essp-fig3: squared loss vs clock and vs time, one line per mode and step (sim driver).
+pub fn render_convergence(dir: &Path) -> Result<()> {
+    let t = Table::read(&dir.join("curves.csv"))?;
+    let mut by_clock: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut by_time: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for i in 0..t.len() {
+        if t.str(i, "driver")? != "sim" {
+            continue;
+        }
+        let key = format!("{} (step {})", t.str(i, "mode")?, t.str(i, "step")?);
+        let loss = t.num(i, "squared_loss")?;
+        // diverged runs would flatten every other curve: clip the drawing at 2x the start
+        let loss = if loss.is_finite() { loss.min(2.0) } else { 2.0 };
+        by_clock
+            .entry(key.clone())
+            .or_default()
+            .push((t.num(i, "clock")?, loss));
+        by_time
+            .entry(key)
+            .or_default()
+            .push((t.num(i, "time")?, loss));
+    }
+    let to_series = |m: BTreeMap<String, Vec<(f64, f64)>>| {
+        m.into_iter()
+            .map(|(label, points)| Series {
+                label,
+                points,
+                markers_only: false,
+            })
+            .collect::<Vec<_>>()
+    };
+    let panels = [
+        Panel::Lines {
+            title: "MF squared loss vs clock (clipped at 2)".into(),
+            x_label: "clock".into(),
+            y_label: "held-out squared loss".into(),
+            series: to_series(by_clock),
+        },
+        Panel::Lines {
+            title: "MF squared loss vs time (clipped at 2)".into(),
+            x_label: "virtual time (s)".into(),
+            y_label: "held-out squared loss".into(),
+            series: to_series(by_time),
+        },
+    ];
+    render(dir, "essp-fig3", &panels, 2)
+}

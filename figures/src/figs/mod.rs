@@ -46,6 +46,12 @@ pub const ALL: &[FigureDef] = &[
         render: essp_staleness::render_breakdown,
     },
     FigureDef {
+        id: "essp-fig3",
+        title: "ESSP Fig 3 (MF part): squared loss vs clock and vs time, SSP vs ESSP, and a large step at the largest s",
+        paper: "ESSP converges faster per iteration and per second; SSP MF diverges or shakes at high s with a large step, ESSP robust",
+        render: essp_staleness::render_convergence,
+    },
+    FigureDef {
         id: "ps-modes",
         title: "ps-modes: parameter-server BSP / ASP / SSP(3) with one 2x slower worker (template, not a paper figure)",
         paper: "expected: SSP within its bound, BSP staleness constant, ASP the highest iteration rate",
