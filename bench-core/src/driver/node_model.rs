@@ -2,7 +2,7 @@
 
 use crate::protocol::{NodeId, PayloadKind};
 use crate::workload::Workload;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 /// Bytes a message carries besides its control words.
@@ -32,8 +32,11 @@ pub struct NodeModel {
     pub model: Vec<f32>,
     /// For servers: updates applied per worker. For workers: those of the snapshot installed.
     pub applied: Vec<u64>,
-    /// Own updates by iteration, kept until sent.
-    own_updates: HashMap<u64, Arc<Vec<f32>>>,
+    /// This node's worker index (None for servers).
+    me: Option<usize>,
+    /// Own updates by iteration: computed and applied locally, sent or not. An entry leaves
+    /// once an installed snapshot shows the server has applied it.
+    own_updates: BTreeMap<u64, Arc<Vec<f32>>>,
     /// Received update payloads keyed by (sender, clock), kept until applied.
     inbox_updates: HashMap<(NodeId, u64), Payload>,
     /// Snapshots received per sender, oldest first, each awaiting its `Install` (several can
@@ -42,12 +45,14 @@ pub struct NodeModel {
 }
 
 impl NodeModel {
-    /// A node starting from `initial`, in a run with `workers` workers.
-    pub fn new(initial: Vec<f32>, workers: usize) -> Self {
+    /// A node starting from `initial`, in a run with `workers` workers; `me` is the node's
+    /// worker index (None for a server).
+    pub fn new(initial: Vec<f32>, workers: usize, me: Option<usize>) -> Self {
         NodeModel {
             model: initial,
             applied: vec![0; workers],
-            own_updates: HashMap::new(),
+            me,
+            own_updates: BTreeMap::new(),
             inbox_updates: HashMap::new(),
             inbox_models: HashMap::new(),
         }
@@ -68,7 +73,7 @@ impl NodeModel {
         match kind {
             PayloadKind::None => None,
             PayloadKind::Update => {
-                let data = self.own_updates.remove(&clock)?;
+                let data = self.own_updates.get(&clock)?.clone();
                 Some(Payload {
                     data,
                     applied: Arc::new(Vec::new()),
@@ -112,8 +117,11 @@ impl NodeModel {
         true
     }
 
-    /// Installs the oldest snapshot from `from` not yet installed. Returns false when none is
-    /// held.
+    /// Installs the oldest snapshot from `from` not yet installed, then re-applies this
+    /// worker's own updates the snapshot does not hold yet (read-my-writes, as Petuum's client
+    /// applies its pending oplog over rows the server pushes). The snapshot's `applied` count
+    /// for this worker says which of its updates the server had applied. Returns false when no
+    /// snapshot is held.
     pub fn install(&mut self, from: NodeId) -> bool {
         let Some(p) = self
             .inbox_models
@@ -124,6 +132,15 @@ impl NodeModel {
         };
         self.model.copy_from_slice(&p.data);
         self.applied.copy_from_slice(&p.applied);
+        if let Some(me) = self.me {
+            let held = self.applied.get(me).copied().unwrap_or(0);
+            self.own_updates.retain(|&c, _| c >= held);
+            for u in self.own_updates.values() {
+                for (m, d) in self.model.iter_mut().zip(u.iter()) {
+                    *m += d;
+                }
+            }
+        }
         true
     }
 }
@@ -141,7 +158,7 @@ mod tests {
 
     #[test]
     fn snapshots_install_in_arrival_order() {
-        let mut m = NodeModel::new(vec![0.0], 1);
+        let mut m = NodeModel::new(vec![0.0], 1, None);
         m.receive(0, PayloadKind::Model, 0, snapshot(1.0, 1));
         m.receive(0, PayloadKind::Model, 0, snapshot(2.0, 2));
         assert!(m.install(0));
@@ -149,5 +166,40 @@ mod tests {
         assert!(m.install(0));
         assert_eq!((m.model[0], m.applied[0]), (2.0, 2));
         assert!(!m.install(0));
+    }
+
+    struct AddOne;
+    impl Workload for AddOne {
+        fn dim(&self) -> usize {
+            1
+        }
+        fn update(&self, _: &[f32], _: usize, _: usize, _: u64) -> Vec<f32> {
+            vec![1.0]
+        }
+        fn batch_size(&self, _: usize) -> usize {
+            1
+        }
+        fn evaluate(&self, _: &[f32]) -> (f64, f64) {
+            (0.0, 0.0)
+        }
+    }
+
+    #[test]
+    fn install_keeps_own_updates_the_snapshot_lacks() {
+        let mut m = NodeModel::new(vec![0.0], 1, Some(0));
+        for c in 0..3 {
+            m.compute(&AddOne, 0, 1, c);
+        }
+        assert_eq!(m.model[0], 3.0);
+        m.outgoing(PayloadKind::Update, 0).unwrap();
+        m.outgoing(PayloadKind::Update, 1).unwrap();
+        // The server had applied only clock 0 (model 1.0 + others' 10.0).
+        m.receive(9, PayloadKind::Model, 0, snapshot(11.0, 1));
+        assert!(m.install(9));
+        // own clocks 1 (sent, not applied yet) and 2 (not sent) are re-applied.
+        assert_eq!(m.model[0], 13.0);
+        m.receive(9, PayloadKind::Model, 0, snapshot(13.0, 3));
+        assert!(m.install(9));
+        assert_eq!(m.model[0], 13.0, "nothing left to re-apply");
     }
 }

@@ -133,8 +133,15 @@ pub fn run(
     let n = nodes.len();
     cfg.network.validate(n)?;
     let mut sim = Sim {
-        models: (0..n)
-            .map(|_| NodeModel::new(workload.initial_model(), workers))
+        models: roles
+            .iter()
+            .map(|r| {
+                let me = match r {
+                    Role::Worker(w) => Some(*w),
+                    Role::Server => None,
+                };
+                NodeModel::new(workload.initial_model(), workers, me)
+            })
             .collect(),
         nodes,
         roles,

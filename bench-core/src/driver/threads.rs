@@ -116,6 +116,10 @@ pub fn run(
             let workload = workload.clone();
             let roles = roles.clone();
             let cfg = *cfg;
+            let me = match proto.role() {
+                Role::Worker(w) => Some(w),
+                Role::Server => None,
+            };
             let sampler = match proto.role() {
                 Role::Worker(w) => Some(stragglers.sampler(workers, w, seed)),
                 Role::Server => None,
@@ -128,7 +132,7 @@ pub fn run(
                     NodeThread {
                         proto,
                         ep,
-                        model: NodeModel::new(workload.initial_model(), workers),
+                        model: NodeModel::new(workload.initial_model(), workers, me),
                         workload,
                         roles,
                         workers,
