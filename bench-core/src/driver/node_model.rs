@@ -30,7 +30,10 @@ impl Payload {
 pub struct NodeModel {
     /// Current local model.
     pub model: Vec<f32>,
-    /// For servers: updates applied per worker. For workers: those of the snapshot installed.
+    /// Per worker `w`: every update of `w` with a clock below `applied[w]` is settled (applied,
+    /// or discarded as late in a backup-worker run). For servers, the live count; for workers,
+    /// that of the snapshot installed. Without drops or skipped clocks it is the number of
+    /// updates applied.
     pub applied: Vec<u64>,
     /// This node's worker index (None for servers).
     me: Option<usize>,
@@ -112,7 +115,19 @@ impl NodeModel {
             *m += d;
         }
         if let Some(a) = self.applied.get_mut(worker) {
-            *a += 1;
+            *a = (*a).max(clock + 1);
+        }
+        true
+    }
+
+    /// Drops the update received from worker `worker` (node `from`) for `clock` without
+    /// applying it. Returns false when no such payload is held.
+    pub fn discard(&mut self, from: NodeId, worker: usize, clock: u64) -> bool {
+        if self.inbox_updates.remove(&(from, clock)).is_none() {
+            return false;
+        }
+        if let Some(a) = self.applied.get_mut(worker) {
+            *a = (*a).max(clock + 1);
         }
         true
     }

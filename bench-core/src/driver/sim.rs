@@ -304,6 +304,23 @@ impl Sim<'_> {
                         self.evaluate(now);
                     }
                 }
+                Action::Discard { from, clock } => {
+                    let Role::Worker(w) = self.roles[from] else {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: format!("update from non-worker node {from}"),
+                        });
+                    };
+                    if !self.models[node].discard(from, w, clock) {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: format!(
+                                "no update payload from node {from} for clock {clock} to discard"
+                            ),
+                        });
+                    }
+                    self.records.dropped_updates += 1;
+                }
                 Action::Install { from } => {
                     if !self.models[node].install(from) {
                         return Err(CoreError::Protocol {

@@ -71,6 +71,7 @@ fn capacity(dim: usize, workers: usize) -> usize {
 }
 
 struct NodeOutcome {
+    dropped: u64,
     iterations: Vec<IterationRow>,
     progress: Vec<ProgressRow>,
     bytes: u64,
@@ -109,6 +110,8 @@ pub fn run(
     }
     let endpoints = fabric.endpoints();
     let start = Instant::now();
+    // Workers still running: the server keeps answering (late updates, last reads) until 0.
+    let workers_running = Arc::new(std::sync::atomic::AtomicUsize::new(workers));
     let handles: Vec<_> = nodes
         .into_iter()
         .zip(endpoints)
@@ -120,6 +123,7 @@ pub fn run(
                 Role::Worker(w) => Some(w),
                 Role::Server => None,
             };
+            let running = workers_running.clone();
             let sampler = match proto.role() {
                 Role::Worker(w) => Some(stragglers.sampler(workers, w, seed)),
                 Role::Server => None,
@@ -128,8 +132,11 @@ pub fn run(
             std::thread::Builder::new()
                 .name(format!("node-{}", proto.node()))
                 .spawn(move || -> Result<NodeOutcome> {
-                    let sampler = sampler?;
-                    NodeThread {
+                    let sampler = sampler.inspect_err(|_| {
+                        running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                    })?;
+                    let is_worker = me.is_some();
+                    let result = NodeThread {
                         proto,
                         ep,
                         model: NodeModel::new(workload.initial_model(), workers, me),
@@ -141,6 +148,7 @@ pub fn run(
                         start,
                         out_version: vec![0; n],
                         out: NodeOutcome {
+                            dropped: 0,
                             iterations: Vec::new(),
                             progress: Vec::new(),
                             bytes: 0,
@@ -149,8 +157,15 @@ pub fn run(
                         },
                         bytes_in_iter: 0,
                         applied_total: 0,
+                        workers_running: running.clone(),
                     }
-                    .run()
+                    .run();
+                    // The worker's endpoint (and its copy engine) is gone by now, so every
+                    // message it sent has been delivered before the server sees the count drop.
+                    if is_worker {
+                        running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    result
                 })
                 .expect("spawn node thread")
         })
@@ -167,6 +182,7 @@ pub fn run(
                 records.progress.extend(o.progress);
                 records.bytes_sent[node] = o.bytes;
                 records.events += o.events;
+                records.dropped_updates += o.dropped;
                 records.makespan = records.makespan.max(o.end);
             }
             Ok(Err(e)) => {
@@ -211,6 +227,7 @@ struct NodeThread {
     out: NodeOutcome,
     bytes_in_iter: u64,
     applied_total: u64,
+    workers_running: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl NodeThread {
@@ -244,11 +261,31 @@ impl NodeThread {
             };
             self.deliver(n, &mut buf)?;
         }
-        // Let the copy engine finish every posted write before the endpoint goes away.
         if self.proto.role() == Role::Server {
             self.evaluate();
+            self.out.end = self.now();
+            // Keep answering until every worker is done: with backup workers the server
+            // finishes first, and late updates and final reads still arrive.
+            let idle = Duration::from_millis(5);
+            loop {
+                let running = self
+                    .workers_running
+                    .load(std::sync::atomic::Ordering::SeqCst);
+                match self
+                    .ep
+                    .wait_notification(if running == 0 { Duration::ZERO } else { idle })
+                {
+                    Some(n) => {
+                        self.deliver(n, &mut buf)?;
+                        self.drain()?;
+                    }
+                    None if running == 0 => break,
+                    None => {}
+                }
+            }
+        } else {
+            self.out.end = self.now();
         }
-        self.out.end = self.now();
         Ok(self.out)
     }
 
@@ -368,6 +405,23 @@ impl NodeThread {
                     if self.cfg.eval_every > 0 && self.applied_total % self.cfg.eval_every == 0 {
                         self.evaluate();
                     }
+                }
+                Action::Discard { from, clock } => {
+                    let Role::Worker(w) = self.roles[from] else {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: format!("update from non-worker node {from}"),
+                        });
+                    };
+                    if !self.model.discard(from, w, clock) {
+                        return Err(CoreError::Protocol {
+                            node,
+                            message: format!(
+                                "no update payload from node {from} for clock {clock} to discard"
+                            ),
+                        });
+                    }
+                    self.out.dropped += 1;
                 }
                 Action::Install { from } => {
                     if !self.model.install(from) {

@@ -47,6 +47,8 @@ pub struct RunRecords {
     pub makespan: Nanos,
     /// Events processed (sim) or messages handled (threads).
     pub events: u64,
+    /// Updates the server discarded as late (backup workers).
+    pub dropped_updates: u64,
 }
 
 impl RunRecords {

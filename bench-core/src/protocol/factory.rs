@@ -23,6 +23,12 @@ pub enum SyncMode {
         /// Staleness bound s >= 0.
         staleness: i64,
     },
+    /// BSP with backup workers: of the run's workers, `backups` are spare; each clock
+    /// completes with the first `workers - backups` updates and later ones are dropped.
+    BspBackup {
+        /// Spare workers c (>= 0, below the worker count).
+        backups: i64,
+    },
     /// Dynamic SSP: lower bound s_L plus up to r_max extra iterations chosen by the server's
     /// synchronization controller.
     Dssp {
@@ -43,6 +49,9 @@ impl SyncMode {
                 Some(staleness.max(0) as u64)
             }
             SyncMode::Dssp { s_l, r_max } => Some((s_l.max(0) + r_max.max(0)) as u64),
+            // Reads hold every clock before theirs, but each clock with only the first N of
+            // N + c updates: no bound over all workers' updates.
+            SyncMode::BspBackup { .. } => None,
         }
     }
 
@@ -54,6 +63,7 @@ impl SyncMode {
             SyncMode::Ssp { staleness } => format!("ssp{staleness}"),
             SyncMode::Essp { staleness } => format!("essp{staleness}"),
             SyncMode::Dssp { s_l, r_max } => format!("dssp{s_l}-{r_max}"),
+            SyncMode::BspBackup { backups } => format!("bsp-backup{backups}"),
         }
     }
 
@@ -66,7 +76,7 @@ impl SyncMode {
         let l = s.to_ascii_lowercase();
         let err = || {
             CoreError::Config(format!(
-                "unknown sync mode '{s}'; expected bsp, asp, sspN, esspN or dsspL-R (e.g. ssp3, essp3, dssp3-12)"
+                "unknown sync mode '{s}'; expected bsp, asp, sspN, esspN, dsspL-R or bsp-backupC (e.g. ssp3, essp3, dssp3-12, bsp-backup1)"
             ))
         };
         let int = |v: &str| v.parse::<i64>().map_err(|_| err());
@@ -77,7 +87,9 @@ impl SyncMode {
             "essp" => Ok(SyncMode::Essp { staleness: 3 }),
             "dssp" => Ok(SyncMode::Dssp { s_l: 3, r_max: 12 }),
             _ => {
-                if let Some(v) = l.strip_prefix("essp") {
+                if let Some(v) = l.strip_prefix("bsp-backup") {
+                    Ok(SyncMode::BspBackup { backups: int(v)? })
+                } else if let Some(v) = l.strip_prefix("essp") {
                     Ok(SyncMode::Essp { staleness: int(v)? })
                 } else if let Some(v) = l.strip_prefix("ssp") {
                     Ok(SyncMode::Ssp { staleness: int(v)? })
@@ -121,6 +133,9 @@ impl SyncMode {
                     }
                 )))
             }
+            SyncMode::BspBackup { backups } if backups < 0 => Err(CoreError::Config(format!(
+                "backup workers must be >= 0, got {backups}"
+            ))),
             SyncMode::Dssp { s_l, r_max } if s_l < 0 || r_max < 0 => Err(CoreError::Config(
                 format!("DSSP needs s_L >= 0 and r_max >= 0, got s_L = {s_l}, r_max = {r_max}"),
             )),
@@ -149,6 +164,12 @@ impl SyncMode {
                     ReleasePolicy::Bounded { s, eager: true },
                 )
             }
+            SyncMode::BspBackup { backups } => (
+                ReadPolicy::AskAndJump,
+                ReleasePolicy::Backup {
+                    needed: workers - backups.max(0) as usize,
+                },
+            ),
             SyncMode::Dssp { s_l, r_max } => (
                 ReadPolicy::AskEveryIteration,
                 ReleasePolicy::Dssp(DsspController::new(
@@ -187,6 +208,14 @@ impl ProtocolSpec {
             return Err(CoreError::Config(
                 "a run needs at least one iteration".into(),
             ));
+        }
+        if let SyncMode::BspBackup { backups } = self.mode {
+            if backups as usize >= self.workers {
+                return Err(CoreError::Config(format!(
+                    "{backups} backup workers leave none of the {} workers to wait for",
+                    self.workers
+                )));
+            }
         }
         let (read, release) = self.mode.policies(self.workers);
         let mut nodes: Vec<Box<dyn Protocol>> = Vec::with_capacity(self.workers + 1);
@@ -237,9 +266,16 @@ mod tests {
             SyncMode::Ssp { staleness: 3 },
             SyncMode::Essp { staleness: 0 },
             SyncMode::Dssp { s_l: 3, r_max: 12 },
+            SyncMode::BspBackup { backups: 2 },
         ] {
             assert_eq!(SyncMode::parse(&m.label()).unwrap(), m);
         }
+        let spec = ProtocolSpec {
+            mode: SyncMode::BspBackup { backups: 4 },
+            workers: 4,
+            iterations: 3,
+        };
+        assert!(spec.build().is_err());
         assert_eq!(SyncMode::Dssp { s_l: 3, r_max: 12 }.bound(), Some(15));
         assert!(SyncMode::parse("dssp3").is_err());
         assert!(SyncMode::parse("dssp-1-2").unwrap().validate().is_err());

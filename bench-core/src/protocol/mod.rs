@@ -77,6 +77,14 @@ pub enum Action {
         /// Its clock.
         clock: u64,
     },
+    /// Drop, unapplied, the update payload received from `from` for `clock` (a late update of a
+    /// backup-worker run).
+    Discard {
+        /// Worker node that sent the update.
+        from: NodeId,
+        /// Its clock.
+        clock: u64,
+    },
     /// Replace the local model by the snapshot last received from `from`.
     Install {
         /// Node that sent the snapshot.

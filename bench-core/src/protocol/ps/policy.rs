@@ -16,6 +16,9 @@ pub enum ReadPolicy {
     Async,
     /// DSSP: push, then wait for the server's OK (a fresh model) every iteration.
     AskEveryIteration,
+    /// BSP with backup workers: ask every iteration, and jump to the server's clock when the
+    /// answer shows the others already finished this one (the late update was dropped).
+    AskAndJump,
 }
 
 /// When the server answers a read request, and whether it pushes eagerly.
@@ -33,4 +36,11 @@ pub enum ReleasePolicy {
     Immediate,
     /// DSSP's synchronization controller.
     Dssp(DsspController),
+    /// BSP with backup workers (Chen et al., cited by dssp.txt): clock `k` completes with the
+    /// first `needed` updates of clock `k`; later ones are discarded; a read for clock `c` is
+    /// answered once clock `c - 1` completed.
+    Backup {
+        /// Updates that complete a clock (N of the N + c workers).
+        needed: usize,
+    },
 }

@@ -10,8 +10,13 @@ use std::collections::VecDeque;
 #[derive(Debug)]
 pub struct PsServer {
     node: NodeId,
-    /// `completed[w]`: updates received from worker `w` (its clocks `0..completed[w]`).
+    /// `completed[w]`: the clock worker `w`'s next update must have at least (updates of its
+    /// clocks `0..completed[w]` were received; with backup workers, some skipped).
     completed: Vec<u64>,
+    /// Backup workers: updates accepted per clock not yet complete.
+    accepted: std::collections::BTreeMap<u64, usize>,
+    /// Backup workers: clocks completed with enough updates.
+    backup_complete: u64,
     iterations: u64,
     policy: ReleasePolicy,
     /// Reads waiting to be released: (worker node, clock).
@@ -27,6 +32,8 @@ impl PsServer {
         PsServer {
             node,
             completed: vec![0; workers],
+            accepted: Default::default(),
+            backup_complete: 0,
             iterations,
             policy,
             pending: Vec::new(),
@@ -35,9 +42,13 @@ impl PsServer {
         }
     }
 
-    /// Clocks completed by every worker.
+    /// Clocks whose updates the model holds: completed by every worker, or with backup
+    /// workers, by enough of them.
     pub fn complete(&self) -> u64 {
-        self.completed.iter().copied().min().unwrap_or(0)
+        match self.policy {
+            ReleasePolicy::Backup { .. } => self.backup_complete,
+            _ => self.completed.iter().copied().min().unwrap_or(0),
+        }
     }
 
     fn worker_index(&self, from: NodeId) -> Result<usize> {
@@ -61,7 +72,55 @@ impl PsServer {
             ReleasePolicy::Immediate => true,
             ReleasePolicy::Bounded { s, .. } => self.complete() + s >= clock,
             ReleasePolicy::Dssp(c) => c.released(w),
+            ReleasePolicy::Backup { .. } => self.backup_complete >= clock,
         }
+    }
+
+    /// Backup workers: accept the first `needed` updates of each clock, discard later ones.
+    fn on_backup_update(
+        &mut self,
+        from: NodeId,
+        w: usize,
+        clock: u64,
+        needed: usize,
+    ) -> Result<()> {
+        if clock < self.completed[w] {
+            return Err(self.violation(format!(
+                "update of clock {clock} from node {from} after its clock {}",
+                self.completed[w] - 1
+            )));
+        }
+        self.completed[w] = clock + 1;
+        if clock < self.backup_complete {
+            self.actions.push_back(Action::Discard { from, clock });
+            return Ok(());
+        }
+        self.actions.push_back(Action::Apply { from, clock });
+        *self.accepted.entry(clock).or_default() += 1;
+        let before = self.backup_complete;
+        while self
+            .accepted
+            .get(&self.backup_complete)
+            .is_some_and(|&n| n >= needed)
+        {
+            self.accepted.remove(&self.backup_complete);
+            self.backup_complete += 1;
+        }
+        if self.backup_complete > before {
+            let waiting = std::mem::take(&mut self.pending);
+            for (to, c) in waiting {
+                if self.backup_complete >= c {
+                    self.reply(to);
+                } else {
+                    self.pending.push((to, c));
+                }
+            }
+        }
+        if !self.finished && self.backup_complete >= self.iterations {
+            self.finished = true;
+            self.actions.push_back(Action::Finished);
+        }
+        Ok(())
     }
 
     fn reply(&mut self, to: NodeId) {
@@ -73,6 +132,9 @@ impl PsServer {
     }
 
     fn on_update(&mut self, now: Nanos, from: NodeId, w: usize, clock: u64) -> Result<()> {
+        if let ReleasePolicy::Backup { needed } = self.policy {
+            return self.on_backup_update(from, w, clock, needed);
+        }
         if clock != self.completed[w] {
             return Err(self.violation(format!(
                 "update of clock {clock} from node {from}, expected clock {}",

@@ -284,3 +284,97 @@ fn dssp_server_releases_by_controller_and_lower_bound() {
         vec![(1, Message::Model { complete: 1 })]
     );
 }
+
+#[test]
+fn backup_server_takes_the_first_n_updates_and_drops_the_rest() {
+    let mut s = PsServer::new(0, 3, 5, ReleasePolicy::Backup { needed: 2 });
+    let up = |c| Message::Update { clock: c };
+    // worker nodes 1 and 2 finish clock 0 first; node 3 asks for clock 1 early and waits.
+    s.handle(
+        1,
+        Input::Received {
+            from: 3,
+            msg: Message::ReadRequest { clock: 0 },
+        },
+    )
+    .unwrap();
+    s.handle(
+        1,
+        Input::Received {
+            from: 1,
+            msg: up(0),
+        },
+    )
+    .unwrap();
+    s.handle(
+        2,
+        Input::Received {
+            from: 1,
+            msg: Message::ReadRequest { clock: 1 },
+        },
+    )
+    .unwrap();
+    let a = drain(&mut s);
+    assert_eq!(sends(&a), vec![(3, Message::Model { complete: 0 })]);
+    s.handle(
+        3,
+        Input::Received {
+            from: 2,
+            msg: up(0),
+        },
+    )
+    .unwrap();
+    let a = drain(&mut s);
+    assert!(a.contains(&Action::Apply { from: 2, clock: 0 }));
+    assert_eq!(sends(&a), vec![(1, Message::Model { complete: 1 })]);
+    // node 3's late update for clock 0 is discarded; its next read is answered at once.
+    s.handle(
+        4,
+        Input::Received {
+            from: 3,
+            msg: up(0),
+        },
+    )
+    .unwrap();
+    s.handle(
+        4,
+        Input::Received {
+            from: 3,
+            msg: Message::ReadRequest { clock: 1 },
+        },
+    )
+    .unwrap();
+    let a = drain(&mut s);
+    assert!(a.contains(&Action::Discard { from: 3, clock: 0 }));
+    assert_eq!(sends(&a), vec![(3, Message::Model { complete: 1 })]);
+}
+
+#[test]
+fn backup_worker_jumps_to_the_servers_clock() {
+    let mut w = PsWorker::new(1, 0, 0, 4, ReadPolicy::AskAndJump);
+    w.handle(0, Input::Start).unwrap();
+    drain(&mut w);
+    w.handle(
+        0,
+        Input::Received {
+            from: 0,
+            msg: Message::Model { complete: 0 },
+        },
+    )
+    .unwrap();
+    drain(&mut w);
+    w.handle(5, Input::ComputeDone { iter: 0 }).unwrap();
+    drain(&mut w);
+    // the others already finished clocks 1 and 2: the worker goes on at clock 3.
+    w.handle(
+        6,
+        Input::Received {
+            from: 0,
+            msg: Message::Model { complete: 3 },
+        },
+    )
+    .unwrap();
+    assert!(drain(&mut w).contains(&Action::Compute { iter: 3 }));
+    w.handle(7, Input::ComputeDone { iter: 3 }).unwrap();
+    assert!(drain(&mut w).contains(&Action::Finished));
+}

@@ -36,6 +36,8 @@ pub struct PsWorker {
     start: Nanos,
     /// ASP only: a refresh request is in flight.
     refresh_pending: bool,
+    /// Backup workers only: clocks skipped because the others finished them first.
+    skipped: u64,
     phase: Phase,
     actions: VecDeque<Action>,
 }
@@ -59,6 +61,7 @@ impl PsWorker {
             cached_complete: 0,
             start: 0,
             refresh_pending: false,
+            skipped: 0,
             phase: Phase::Idle,
             actions: VecDeque::new(),
         }
@@ -76,7 +79,7 @@ impl PsWorker {
         match self.policy {
             ReadPolicy::Async => true,
             ReadPolicy::Cache { s } => self.cached_complete + s >= self.clock,
-            ReadPolicy::AskEveryIteration => false,
+            ReadPolicy::AskEveryIteration | ReadPolicy::AskAndJump => false,
         }
     }
 
@@ -187,6 +190,19 @@ impl Protocol for PsWorker {
                     let ok = match self.policy {
                         ReadPolicy::Cache { .. } => self.cache_fresh(),
                         ReadPolicy::Async | ReadPolicy::AskEveryIteration => true,
+                        ReadPolicy::AskAndJump => {
+                            // The others finished clocks this worker was still on: skip them.
+                            if complete > self.clock {
+                                self.skipped += complete - self.clock;
+                                self.clock = complete;
+                            }
+                            if self.clock >= self.iterations {
+                                self.phase = Phase::Done;
+                                self.actions.push_back(Action::Finished);
+                                return Ok(());
+                            }
+                            true
+                        }
                     };
                     if ok {
                         self.start_compute(now - since);
@@ -207,8 +223,8 @@ impl Protocol for PsWorker {
 
     fn waiting_on(&self) -> String {
         format!(
-            "worker {} at clock {} ({:?}), cached model complete={}",
-            self.worker, self.clock, self.phase, self.cached_complete
+            "worker {} at clock {} ({:?}), cached model complete={}, {} clocks skipped",
+            self.worker, self.clock, self.phase, self.cached_complete, self.skipped
         )
     }
 }
