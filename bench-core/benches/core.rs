@@ -48,6 +48,8 @@ fn sim_run(mode: SyncMode) -> u64 {
         },
         eval_every: 0,
         max_events: u64::MAX,
+        iteration_ns: None,
+        wire_bytes: None,
     };
     let st = StragglerConfig {
         slow: vec![],

@@ -50,6 +50,8 @@ fn run_sim(mode: SyncMode, seed: u64) -> RunRecords {
         compute: COMPUTE,
         eval_every: 20,
         max_events: 1_000_000,
+        iteration_ns: None,
+        wire_bytes: None,
     };
     sim::run(
         spec.build().unwrap(),

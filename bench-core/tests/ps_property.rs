@@ -74,6 +74,8 @@ fn random_case(seed: u64, mode: SyncMode) -> (ProtocolSpec, SimConfig, Straggler
         },
         eval_every: 0,
         max_events: 10_000_000,
+        iteration_ns: None,
+        wire_bytes: None,
     };
     let slow = (0..rng.gen_range(0..=2))
         .map(|_| SlowWorker {

@@ -5,6 +5,7 @@ pub mod cli;
 pub mod mf_setup;
 pub mod output;
 pub mod runner;
+pub mod svm_setup;
 
 pub use cli::{CommonArgs, Scale};
 pub use output::ExperimentOutput;

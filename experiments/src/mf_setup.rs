@@ -135,6 +135,8 @@ impl MfExperimentConfig {
             stragglers: self.stragglers.clone(),
             eval_every: self.eval_every,
             threads: self.threads.clone(),
+            iteration_ns: None,
+            wire_bytes: None,
         }
     }
 }

@@ -35,6 +35,10 @@ pub struct RunSettings {
     pub eval_every: u64,
     /// Threads-driver settings.
     pub threads: ThreadsSection,
+    /// Sim only: a time profile's per-worker nanoseconds per iteration.
+    pub iteration_ns: Option<Vec<u64>>,
+    /// Sim only: a time profile's bytes per payload.
+    pub wire_bytes: Option<u64>,
 }
 
 /// Runs `spec` on `workload` under `driver`.
@@ -58,6 +62,8 @@ pub fn run_ps(
                 compute: settings.compute,
                 eval_every: settings.eval_every,
                 max_events: 1 << 40,
+                iteration_ns: settings.iteration_ns.clone(),
+                wire_bytes: settings.wire_bytes,
             },
             &settings.stragglers,
             seed,

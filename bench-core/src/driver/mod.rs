@@ -4,11 +4,13 @@
 
 mod network;
 mod node_model;
+mod profile;
 pub mod sim;
 pub mod threads;
 
 pub use network::{LinkOverride, NetworkModel};
 pub use node_model::{NodeModel, Payload};
+pub use profile::{DeviceTime, TimeProfile};
 
 /// Time model of computations.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -28,6 +28,14 @@ pub struct SimConfig {
     pub eval_every: u64,
     /// Safety limit on processed events.
     pub max_events: u64,
+    /// A time profile's nanoseconds per iteration of each worker, replacing the compute model
+    /// (see [`super::TimeProfile`]).
+    #[serde(default)]
+    pub iteration_ns: Option<Vec<u64>>,
+    /// A time profile's bytes per payload, replacing the proxy model's real size for network
+    /// timing and byte counts.
+    #[serde(default)]
+    pub wire_bytes: Option<u64>,
 }
 
 /// Hooks for checkers that assert invariants at every step of a simulation.
@@ -248,7 +256,10 @@ impl Sim<'_> {
             match action {
                 Action::Send { to, msg } => {
                     let payload = self.models[node].outgoing(msg.payload(), msg.payload_key());
-                    let bytes = HEADER_BYTES + payload.as_ref().map_or(0, Payload::wire_bytes);
+                    let payload_bytes = payload
+                        .as_ref()
+                        .map_or(0, |p| self.cfg.wire_bytes.unwrap_or_else(|| p.wire_bytes()));
+                    let bytes = HEADER_BYTES + payload_bytes;
                     self.records.bytes_sent[node] += bytes;
                     self.bytes_in_iter[node] += bytes;
                     let at = self.net.send(now, node, to, bytes);
@@ -275,7 +286,11 @@ impl Sim<'_> {
                     let factor = self.samplers[node]
                         .as_mut()
                         .map_or(1.0, StragglerSampler::next_factor);
-                    let base = if self.cfg.compute.measured {
+                    let base = if let Some(v) = &self.cfg.iteration_ns {
+                        v.get(w).copied().ok_or_else(|| {
+                            CoreError::Config(format!("iteration_ns has no entry for worker {w}"))
+                        })? as f64
+                    } else if self.cfg.compute.measured {
                         t0.elapsed().as_nanos() as f64
                     } else {
                         self.cfg.compute.ns_per_example
@@ -404,6 +419,8 @@ mod tests {
             },
             eval_every: 0,
             max_events: 100,
+            iteration_ns: None,
+            wire_bytes: None,
         };
         let e = run(
             vec![Box::new(Stuck)],

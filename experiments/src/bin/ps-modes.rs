@@ -4,19 +4,18 @@
 
 use anyhow::{bail, Context, Result};
 use bench_core::claims::Claim;
-use bench_core::data::SparseClassification;
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
 use bench_core::metrics::{RunRecords, WaitHistogram};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::StragglerConfig;
-use bench_core::workload::{SvmConfig, SvmSgd, Workload};
+use bench_core::workload::SvmConfig;
 use clap::Parser;
 use experiments::output::progress;
 use experiments::runner::{run_ps, RunSettings, ThreadsSection};
+use experiments::svm_setup::SparseData;
 use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 const QUICK: &str = include_str!("../../configs/ps-modes.quick.toml");
 const PAPER: &str = include_str!("../../configs/ps-modes.paper.toml");
@@ -34,23 +33,12 @@ struct Args {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct DataConfig {
-    train_rows: usize,
-    test_rows: usize,
-    features: usize,
-    nnz_per_row: f64,
-    label_noise: f64,
-    informative: f64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct Config {
     workers: usize,
     iterations: u64,
     modes: Vec<String>,
     eval_every: u64,
-    data: DataConfig,
+    data: SparseData,
     svm: SvmConfig,
     compute: ComputeModel,
     network: NetworkModel,
@@ -95,9 +83,7 @@ fn validate(cfg: &Config, modes: &[SyncMode]) -> Result<()> {
     if cfg.workers == 0 || cfg.iterations == 0 {
         bail!("workers and iterations must be >= 1");
     }
-    if cfg.data.train_rows < cfg.workers || cfg.data.test_rows == 0 {
-        bail!("data.train_rows must be >= workers and data.test_rows >= 1");
-    }
+    cfg.data.validate(cfg.workers)?;
     if cfg.threads.ring_depth == 0 {
         bail!("threads.ring_depth must be >= 1");
     }
@@ -147,26 +133,15 @@ fn main() -> std::process::ExitCode {
             .drivers(&[DriverKind::Sim, DriverKind::Threads])?;
         let seed = args.common.seed;
 
-        let shape = SparseClassification {
-            rows: cfg.data.train_rows + cfg.data.test_rows,
-            features: cfg.data.features,
-            nnz_per_row: cfg.data.nnz_per_row,
-            label_noise: cfg.data.label_noise,
-            informative: cfg.data.informative,
-        };
-        let data = shape.generate(seed);
-        let workload: Arc<dyn Workload> = Arc::new(SvmSgd::new(
-            cfg.svm,
-            data.slice_rows(0..cfg.data.train_rows),
-            data.slice_rows(cfg.data.train_rows..data.rows()),
-        )?);
-
+        let workload = cfg.data.svm_workload(cfg.svm, seed)?;
         let settings = RunSettings {
             network: cfg.network.clone(),
             compute: cfg.compute,
             stragglers: cfg.stragglers.clone(),
             eval_every: cfg.eval_every,
             threads: cfg.threads.clone(),
+            iteration_ns: None,
+            wire_bytes: None,
         };
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let pb = progress((drivers.len() * modes.len()) as u64, FIGURE);
