@@ -238,3 +238,39 @@ fn essp_staleness_profiles_on_a_tiny_run() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn dssp_table_on_a_short_run() {
+    let dir = tmpdir("dssp");
+    let cfg = dir.join("short.toml");
+    let text = include_str!("../configs/dssp-table1.quick.toml")
+        .replace("iterations = 600", "iterations = 40")
+        .replace("train_rows = 20000", "train_rows = 2000")
+        .replace("test_rows = 2000", "test_rows = 200")
+        .replace("features = 47236", "features = 2000");
+    std::fs::write(&cfg, text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_dssp-table1"))
+        .arg("--out")
+        .arg(&dir)
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t = std::fs::read_to_string(dir.join("dssp-table1").join("table.csv")).unwrap();
+    assert_eq!(t.lines().count(), 1 + 6 * 2, "6 modes x 2 targets");
+    let m = std::fs::read_to_string(dir.join("dssp-table1").join("manifest.json")).unwrap();
+    assert!(
+        m.contains("gtx1060"),
+        "the manifest states the time profile"
+    );
+    let bad = Command::new(env!("CARGO_BIN_EXE_dssp-table1"))
+        .args(["--driver", "threads", "--out"])
+        .arg(&dir)
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

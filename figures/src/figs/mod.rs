@@ -1,6 +1,7 @@
 //! The figures this tool knows: id, title, the paper's result, and how to draw it from CSV.
 
 mod asap_gaps;
+mod dssp_table;
 mod essp_staleness;
 mod ps_modes;
 
@@ -50,6 +51,12 @@ pub const ALL: &[FigureDef] = &[
         title: "ESSP Fig 3 (MF part): squared loss vs clock and vs time, SSP vs ESSP, and a large step at the largest s",
         paper: "ESSP converges faster per iteration and per second; SSP MF diverges or shakes at high s with a large step, ESSP robust",
         render: essp_staleness::render_convergence,
+    },
+    FigureDef {
+        id: "dssp-table1",
+        title: "DSSP Table I: time to two accuracy targets, 2 workers on mixed GPUs (time profile; CPU proxy model)",
+        paper: "seconds to 0.67 / 0.68: BSP 6159/-, ASP 2993/3017, SSP3 5678/-, SSP6 5704/6908, SSP15 5565/7256, DSSP 3016/3046",
+        render: dssp_table::render_fig,
     },
     FigureDef {
         id: "ps-modes",

@@ -1,0 +1,262 @@
+//! dssp-table1: two workers on mixed GPUs (one about 2x slower); time for BSP, ASP, SSP(3, 6,
+//! 15) and DSSP(3, 12) to reach two accuracy targets (dssp.txt Table I), in the simulator with
+//! a ResNet-110 time profile and a CPU proxy model for the learning.
+
+use anyhow::{bail, Context};
+use bench_core::claims::Claim;
+use bench_core::driver::{DriverKind, NetworkModel, TimeProfile};
+use bench_core::metrics::RunRecords;
+use bench_core::protocol::{ProtocolSpec, SyncMode};
+use bench_core::straggler::StragglerConfig;
+use bench_core::workload::SvmConfig;
+use clap::Parser;
+use experiments::output::progress;
+use experiments::runner::{run_ps, RunSettings, ThreadsSection};
+use experiments::svm_setup::SparseData;
+use experiments::{CommonArgs, ExperimentOutput};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+const QUICK: &str = include_str!("../../configs/dssp-table1.quick.toml");
+const PAPER: &str = include_str!("../../configs/dssp-table1.paper.toml");
+const FIGURE: &str = "dssp-table1";
+
+/// DSSP Table I: time to two accuracy targets on a 2-worker mixed-GPU cluster (simulated with
+/// a time profile). Writes results/dssp-table1/: table.csv, curves.csv, claims.csv,
+/// manifest.json.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    workers: usize,
+    iterations: u64,
+    eval_every: u64,
+    modes: Vec<String>,
+    target_fractions: Vec<f64>,
+    data: SparseData,
+    svm: SvmConfig,
+    profile: TimeProfile,
+    network: NetworkModel,
+    stragglers: StragglerConfig,
+}
+
+#[derive(Serialize)]
+struct TableRow {
+    mode: String,
+    target: f64,
+    target_accuracy: f64,
+    seconds_to_target: String,
+    best_accuracy: f64,
+    iterations_per_s: f64,
+}
+
+#[derive(Serialize)]
+struct CurveRow {
+    mode: String,
+    time: f64,
+    accuracy: f64,
+    loss: f64,
+}
+
+/// Paper's Table I (seconds to 0.67 / 0.68; `None` = not reached).
+fn paper_row(label: &str) -> (Option<f64>, Option<f64>) {
+    match label {
+        "bsp" => (Some(6159.0), None),
+        "asp" => (Some(2993.0), Some(3017.0)),
+        "ssp3" => (Some(5678.0), None),
+        "ssp6" => (Some(5704.0), Some(6908.0)),
+        "ssp15" => (Some(5565.0), Some(7256.0)),
+        "dssp3-12" => (Some(3016.0), Some(3046.0)),
+        _ => (None, None),
+    }
+}
+
+fn reach(r: &RunRecords, acc: f64) -> Option<f64> {
+    r.progress
+        .iter()
+        .find(|p| p.accuracy >= acc)
+        .map(|p| p.time)
+}
+
+fn show(v: Option<f64>) -> String {
+    v.map_or("never".into(), |x| format!("{x:.3}"))
+}
+
+fn main() -> std::process::ExitCode {
+    experiments::main_with(|| {
+        let args = Args::parse();
+        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let modes = cfg
+            .modes
+            .iter()
+            .map(|m| SyncMode::parse(m))
+            .collect::<Result<Vec<_>, _>>()?;
+        for m in &modes {
+            m.validate()?;
+        }
+        if cfg.target_fractions.is_empty()
+            || cfg
+                .target_fractions
+                .iter()
+                .any(|f| !(*f > 0.0 && *f <= 1.0))
+        {
+            bail!("target_fractions must be non-empty values in (0, 1]");
+        }
+        cfg.data.validate(cfg.workers)?;
+        cfg.network.validate(cfg.workers + 1)?;
+        let iteration_ns = cfg.profile.iteration_ns(cfg.workers)?;
+        let drivers = args.common.drivers(&[DriverKind::Sim])?;
+        if drivers != [DriverKind::Sim] {
+            bail!("dssp-table1 runs on the time profile, which only the sim driver models; use --driver sim");
+        }
+        let seed = args.common.seed;
+        let workload = cfg.data.svm_workload(cfg.svm, seed)?;
+        let settings = RunSettings {
+            network: cfg.network.clone(),
+            compute: bench_core::driver::ComputeModel {
+                ns_per_example: 0.0,
+                measured: false,
+            },
+            stragglers: cfg.stragglers.clone(),
+            eval_every: cfg.eval_every,
+            threads: ThreadsSection {
+                ring_depth: 32,
+                stall_timeout_ms: 60_000,
+            },
+            iteration_ns: Some(iteration_ns),
+            wire_bytes: Some(cfg.profile.bytes_per_update),
+        };
+        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let pb = progress(modes.len() as u64, FIGURE);
+        let mut runs: BTreeMap<String, RunRecords> = BTreeMap::new();
+        let mut curves = Vec::new();
+        for &mode in &modes {
+            pb.set_message(mode.label());
+            let spec = ProtocolSpec {
+                mode,
+                workers: cfg.workers,
+                iterations: cfg.iterations,
+            };
+            let rec = run_ps(DriverKind::Sim, spec, &settings, &workload, seed)
+                .with_context(|| format!("{} under sim", mode.label()))?;
+            for p in &rec.progress {
+                curves.push(CurveRow {
+                    mode: mode.label(),
+                    time: p.time,
+                    accuracy: p.accuracy,
+                    loss: p.loss,
+                });
+            }
+            runs.insert(mode.label(), rec);
+            pb.inc(1);
+        }
+        pb.finish_and_clear();
+        let best_of = |r: &RunRecords| {
+            r.progress
+                .iter()
+                .map(|p| p.accuracy)
+                .fold(f64::NAN, f64::max)
+        };
+        let best = runs.values().map(best_of).fold(f64::NAN, f64::max);
+        let mut table = Vec::new();
+        for (label, r) in &runs {
+            for &f in &cfg.target_fractions {
+                table.push(TableRow {
+                    mode: label.clone(),
+                    target: f,
+                    target_accuracy: f * best,
+                    seconds_to_target: show(reach(r, f * best)),
+                    best_accuracy: best_of(r),
+                    iterations_per_s: r.iteration_rate(),
+                });
+            }
+        }
+        let dssp_key = modes
+            .iter()
+            .find(|m| matches!(m, SyncMode::Dssp { .. }))
+            .map(|m| m.label());
+        for (ti, &f) in cfg.target_fractions.iter().enumerate() {
+            let target = f * best;
+            let Some(dk) = &dssp_key else {
+                out.claim(Claim::not_applicable(
+                    format!("{FIGURE}/target{ti}"),
+                    "DSSP claims",
+                    "-",
+                    "no DSSP mode configured",
+                ));
+                continue;
+            };
+            let dssp = reach(&runs[dk], target);
+            let paper = |k: &str| {
+                let (a, b) = paper_row(k);
+                show(if ti == 0 { a } else { b })
+            };
+            let beats = |others: Vec<&String>| -> (bool, String) {
+                let mut ok = dssp.is_some();
+                let mut parts = vec![format!("{dk} {}", show(dssp))];
+                for o in others {
+                    let t = reach(&runs[o], target);
+                    parts.push(format!("{o} {}", show(t)));
+                    if let (Some(d), Some(x)) = (dssp, t) {
+                        ok &= d < x;
+                    }
+                }
+                (ok, parts.join(", "))
+            };
+            let ssps: Vec<&String> = runs.keys().filter(|k| k.starts_with("ssp")).collect();
+            let (ok, measured) = beats(ssps.clone());
+            out.claim(Claim::check(
+                format!("{FIGURE}/target{ti}/dssp-before-every-ssp"),
+                format!(
+                    "DSSP reaches {:.0}% of the best accuracy ({target:.4}) before every SSP",
+                    f * 100.0
+                ),
+                ssps.iter()
+                    .map(|k| format!("{k} {}", paper(k)))
+                    .chain([format!("{dk} {}", paper(dk))])
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                measured,
+                ok,
+            ));
+            if runs.contains_key("bsp") {
+                let bsp_key = "bsp".to_string();
+                let (ok, measured) = beats(vec![&bsp_key]);
+                out.claim(Claim::check(
+                    format!("{FIGURE}/target{ti}/dssp-before-bsp"),
+                    format!("DSSP reaches {target:.4} before BSP"),
+                    format!("bsp {}, {dk} {}", paper("bsp"), paper(dk)),
+                    measured,
+                    ok,
+                ));
+            }
+            if let Some(asp) = runs.get("asp") {
+                let a = reach(asp, target);
+                let ok = matches!((dssp, a), (Some(d), Some(x)) if d <= 1.25 * x);
+                out.claim(Claim::check(
+                    format!("{FIGURE}/target{ti}/dssp-near-asp"),
+                    format!("DSSP within 1.25x of ASP's time to {target:.4}"),
+                    format!("asp {}, {dk} {}", paper("asp"), paper(dk)),
+                    format!("{dk} {}, asp {}", show(dssp), show(a)),
+                    ok,
+                ));
+            }
+        }
+        out.csv("table.csv", &table)?;
+        out.csv("curves.csv", &curves)?;
+        let notes = vec![
+            cfg.profile.describe(),
+            "proxy learning: logistic regression (SVM-SGD, log loss) on RCV1-shaped synthetic data on the CPU; accuracies are the proxy's, so targets are fractions of the best accuracy any mode reaches in this run".into(),
+            "paper_value columns quote dssp.txt Table I in seconds (ResNet-110, CIFAR-100, 0.67 / 0.68 accuracy); 'never' = not reached".into(),
+            "DSSP controller conventions: see bench-core/src/protocol/ps/dssp.rs".into(),
+        ];
+        out.finish(&cfg, seed, args.common.scale.label(), "sim", notes)?;
+        Ok(())
+    })
+}
