@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod mf_setup;
 pub mod output;
+pub mod profiled;
 pub mod runner;
 pub mod svm_setup;
 

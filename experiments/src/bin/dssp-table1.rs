@@ -2,20 +2,19 @@
 //! 15) and DSSP(3, 12) to reach two accuracy targets (dssp.txt Table I), in the simulator with
 //! a ResNet-110 time profile and a CPU proxy model for the learning.
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use bench_core::claims::Claim;
 use bench_core::driver::{DriverKind, NetworkModel, TimeProfile};
 use bench_core::metrics::RunRecords;
-use bench_core::protocol::{ProtocolSpec, SyncMode};
+use bench_core::protocol::SyncMode;
 use bench_core::straggler::StragglerConfig;
 use bench_core::workload::SvmConfig;
 use clap::Parser;
 use experiments::output::progress;
-use experiments::runner::{run_ps, RunSettings, ThreadsSection};
+use experiments::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
 use experiments::svm_setup::SparseData;
 use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 const QUICK: &str = include_str!("../../configs/dssp-table1.quick.toml");
 const PAPER: &str = include_str!("../../configs/dssp-table1.paper.toml");
@@ -77,29 +76,11 @@ fn paper_row(label: &str) -> (Option<f64>, Option<f64>) {
     }
 }
 
-fn reach(r: &RunRecords, acc: f64) -> Option<f64> {
-    r.progress
-        .iter()
-        .find(|p| p.accuracy >= acc)
-        .map(|p| p.time)
-}
-
-fn show(v: Option<f64>) -> String {
-    v.map_or("never".into(), |x| format!("{x:.3}"))
-}
-
 fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let modes = cfg
-            .modes
-            .iter()
-            .map(|m| SyncMode::parse(m))
-            .collect::<Result<Vec<_>, _>>()?;
-        for m in &modes {
-            m.validate()?;
-        }
+        let modes = parse_modes(&cfg.modes)?;
         if cfg.target_fractions.is_empty()
             || cfg
                 .target_fractions
@@ -108,53 +89,38 @@ fn main() -> std::process::ExitCode {
         {
             bail!("target_fractions must be non-empty values in (0, 1]");
         }
-        cfg.data.validate(cfg.workers)?;
-        cfg.network.validate(cfg.workers + 1)?;
-        let iteration_ns = cfg.profile.iteration_ns(cfg.workers)?;
         let drivers = args.common.drivers(&[DriverKind::Sim])?;
         if drivers != [DriverKind::Sim] {
             bail!("dssp-table1 runs on the time profile, which only the sim driver models; use --driver sim");
         }
         let seed = args.common.seed;
-        let workload = cfg.data.svm_workload(cfg.svm, seed)?;
-        let settings = RunSettings {
-            network: cfg.network.clone(),
-            compute: bench_core::driver::ComputeModel {
-                ns_per_example: 0.0,
-                measured: false,
-            },
-            stragglers: cfg.stragglers.clone(),
+        let setting = ProfiledSetting {
+            workers: cfg.workers,
+            iterations: cfg.iterations,
             eval_every: cfg.eval_every,
-            threads: ThreadsSection {
-                ring_depth: 32,
-                stall_timeout_ms: 60_000,
-            },
-            iteration_ns: Some(iteration_ns),
-            wire_bytes: Some(cfg.profile.bytes_per_update),
+            data: &cfg.data,
+            svm: cfg.svm,
+            profile: &cfg.profile,
+            network: &cfg.network,
+            stragglers: &cfg.stragglers,
         };
+        let workload = setting.workload(seed)?;
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let pb = progress(modes.len() as u64, FIGURE);
-        let mut runs: BTreeMap<String, RunRecords> = BTreeMap::new();
+        let runs = setting.run_all(&modes, &workload, seed, |m| {
+            pb.set_message(m.label());
+            pb.inc(1);
+        })?;
         let mut curves = Vec::new();
-        for &mode in &modes {
-            pb.set_message(mode.label());
-            let spec = ProtocolSpec {
-                mode,
-                workers: cfg.workers,
-                iterations: cfg.iterations,
-            };
-            let rec = run_ps(DriverKind::Sim, spec, &settings, &workload, seed)
-                .with_context(|| format!("{} under sim", mode.label()))?;
+        for (label, rec) in &runs {
             for p in &rec.progress {
                 curves.push(CurveRow {
-                    mode: mode.label(),
+                    mode: label.clone(),
                     time: p.time,
                     accuracy: p.accuracy,
                     loss: p.loss,
                 });
             }
-            runs.insert(mode.label(), rec);
-            pb.inc(1);
         }
         pb.finish_and_clear();
         let best_of = |r: &RunRecords| {
@@ -171,8 +137,8 @@ fn main() -> std::process::ExitCode {
                     mode: label.clone(),
                     target: f,
                     target_accuracy: f * best,
-                    seconds_to_target: show(reach(r, f * best)),
-                    best_accuracy: best_of(r),
+                    seconds_to_target: show(time_to_accuracy(r, f * best)),
+                    best_accuracy: best_accuracy(r),
                     iterations_per_s: r.iteration_rate(),
                 });
             }
@@ -192,7 +158,7 @@ fn main() -> std::process::ExitCode {
                 ));
                 continue;
             };
-            let dssp = reach(&runs[dk], target);
+            let dssp = time_to_accuracy(&runs[dk], target);
             let paper = |k: &str| {
                 let (a, b) = paper_row(k);
                 show(if ti == 0 { a } else { b })
@@ -201,7 +167,7 @@ fn main() -> std::process::ExitCode {
                 let mut ok = dssp.is_some();
                 let mut parts = vec![format!("{dk} {}", show(dssp))];
                 for o in others {
-                    let t = reach(&runs[o], target);
+                    let t = time_to_accuracy(&runs[o], target);
                     parts.push(format!("{o} {}", show(t)));
                     if let (Some(d), Some(x)) = (dssp, t) {
                         ok &= d < x;
@@ -237,7 +203,7 @@ fn main() -> std::process::ExitCode {
                 ));
             }
             if let Some(asp) = runs.get("asp") {
-                let a = reach(asp, target);
+                let a = time_to_accuracy(asp, target);
                 let ok = matches!((dssp, a), (Some(d), Some(x)) if d <= 1.25 * x);
                 out.claim(Claim::check(
                     format!("{FIGURE}/target{ti}/dssp-near-asp"),
