@@ -11,7 +11,7 @@ BIN     := target/release
 EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
-FIGS := asap-fig3 asap-fig10 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-table1 ps-modes
+FIGS := asap-fig3 asap-fig10 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 ps-modes
 
 .PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
 
@@ -25,6 +25,7 @@ reproduce-all: build
 	$(BIN)/essp-fig2-staleness $(EXP)
 	$(BIN)/essp-fig2-breakdown $(EXP)
 	$(BIN)/essp-fig3 $(EXP)
+	$(BIN)/dssp-fig3 $(EXP)
 	$(BIN)/dssp-table1 $(EXP)
 	$(BIN)/ps-modes $(EXP)
 	$(FIGURES) render
@@ -58,6 +59,11 @@ fig-essp-fig2-breakdown: build
 fig-essp-fig3: build
 	$(BIN)/essp-fig3 $(EXP)
 	$(FIGURES) render --figure essp-fig3
+	$(FIGURES) report
+
+fig-dssp-fig3: build
+	$(BIN)/dssp-fig3 $(EXP)
+	$(FIGURES) render --figure dssp-fig3
 	$(FIGURES) report
 
 fig-dssp-table1: build

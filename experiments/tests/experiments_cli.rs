@@ -274,3 +274,32 @@ fn dssp_table_on_a_short_run() {
     assert!(!bad.status.success());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn dssp_fig3_on_a_short_run() {
+    let dir = tmpdir("dsspfig3");
+    let cfg = dir.join("short.toml");
+    let text = include_str!("../configs/dssp-fig3.quick.toml")
+        .replace("iterations = 300", "iterations = 30")
+        .replace("train_rows = 20000", "train_rows = 2000")
+        .replace("test_rows = 2000", "test_rows = 200")
+        .replace("features = 47236", "features = 2000");
+    std::fs::write(&cfg, text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_dssp-fig3"))
+        .arg("--out")
+        .arg(&dir)
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let claims = std::fs::read_to_string(dir.join("dssp-fig3").join("claims.csv")).unwrap();
+    for line in claims.lines().filter(|l| l.contains("dssp-bound")) {
+        assert!(
+            line.ends_with(",pass"),
+            "DSSP's bound is a guarantee: {line}"
+        );
+    }
+    assert_eq!(claims.lines().count(), 1 + 2 * 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

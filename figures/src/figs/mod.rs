@@ -53,6 +53,12 @@ pub const ALL: &[FigureDef] = &[
         render: essp_staleness::render_convergence,
     },
     FigureDef {
+        id: "dssp-fig3",
+        title: "DSSP Fig 3: BSP, ASP, SSP(3..15) and DSSP(3, 12) under a communication-heavy (fc) and a computation-heavy (CNN) time profile, 4 workers",
+        paper: "DSSP >= averaged SSP; ASP fast but less accurate; throughput ASP > DSSP > SSP > BSP with fc layers, the reverse without",
+        render: dssp_table::render_fig3,
+    },
+    FigureDef {
         id: "dssp-table1",
         title: "DSSP Table I: time to two accuracy targets, 2 workers on mixed GPUs (time profile; CPU proxy model)",
         paper: "seconds to 0.67 / 0.68: BSP 6159/-, ASP 2993/3017, SSP3 5678/-, SSP6 5704/6908, SSP15 5565/7256, DSSP 3016/3046",
