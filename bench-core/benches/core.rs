@@ -184,11 +184,17 @@ fn ratio_report() {
         gbps(best_mem),
         gbps(best_tr) / gbps(best_mem)
     );
-    let t = Instant::now();
-    let events = sim_run(SyncMode::Asp);
+    // best of 5 runs, as for the transport: the event loop's rate without warm-up noise
+    let mut best = f64::MAX;
+    let mut events = 0;
+    for _ in 0..5 {
+        let t = Instant::now();
+        events = sim_run(SyncMode::Asp);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
     println!(
-        "sim_events: {:.2} M events/s (goal >= 2 M/s)",
-        events as f64 / t.elapsed().as_secs_f64() / 1e6
+        "sim_events (ASP, 64 workers, best of 5): {:.2} M events/s (goal >= 2 M/s)",
+        events as f64 / best / 1e6
     );
 }
 

@@ -109,11 +109,12 @@ impl NetworkState {
 
     /// Delivery time of a message of `bytes` sent by `src` to `dst` at `now`.
     pub(crate) fn send(&mut self, now: u64, src: usize, dst: usize, bytes: u64) -> u64 {
-        let (latency, gbps) = self
-            .links
-            .get(&(src, dst))
-            .copied()
-            .unwrap_or((self.model.latency_ns, self.model.bandwidth_gbps));
+        let default = (self.model.latency_ns, self.model.bandwidth_gbps);
+        let (latency, gbps) = if self.links.is_empty() {
+            default
+        } else {
+            self.links.get(&(src, dst)).copied().unwrap_or(default)
+        };
         // bits / (Gbit/s) = ns
         let ser = ((bytes as f64 * 8.0) / gbps).ceil() as u64;
         let depart = now.max(self.tx_free[src]);
