@@ -18,22 +18,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-struct Probe;
-impl Workload for Probe {
-    fn dim(&self) -> usize {
-        1
-    }
-    fn update(&self, _: &[f32], _: usize, _: usize, _: u64) -> Vec<f32> {
-        vec![1.0]
-    }
-    fn batch_size(&self, _workers: usize) -> usize {
-        1
-    }
-    fn evaluate(&self, m: &[f32]) -> (f64, f64) {
-        (m[0] as f64, 0.0)
-    }
-}
-
 fn sim_run(mode: SyncMode) -> u64 {
     let spec = ProtocolSpec {
         mode,
@@ -57,7 +41,7 @@ fn sim_run(mode: SyncMode) -> u64 {
     };
     sim::run(
         spec.build().unwrap(),
-        &Probe,
+        &bench_core::workload::CountingProbe,
         &cfg,
         &st,
         1,

@@ -6,27 +6,10 @@ use bench_core::driver::sim::{self, SimConfig, SimObserver};
 use bench_core::driver::{ComputeModel, NetworkModel};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::{SlowWorker, StragglerConfig};
-use bench_core::workload::Workload;
+use bench_core::workload::CountingProbe;
 use bench_core::{CoreError, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-/// A two-parameter workload: cheap, so that thousands of schedules run in seconds.
-struct Probe;
-impl Workload for Probe {
-    fn dim(&self) -> usize {
-        2
-    }
-    fn update(&self, model: &[f32], worker: usize, _: usize, _: u64) -> Vec<f32> {
-        vec![1.0, model[0] * 0.0 + worker as f32]
-    }
-    fn batch_size(&self, _workers: usize) -> usize {
-        1
-    }
-    fn evaluate(&self, model: &[f32]) -> (f64, f64) {
-        (model[0] as f64, 0.0)
-    }
-}
 
 struct BoundChecker {
     bound: Option<u64>,
@@ -102,7 +85,7 @@ fn check_mode(mode_of: impl Fn(u64) -> SyncMode, schedules: u64) -> (u64, i64) {
         };
         let records = sim::run(
             spec.build().unwrap(),
-            &Probe,
+            &CountingProbe,
             &cfg,
             &stragglers,
             seed,
@@ -168,7 +151,7 @@ fn same_seed_same_records() {
     let (spec, cfg, st) = random_case(42, SyncMode::Ssp { staleness: 2 });
     let a = sim::run(
         spec.build().unwrap(),
-        &Probe,
+        &CountingProbe,
         &cfg,
         &st,
         42,
@@ -177,7 +160,7 @@ fn same_seed_same_records() {
     .unwrap();
     let b = sim::run(
         spec.build().unwrap(),
-        &Probe,
+        &CountingProbe,
         &cfg,
         &st,
         42,
@@ -197,7 +180,15 @@ fn checker_catches_a_protocol_looser_than_its_claim() {
             checks: 0,
             worst: 0,
         };
-        sim::run(spec.build().unwrap(), &Probe, &cfg, &st, seed, &mut checker).is_err()
+        sim::run(
+            spec.build().unwrap(),
+            &CountingProbe,
+            &cfg,
+            &st,
+            seed,
+            &mut checker,
+        )
+        .is_err()
     });
     assert!(caught);
 }
@@ -228,8 +219,15 @@ fn dssp_gap_never_exceeds_lower_bound_plus_range() {
             checks: 0,
             worst: 0,
         };
-        let r = sim::run(spec.build().unwrap(), &Probe, &cfg, &st, seed, &mut checker)
-            .unwrap_or_else(|e| panic!("seed {seed}, {mode:?}, {spec:?}: {e}"));
+        let r = sim::run(
+            spec.build().unwrap(),
+            &CountingProbe,
+            &cfg,
+            &st,
+            seed,
+            &mut checker,
+        )
+        .unwrap_or_else(|e| panic!("seed {seed}, {mode:?}, {spec:?}: {e}"));
         assert_eq!(
             r.iterations.len() as u64,
             spec.workers as u64 * spec.iterations
@@ -259,14 +257,14 @@ fn backup_workers_complete_every_clock_with_exactly_n_updates() {
         eval_cfg.eval_every = 0;
         let r = sim::run(
             spec.build().unwrap(),
-            &Probe,
+            &CountingProbe,
             &eval_cfg,
             &st,
             seed,
             &mut sim::NoObserver,
         )
         .unwrap_or_else(|e| panic!("seed {seed}, {spec:?}: {e}"));
-        // Probe adds 1 to parameter 0 per applied update; evaluate reports it.
+        // CountingProbe adds 1 per applied update; evaluate reports the count.
         let applied = r.progress.last().unwrap().loss;
         let needed = (spec.workers - backups) as u64;
         assert_eq!(

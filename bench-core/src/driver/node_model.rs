@@ -183,27 +183,11 @@ mod tests {
         assert!(!m.install(0));
     }
 
-    struct AddOne;
-    impl Workload for AddOne {
-        fn dim(&self) -> usize {
-            1
-        }
-        fn update(&self, _: &[f32], _: usize, _: usize, _: u64) -> Vec<f32> {
-            vec![1.0]
-        }
-        fn batch_size(&self, _: usize) -> usize {
-            1
-        }
-        fn evaluate(&self, _: &[f32]) -> (f64, f64) {
-            (0.0, 0.0)
-        }
-    }
-
     #[test]
     fn install_keeps_own_updates_the_snapshot_lacks() {
         let mut m = NodeModel::new(vec![0.0], 1, Some(0));
         for c in 0..3 {
-            m.compute(&AddOne, 0, 1, c);
+            m.compute(&crate::workload::CountingProbe, 0, 1, c);
         }
         assert_eq!(m.model[0], 3.0);
         m.outgoing(PayloadKind::Update, 0).unwrap();

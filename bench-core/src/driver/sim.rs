@@ -368,7 +368,6 @@ impl Sim<'_> {
 mod tests {
     use super::*;
     use crate::protocol::{Input, Nanos};
-    use crate::workload::Workload;
 
     /// A worker that asks the server for something and never gets it.
     struct Stuck;
@@ -393,22 +392,6 @@ mod tests {
         }
     }
 
-    struct Tiny;
-    impl Workload for Tiny {
-        fn dim(&self) -> usize {
-            1
-        }
-        fn update(&self, _: &[f32], _: usize, _: usize, _: u64) -> Vec<f32> {
-            vec![0.0]
-        }
-        fn batch_size(&self, _workers: usize) -> usize {
-            1
-        }
-        fn evaluate(&self, _: &[f32]) -> (f64, f64) {
-            (0.0, 0.0)
-        }
-    }
-
     #[test]
     fn deadlock_is_reported_with_what_waits() {
         let cfg = SimConfig {
@@ -424,7 +407,7 @@ mod tests {
         };
         let e = run(
             vec![Box::new(Stuck)],
-            &Tiny,
+            &crate::workload::CountingProbe,
             &cfg,
             &StragglerConfig {
                 slow: vec![],

@@ -498,22 +498,6 @@ mod stall_tests {
         }
     }
 
-    struct Tiny;
-    impl Workload for Tiny {
-        fn dim(&self) -> usize {
-            1
-        }
-        fn update(&self, _: &[f32], _: usize, _: usize, _: u64) -> Vec<f32> {
-            vec![0.0]
-        }
-        fn batch_size(&self, _workers: usize) -> usize {
-            1
-        }
-        fn evaluate(&self, _: &[f32]) -> (f64, f64) {
-            (0.0, 0.0)
-        }
-    }
-
     #[test]
     fn stalled_run_stops_with_a_deadlock_error() {
         let cfg = ThreadsConfig {
@@ -528,7 +512,7 @@ mod stall_tests {
         let nodes: Vec<Box<dyn Protocol>> = vec![Box::new(Silent(0)), Box::new(Silent(1))];
         let e = run(
             nodes,
-            Arc::new(Tiny),
+            Arc::new(crate::workload::CountingProbe),
             &cfg,
             &StragglerConfig {
                 slow: vec![],

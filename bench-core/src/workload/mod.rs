@@ -2,9 +2,11 @@
 //! evaluates a model; drivers own the models and move them between nodes.
 
 mod mf;
+mod probe;
 mod svm;
 
 pub use mf::{MatrixFactorization, MfConfig};
+pub use probe::CountingProbe;
 pub use svm::{Loss, SvmConfig, SvmSgd};
 
 /// A model trained by data-parallel SGD-like steps.
