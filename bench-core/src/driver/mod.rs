@@ -9,7 +9,7 @@ pub mod sim;
 pub mod threads;
 
 pub use network::{LinkOverride, NetworkModel};
-pub use node_model::{NodeModel, Payload};
+pub use node_model::{NodeModel, Payload, PayloadEffect};
 pub use profile::{DeviceTime, TimeProfile};
 
 /// Time model of computations.

@@ -1,6 +1,7 @@
 //! The model state of one node and how a driver carries out the learning part of actions.
 
-use crate::protocol::{NodeId, PayloadKind};
+use crate::error::{CoreError, Result};
+use crate::protocol::{Action, NodeId, PayloadKind, Role};
 use crate::workload::Workload;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
@@ -13,6 +14,17 @@ pub struct Payload {
     /// Ground truth for checkers: how many updates of each worker the sender's model held
     /// (snapshots) — never read by protocols.
     pub applied: Arc<Vec<u64>>,
+}
+
+/// What carrying out a payload action did, for the driver's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadEffect {
+    /// An update was applied to the model.
+    Applied,
+    /// A late update was dropped.
+    Discarded,
+    /// A snapshot was installed.
+    Installed,
 }
 
 /// Bytes of control header counted for every message.
@@ -59,6 +71,51 @@ impl NodeModel {
             inbox_updates: HashMap::new(),
             inbox_models: HashMap::new(),
         }
+    }
+
+    /// Carries out the payload part of `action` (Apply, Discard, Install) at node `node`, where
+    /// `roles[n]` is the role of node `n`. Other actions return `Ok(None)`. Both drivers go
+    /// through here, so the learning side of every protocol action is the same under each.
+    ///
+    /// # Errors
+    /// [`CoreError::Protocol`] when the payload named is not held or comes from a non-worker:
+    /// a protocol or driver bug.
+    pub fn carry_out(
+        &mut self,
+        node: NodeId,
+        action: &Action,
+        roles: &[Role],
+    ) -> Result<Option<PayloadEffect>> {
+        let err = |message: String| CoreError::Protocol { node, message };
+        let worker_of = |from: NodeId| match roles.get(from) {
+            Some(Role::Worker(w)) => Ok(*w),
+            _ => Err(err(format!("update from non-worker node {from}"))),
+        };
+        Ok(Some(match *action {
+            Action::Apply { from, clock } => {
+                if !self.apply(from, worker_of(from)?, clock) {
+                    return Err(err(format!(
+                        "no update payload from node {from} for clock {clock}"
+                    )));
+                }
+                PayloadEffect::Applied
+            }
+            Action::Discard { from, clock } => {
+                if !self.discard(from, worker_of(from)?, clock) {
+                    return Err(err(format!(
+                        "no update payload from node {from} for clock {clock} to discard"
+                    )));
+                }
+                PayloadEffect::Discarded
+            }
+            Action::Install { from } => {
+                if !self.install(from) {
+                    return Err(err(format!("no model payload from node {from} to install")));
+                }
+                PayloadEffect::Installed
+            }
+            _ => return Ok(None),
+        }))
     }
 
     /// Computes worker `worker`'s update for `iter` on the local model and applies it locally

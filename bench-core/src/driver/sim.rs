@@ -6,7 +6,7 @@
 //! straggler factor, message time from [`NetworkModel`].
 
 use super::network::NetworkState;
-use super::node_model::{NodeModel, Payload, HEADER_BYTES};
+use super::node_model::{NodeModel, Payload, PayloadEffect, HEADER_BYTES};
 use super::{ComputeModel, NetworkModel};
 use crate::error::{CoreError, Result};
 use crate::metrics::{IterationRow, ProgressRow, RunRecords};
@@ -299,63 +299,26 @@ impl Sim<'_> {
                     let dur = (base * factor).round() as u64;
                     self.schedule(now + dur.max(1), SimEvent::ComputeDone { node, iter });
                 }
-                Action::Apply { from, clock } => {
-                    let Role::Worker(w) = self.roles[from] else {
-                        return Err(CoreError::Protocol {
-                            node,
-                            message: format!("update from non-worker node {from}"),
-                        });
-                    };
-                    if !self.models[node].apply(from, w, clock) {
-                        return Err(CoreError::Protocol {
-                            node,
-                            message: format!(
-                                "no update payload from node {from} for clock {clock}"
-                            ),
-                        });
-                    }
-                    self.applied_total += 1;
-                    if self.cfg.eval_every > 0 && self.applied_total % self.cfg.eval_every == 0 {
-                        self.evaluate(now);
-                    }
-                }
-                Action::Discard { from, clock } => {
-                    let Role::Worker(w) = self.roles[from] else {
-                        return Err(CoreError::Protocol {
-                            node,
-                            message: format!("update from non-worker node {from}"),
-                        });
-                    };
-                    if !self.models[node].discard(from, w, clock) {
-                        return Err(CoreError::Protocol {
-                            node,
-                            message: format!(
-                                "no update payload from node {from} for clock {clock} to discard"
-                            ),
-                        });
-                    }
-                    self.records.dropped_updates += 1;
-                }
-                Action::Install { from } => {
-                    if !self.models[node].install(from) {
-                        return Err(CoreError::Protocol {
-                            node,
-                            message: format!("no model payload from node {from} to install"),
-                        });
+                Action::Apply { .. } | Action::Discard { .. } | Action::Install { .. } => {
+                    match self.models[node].carry_out(node, &action, &self.roles)? {
+                        Some(PayloadEffect::Applied) => {
+                            self.applied_total += 1;
+                            if self.cfg.eval_every > 0
+                                && self.applied_total % self.cfg.eval_every == 0
+                            {
+                                self.evaluate(now);
+                            }
+                        }
+                        Some(PayloadEffect::Discarded) => self.records.dropped_updates += 1,
+                        Some(PayloadEffect::Installed) | None => {}
                     }
                 }
                 Action::Record(Event::Iteration(r)) => {
                     // Bytes sent since the previous iteration ended, including this update.
                     let bytes = std::mem::take(&mut self.bytes_in_iter[node]);
-                    self.records.iterations.push(IterationRow {
-                        worker: r.worker,
-                        iter: r.iter,
-                        start: r.start,
-                        end: r.end,
-                        wait: r.wait,
-                        staleness: r.staleness,
-                        bytes,
-                    });
+                    self.records
+                        .iterations
+                        .push(IterationRow::from_record(&r, bytes));
                 }
                 Action::Record(Event::Read { .. }) | Action::Finished => {}
             }

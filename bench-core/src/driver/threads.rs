@@ -6,7 +6,7 @@
 //! time is the [`ComputeModel`] times the straggler factor (the thread sleeps the difference), so
 //! the same configuration means the same thing under `sim` and `threads`.
 
-use super::node_model::{NodeModel, Payload, HEADER_BYTES};
+use super::node_model::{NodeModel, Payload, PayloadEffect, HEADER_BYTES};
 use super::ComputeModel;
 use crate::error::{CoreError, Result};
 use crate::metrics::{IterationRow, ProgressRow, RunRecords};
@@ -386,62 +386,25 @@ impl NodeThread {
                     let now = self.now();
                     self.proto.handle(now, Input::ComputeDone { iter })?;
                 }
-                Action::Apply { from, clock } => {
-                    let Role::Worker(w) = self.roles[from] else {
-                        return Err(CoreError::Protocol {
-                            node,
-                            message: format!("update from non-worker node {from}"),
-                        });
-                    };
-                    if !self.model.apply(from, w, clock) {
-                        return Err(CoreError::Protocol {
-                            node,
-                            message: format!(
-                                "no update payload from node {from} for clock {clock}"
-                            ),
-                        });
-                    }
-                    self.applied_total += 1;
-                    if self.cfg.eval_every > 0 && self.applied_total % self.cfg.eval_every == 0 {
-                        self.evaluate();
-                    }
-                }
-                Action::Discard { from, clock } => {
-                    let Role::Worker(w) = self.roles[from] else {
-                        return Err(CoreError::Protocol {
-                            node,
-                            message: format!("update from non-worker node {from}"),
-                        });
-                    };
-                    if !self.model.discard(from, w, clock) {
-                        return Err(CoreError::Protocol {
-                            node,
-                            message: format!(
-                                "no update payload from node {from} for clock {clock} to discard"
-                            ),
-                        });
-                    }
-                    self.out.dropped += 1;
-                }
-                Action::Install { from } => {
-                    if !self.model.install(from) {
-                        return Err(CoreError::Protocol {
-                            node,
-                            message: format!("no model payload from node {from} to install"),
-                        });
+                Action::Apply { .. } | Action::Discard { .. } | Action::Install { .. } => {
+                    match self.model.carry_out(node, &action, &self.roles)? {
+                        Some(PayloadEffect::Applied) => {
+                            self.applied_total += 1;
+                            if self.cfg.eval_every > 0
+                                && self.applied_total % self.cfg.eval_every == 0
+                            {
+                                self.evaluate();
+                            }
+                        }
+                        Some(PayloadEffect::Discarded) => self.out.dropped += 1,
+                        Some(PayloadEffect::Installed) | None => {}
                     }
                 }
                 Action::Record(Event::Iteration(r)) => {
                     let bytes = std::mem::take(&mut self.bytes_in_iter);
-                    self.out.iterations.push(IterationRow {
-                        worker: r.worker,
-                        iter: r.iter,
-                        start: r.start,
-                        end: r.end,
-                        wait: r.wait,
-                        staleness: r.staleness,
-                        bytes,
-                    });
+                    self.out
+                        .iterations
+                        .push(IterationRow::from_record(&r, bytes));
                 }
                 Action::Record(Event::Read { .. }) | Action::Finished => {}
             }

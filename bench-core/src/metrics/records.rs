@@ -21,6 +21,21 @@ pub struct IterationRow {
     pub bytes: u64,
 }
 
+impl IterationRow {
+    /// The row for a protocol's iteration record plus the bytes the driver counted.
+    pub fn from_record(r: &crate::protocol::IterationRecord, bytes: u64) -> Self {
+        IterationRow {
+            worker: r.worker,
+            iter: r.iter,
+            start: r.start,
+            end: r.end,
+            wait: r.wait,
+            staleness: r.staleness,
+            bytes,
+        }
+    }
+}
+
 /// One row of `progress.csv`: the server (or average) model evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProgressRow {
