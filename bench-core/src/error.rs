@@ -16,6 +16,18 @@ pub enum CoreError {
         /// What was wrong on that line.
         message: String,
     },
+    /// A data file (LIBSVM, ratings, ...) could not be parsed.
+    #[error("{path}:{line}:{column}: {message}")]
+    DataFile {
+        /// File being parsed.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// 1-based column (byte offset in the line) where the bad token starts.
+        column: usize,
+        /// What was wrong.
+        message: String,
+    },
     /// A topology request that cannot be built (unknown kind, too few nodes, ...).
     #[error("invalid topology: {0}")]
     Topology(String),

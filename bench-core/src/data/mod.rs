@@ -3,9 +3,11 @@
 //! with the datasets work; experiments at quick scale run on the generators.
 
 mod csr;
+mod libsvm;
 mod ratings;
 mod synthetic;
 
 pub use csr::CsrMatrix;
+pub use libsvm::{read_libsvm, write_libsvm};
 pub use ratings::{Rating, RatingsShape};
 pub use synthetic::{Rcv1Shape, SparseClassification};

@@ -18,7 +18,28 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+enum DatasetsCommand {
+    /// Parse a local LIBSVM file and print rows, features, non-zeros, label counts and parse
+    /// time. (list / fetch / verify / pin / path come with datasets.lock support.)
+    Inspect {
+        /// The file (LIBSVM / SVMlight text).
+        file: PathBuf,
+        /// Declared feature count: indices beyond it are errors. Default: the largest index.
+        #[arg(long)]
+        features: Option<usize>,
+        /// Print one JSON object with keys rows, features, nnz, labels, parse_seconds.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum Command {
+    /// Work with datasets.
+    Datasets {
+        #[command(subcommand)]
+        command: DatasetsCommand,
+    },
     /// Analyse a communication graph: nodes, edges, degrees, regularity, connectivity,
     /// shortest paths and both spectral gaps (ASAP's 1 - sigma_2(P), Hop's |l1| - |l2|).
     Graph {
@@ -45,6 +66,14 @@ fn main() -> std::process::ExitCode {
 
 fn run() -> Result<()> {
     match Cli::parse().command {
+        Command::Datasets {
+            command:
+                DatasetsCommand::Inspect {
+                    file,
+                    features,
+                    json,
+                },
+        } => inspect(&file, features, json),
         Command::Graph {
             kind,
             nodes,
@@ -89,4 +118,38 @@ fn run() -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn inspect(file: &std::path::Path, features: Option<usize>, json: bool) -> Result<()> {
+    let f = std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+    let t0 = std::time::Instant::now();
+    let m = bench_core::data::read_libsvm(std::io::BufReader::new(f), file, features)?;
+    let secs = t0.elapsed().as_secs_f64();
+    let mut labels: std::collections::BTreeMap<String, usize> = Default::default();
+    for l in &m.labels {
+        *labels.entry(format!("{l}")).or_default() += 1;
+    }
+    if json {
+        let v = serde_json::json!({
+            "file": file.display().to_string(),
+            "rows": m.rows(),
+            "features": m.cols,
+            "nnz": m.nnz(),
+            "labels": labels,
+            "parse_seconds": secs,
+        });
+        println!("{}", serde_json::to_string(&v)?);
+    } else {
+        println!("file:      {}", file.display());
+        println!("rows:      {}", m.rows());
+        println!("features:  {}", m.cols);
+        println!(
+            "non-zeros: {} ({:.1} per row)",
+            m.nnz(),
+            m.nnz() as f64 / m.rows().max(1) as f64
+        );
+        println!("labels:    {labels:?}");
+        println!("parsed in  {secs:.3} s");
+    }
+    Ok(())
 }
