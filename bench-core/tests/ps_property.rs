@@ -17,6 +17,16 @@ struct BoundChecker {
     worst: i64,
 }
 
+impl BoundChecker {
+    fn new(bound: Option<u64>) -> Self {
+        BoundChecker {
+            bound,
+            checks: 0,
+            worst: 0,
+        }
+    }
+}
+
 impl SimObserver for BoundChecker {
     fn on_compute(&mut self, now: u64, worker: usize, iter: u64, applied: &[u64]) -> Result<()> {
         self.checks += 1;
@@ -78,11 +88,7 @@ fn check_mode(mode_of: impl Fn(u64) -> SyncMode, schedules: u64) -> (u64, i64) {
     for seed in 0..schedules {
         let mode = mode_of(seed);
         let (spec, cfg, stragglers) = random_case(seed, mode);
-        let mut checker = BoundChecker {
-            bound: mode.bound(),
-            checks: 0,
-            worst: 0,
-        };
+        let mut checker = BoundChecker::new(mode.bound());
         let records = sim::run(
             spec.build().unwrap(),
             &CountingProbe,
@@ -175,11 +181,7 @@ fn checker_catches_a_protocol_looser_than_its_claim() {
     // Nodes built for SSP(4) checked against BSP's bound must be caught on some schedule.
     let caught = (0..200).any(|seed| {
         let (spec, cfg, st) = random_case(seed, SyncMode::Ssp { staleness: 4 });
-        let mut checker = BoundChecker {
-            bound: Some(0),
-            checks: 0,
-            worst: 0,
-        };
+        let mut checker = BoundChecker::new(Some(0));
         sim::run(
             spec.build().unwrap(),
             &CountingProbe,
@@ -214,11 +216,7 @@ fn dssp_gap_never_exceeds_lower_bound_plus_range() {
         let r_max = ((seed / 4) % 7) as i64;
         let mode = SyncMode::Dssp { s_l, r_max };
         let (spec, cfg, st) = random_case(seed, mode);
-        let mut checker = BoundChecker {
-            bound: mode.bound(),
-            checks: 0,
-            worst: 0,
-        };
+        let mut checker = BoundChecker::new(mode.bound());
         let r = sim::run(
             spec.build().unwrap(),
             &CountingProbe,

@@ -89,3 +89,12 @@ impl CommonArgs {
             .collect()
     }
 }
+
+/// `sim,threads`-style label of a driver list, for manifests.
+pub fn drivers_label(drivers: &[DriverKind]) -> String {
+    drivers
+        .iter()
+        .map(|d| d.label())
+        .collect::<Vec<_>>()
+        .join(",")
+}

@@ -41,6 +41,18 @@ jitter_sigma = 0.1
 slow = [{ worker = 0, factor = 2.0 }]
 "#;
 
+/// Runs experiment binary `bin` with `--out dir --config cfg` and the extra arguments.
+fn run_exp(bin: &str, dir: &Path, cfg: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(bin)
+        .args(extra)
+        .arg("--out")
+        .arg(dir)
+        .arg("--config")
+        .arg(cfg)
+        .output()
+        .unwrap()
+}
+
 fn ps_modes(out: &Path, cfg: &Path, seed: u64, driver: &str) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_ps-modes"))
         .args(["--driver", driver, "--seed", &seed.to_string(), "--out"])
@@ -172,13 +184,7 @@ fn essp_staleness_profiles_on_a_tiny_run() {
         .replace("items = 1000", "items = 50")
         .replace("ratings = 200000", "ratings = 6000");
     std::fs::write(&cfg, text).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_essp-fig2-staleness"))
-        .arg("--out")
-        .arg(&dir)
-        .arg("--config")
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let o = run_exp(env!("CARGO_BIN_EXE_essp-fig2-staleness"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let fig = dir.join("essp-fig2-staleness");
     let hist = std::fs::read_to_string(fig.join("differential_hist.csv")).unwrap();
@@ -193,13 +199,7 @@ fn essp_staleness_profiles_on_a_tiny_run() {
     ] {
         assert!(claims.contains(id), "{id} missing");
     }
-    let o = Command::new(env!("CARGO_BIN_EXE_essp-fig2-breakdown"))
-        .arg("--out")
-        .arg(&dir)
-        .arg("--config")
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let o = run_exp(env!("CARGO_BIN_EXE_essp-fig2-breakdown"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let b = std::fs::read_to_string(dir.join("essp-fig2-breakdown").join("breakdown.csv")).unwrap();
     assert!(b.starts_with("driver,mode,staleness,compute_s_per_clock,blocked_s_per_clock"));
@@ -212,13 +212,7 @@ fn essp_staleness_profiles_on_a_tiny_run() {
             .replace("eval_every = 640", "eval_every = 6\nlarge_step = 0.05"),
     )
     .unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_essp-fig3"))
-        .arg("--out")
-        .arg(&dir)
-        .arg("--config")
-        .arg(&fig3_cfg)
-        .output()
-        .unwrap();
+    let o = run_exp(env!("CARGO_BIN_EXE_essp-fig3"), &dir, &fig3_cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let c = std::fs::read_to_string(dir.join("essp-fig3").join("claims.csv")).unwrap();
     for id in [
@@ -249,13 +243,7 @@ fn dssp_table_on_a_short_run() {
         .replace("test_rows = 2000", "test_rows = 200")
         .replace("features = 47236", "features = 2000");
     std::fs::write(&cfg, text).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_dssp-table1"))
-        .arg("--out")
-        .arg(&dir)
-        .arg("--config")
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let o = run_exp(env!("CARGO_BIN_EXE_dssp-table1"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let t = std::fs::read_to_string(dir.join("dssp-table1").join("table.csv")).unwrap();
     assert_eq!(t.lines().count(), 1 + 6 * 2, "6 modes x 2 targets");
@@ -264,13 +252,12 @@ fn dssp_table_on_a_short_run() {
         m.contains("gtx1060"),
         "the manifest states the time profile"
     );
-    let bad = Command::new(env!("CARGO_BIN_EXE_dssp-table1"))
-        .args(["--driver", "threads", "--out"])
-        .arg(&dir)
-        .arg("--config")
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let bad = run_exp(
+        env!("CARGO_BIN_EXE_dssp-table1"),
+        &dir,
+        &cfg,
+        &["--driver", "threads"],
+    );
     assert!(!bad.status.success());
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -285,13 +272,7 @@ fn dssp_fig3_on_a_short_run() {
         .replace("test_rows = 2000", "test_rows = 200")
         .replace("features = 47236", "features = 2000");
     std::fs::write(&cfg, text).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_dssp-fig3"))
-        .arg("--out")
-        .arg(&dir)
-        .arg("--config")
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let o = run_exp(env!("CARGO_BIN_EXE_dssp-fig3"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let claims = std::fs::read_to_string(dir.join("dssp-fig3").join("claims.csv")).unwrap();
     for line in claims.lines().filter(|l| l.contains("dssp-bound")) {

@@ -121,12 +121,8 @@ fn main() -> std::process::ExitCode {
             "compute = end - start - wait of each worker clock; blocked = wait for a fresh enough model; averaged over all worker clocks".into(),
             "bytes_per_clock counts every message of the run (ESSP's eager pushes included) per worker clock".into(),
         ];
-        let driver_label = drivers
-            .iter()
-            .map(|d| d.label())
-            .collect::<Vec<_>>()
-            .join(",");
-        out.finish(&cfg, seed, args.common.scale.label(), &driver_label, notes)?;
+        let drivers = experiments::cli::drivers_label(&drivers);
+        out.finish(&cfg, seed, args.common.scale.label(), &drivers, notes)?;
         Ok(())
     })
 }

@@ -160,12 +160,8 @@ fn main() -> std::process::ExitCode {
             "matrix factorisation on synthetic Netflix-shaped ratings (low rank + noise, power-law items); squared loss on held-out ratings".into(),
             "fresh_mass = share of reads with clock differential >= -2 (within one clock of fresh)".into(),
         ];
-        let driver_label = drivers
-            .iter()
-            .map(|d| d.label())
-            .collect::<Vec<_>>()
-            .join(",");
-        out.finish(&cfg, seed, args.common.scale.label(), &driver_label, notes)?;
+        let drivers = experiments::cli::drivers_label(&drivers);
+        out.finish(&cfg, seed, args.common.scale.label(), &drivers, notes)?;
         Ok(())
     })
 }

@@ -211,12 +211,8 @@ fn main() -> std::process::ExitCode {
             "'converged' = finite final squared loss below the initial one; otherwise 'unstable'".into(),
             "matrix factorisation on synthetic Netflix-shaped ratings; the LDA panels of the figure are n.a.".into(),
         ];
-        let driver_label = drivers
-            .iter()
-            .map(|d| d.label())
-            .collect::<Vec<_>>()
-            .join(",");
-        out.finish(&cfg, seed, args.common.scale.label(), &driver_label, notes)?;
+        let drivers = experiments::cli::drivers_label(&drivers);
+        out.finish(&cfg, seed, args.common.scale.label(), &drivers, notes)?;
         Ok(())
     })
 }

@@ -227,12 +227,8 @@ fn main() -> std::process::ExitCode {
                 "sim driver: virtual time; the same seed gives the same CSV bytes".into()
             },
         ];
-        let driver_label = drivers
-            .iter()
-            .map(|d| d.label())
-            .collect::<Vec<_>>()
-            .join(",");
-        out.finish(&cfg, seed, args.common.scale.label(), &driver_label, notes)?;
+        let drivers = experiments::cli::drivers_label(&drivers);
+        out.finish(&cfg, seed, args.common.scale.label(), &drivers, notes)?;
         Ok(())
     })
 }
