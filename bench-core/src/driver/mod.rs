@@ -1,15 +1,22 @@
 //! Drivers run protocol nodes: [`sim`] in deterministic virtual time, [`threads`] with one OS
 //! thread per node in real time over the threads transport. Both carry out the same
-//! [`crate::protocol::Action`]s through [`NodeModel`], so the learning is identical in kind.
+//! [`crate::protocol::Action`]s through one [`Learning`], so the learning is identical in kind.
 
+mod learning;
 mod network;
 mod node_model;
 mod profile;
 pub mod sim;
 pub mod threads;
 
+pub use learning::{payload_words, Learning};
 pub use network::{LinkOverride, NetworkModel};
 pub use node_model::{NodeModel, Payload, PayloadEffect};
+
+/// True when counting from `before` to `after` passes a multiple of `every` (0: never).
+pub(crate) fn crosses(before: u64, after: u64, every: u64) -> bool {
+    every > 0 && before / every != after / every
+}
 pub use profile::{DeviceTime, TimeProfile};
 
 /// Time model of computations.

@@ -25,6 +25,24 @@ pub enum PayloadEffect {
     Discarded,
     /// A snapshot was installed.
     Installed,
+    /// A result was collected for the next commit (ASYNC family).
+    Collected,
+    /// The results collected since the previous commit were folded into the model as one step.
+    Committed {
+        /// How many results the step folded in.
+        results: u64,
+    },
+}
+
+impl PayloadEffect {
+    /// Updates or results this effect brought into the model (drives `eval_every`).
+    pub fn results_applied(&self) -> u64 {
+        match *self {
+            PayloadEffect::Applied => 1,
+            PayloadEffect::Committed { results } => results,
+            _ => 0,
+        }
+    }
 }
 
 /// Bytes of control header counted for every message.
@@ -120,7 +138,13 @@ impl NodeModel {
 
     /// Computes worker `worker`'s update for `iter` on the local model and applies it locally
     /// too (read-my-writes, as Petuum's client cache does).
-    pub fn compute(&mut self, w: &dyn Workload, worker: usize, workers: usize, iter: u64) {
+    pub fn compute<W: Workload + ?Sized>(
+        &mut self,
+        w: &W,
+        worker: usize,
+        workers: usize,
+        iter: u64,
+    ) {
         let u = w.update(&self.model, worker, workers, iter);
         for (m, d) in self.model.iter_mut().zip(&u) {
             *m += d;

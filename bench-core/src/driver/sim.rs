@@ -5,14 +5,14 @@
 //! computed and applied); only time is modelled: compute time from [`ComputeModel`] times the
 //! straggler factor, message time from [`NetworkModel`].
 
+use super::learning::Learning;
 use super::network::NetworkState;
-use super::node_model::{NodeModel, Payload, PayloadEffect, HEADER_BYTES};
-use super::{ComputeModel, NetworkModel};
+use super::node_model::{Payload, PayloadEffect, HEADER_BYTES};
+use super::{crosses, ComputeModel, NetworkModel};
 use crate::error::{CoreError, Result};
 use crate::metrics::{IterationRow, ProgressRow, RunRecords};
 use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role};
 use crate::straggler::{StragglerConfig, StragglerSampler};
-use crate::workload::Workload;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -97,12 +97,12 @@ impl Ord for Scheduled {
     }
 }
 
-struct Sim<'a> {
+struct Sim<'a, L: Learning + ?Sized> {
     nodes: Vec<Box<dyn Protocol>>,
     roles: Vec<Role>,
-    models: Vec<NodeModel>,
+    models: Vec<L::Node>,
     samplers: Vec<Option<StragglerSampler>>,
-    workload: &'a dyn Workload,
+    workload: &'a L,
     cfg: SimConfig,
     workers: usize,
     heap: BinaryHeap<Scheduled>,
@@ -118,9 +118,9 @@ struct Sim<'a> {
 /// # Errors
 /// A protocol violation, an observer's error, [`CoreError::Deadlock`] when no event is pending
 /// while a node is unfinished, or [`CoreError::Config`] when `max_events` is exceeded.
-pub fn run(
+pub fn run<L: Learning + ?Sized>(
     nodes: Vec<Box<dyn Protocol>>,
-    workload: &dyn Workload,
+    workload: &L,
     cfg: &SimConfig,
     stragglers: &StragglerConfig,
     seed: u64,
@@ -143,13 +143,8 @@ pub fn run(
     let mut sim = Sim {
         models: roles
             .iter()
-            .map(|r| {
-                let me = match r {
-                    Role::Worker(w) => Some(*w),
-                    Role::Server => None,
-                };
-                NodeModel::new(workload.initial_model(), workers, me)
-            })
+            .enumerate()
+            .map(|(i, r)| workload.node(i, *r, workers))
             .collect(),
         nodes,
         roles,
@@ -175,7 +170,7 @@ pub fn run(
     Ok(sim.records)
 }
 
-impl Sim<'_> {
+impl<L: Learning + ?Sized> Sim<'_, L> {
     fn schedule(&mut self, time: u64, event: SimEvent) {
         self.seq += 1;
         self.heap.push(Scheduled {
@@ -185,16 +180,11 @@ impl Sim<'_> {
         });
     }
 
-    fn server_model(&self) -> Option<&NodeModel> {
-        self.roles
-            .iter()
-            .position(|r| *r == Role::Server)
-            .map(|i| &self.models[i])
-    }
-
     fn evaluate(&mut self, now: u64) {
-        let Some(m) = self.server_model() else { return };
-        let (loss, accuracy) = self.workload.evaluate(&m.model);
+        let Some(server) = self.roles.iter().position(|r| *r == Role::Server) else {
+            return;
+        };
+        let (loss, accuracy) = self.workload.evaluate(&self.models[server]);
         self.records.progress.push(ProgressRow {
             time: now as f64 * 1e-9,
             iteration: self.applied_total as f64 / self.workers.max(1) as f64,
@@ -224,7 +214,7 @@ impl Sim<'_> {
                     payload,
                 } => {
                     if let Some(p) = payload {
-                        self.models[to].receive(from, msg.payload(), msg.payload_key(), p);
+                        self.workload.receive(&mut self.models[to], from, &msg, p);
                     }
                     (to, Input::Received { from, msg })
                 }
@@ -255,7 +245,7 @@ impl Sim<'_> {
         while let Some(action) = self.nodes[node].poll_action() {
             match action {
                 Action::Send { to, msg } => {
-                    let payload = self.models[node].outgoing(msg.payload(), msg.payload_key());
+                    let payload = self.workload.outgoing(&mut self.models[node], to, &msg);
                     let payload_bytes = payload
                         .as_ref()
                         .map_or(0, |p| self.cfg.wire_bytes.unwrap_or_else(|| p.wire_bytes()));
@@ -280,9 +270,10 @@ impl Sim<'_> {
                             message: "only workers compute".into(),
                         });
                     };
-                    observer.on_compute(now, w, iter, &self.models[node].applied)?;
+                    observer.on_compute(now, w, iter, self.workload.applied(&self.models[node]))?;
                     let t0 = std::time::Instant::now();
-                    self.models[node].compute(self.workload, w, self.workers, iter);
+                    self.workload
+                        .compute(&mut self.models[node], w, self.workers, iter);
                     let factor = self.samplers[node]
                         .as_mut()
                         .map_or(1.0, StragglerSampler::next_factor);
@@ -299,18 +290,25 @@ impl Sim<'_> {
                     let dur = (base * factor).round() as u64;
                     self.schedule(now + dur.max(1), SimEvent::ComputeDone { node, iter });
                 }
-                Action::Apply { .. } | Action::Discard { .. } | Action::Install { .. } => {
-                    match self.models[node].carry_out(node, &action, &self.roles)? {
-                        Some(PayloadEffect::Applied) => {
-                            self.applied_total += 1;
-                            if self.cfg.eval_every > 0
-                                && self.applied_total % self.cfg.eval_every == 0
-                            {
-                                self.evaluate(now);
-                            }
+                Action::Apply { .. }
+                | Action::Discard { .. }
+                | Action::Install { .. }
+                | Action::Commit { .. } => {
+                    let effect = self.workload.carry_out(
+                        &mut self.models[node],
+                        node,
+                        &action,
+                        &self.roles,
+                    )?;
+                    if let Some(effect) = effect {
+                        let before = self.applied_total;
+                        self.applied_total += effect.results_applied();
+                        if effect == PayloadEffect::Discarded {
+                            self.records.dropped_updates += 1;
                         }
-                        Some(PayloadEffect::Discarded) => self.records.dropped_updates += 1,
-                        Some(PayloadEffect::Installed) | None => {}
+                        if crosses(before, self.applied_total, self.cfg.eval_every) {
+                            self.evaluate(now);
+                        }
                     }
                 }
                 Action::Record(Event::Iteration(r)) => {

@@ -6,15 +6,15 @@
 //! time is the [`ComputeModel`] times the straggler factor (the thread sleeps the difference), so
 //! the same configuration means the same thing under `sim` and `threads`.
 
-use super::node_model::{NodeModel, Payload, PayloadEffect, HEADER_BYTES};
-use super::ComputeModel;
+use super::learning::Learning;
+use super::node_model::{Payload, PayloadEffect, HEADER_BYTES};
+use super::{crosses, ComputeModel};
 use crate::error::{CoreError, Result};
 use crate::metrics::{IterationRow, ProgressRow, RunRecords};
 use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role, MESSAGE_WORDS};
 use crate::straggler::StragglerConfig;
 use crate::transport::threads::{ThreadsEndpoint, ThreadsFabric};
 use crate::transport::{AlignedWords, Endpoint};
-use crate::workload::Workload;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -65,11 +65,6 @@ fn decode(words: &[u64], from: NodeId) -> Result<Payload> {
     })
 }
 
-/// Words needed to carry a model of `dim` parameters for `workers` workers.
-fn capacity(dim: usize, workers: usize) -> usize {
-    2 + workers + dim.div_ceil(2)
-}
-
 struct NodeOutcome {
     dropped: u64,
     iterations: Vec<IterationRow>,
@@ -84,9 +79,9 @@ struct NodeOutcome {
 /// # Errors
 /// The first node error (protocol violation, transport error, or [`CoreError::Deadlock`] after
 /// `stall_timeout_ms` without progress).
-pub fn run(
+pub fn run<L: Learning + ?Sized + 'static>(
     nodes: Vec<Box<dyn Protocol>>,
-    workload: Arc<dyn Workload>,
+    workload: Arc<L>,
     cfg: &ThreadsConfig,
     stragglers: &StragglerConfig,
     seed: u64,
@@ -98,7 +93,7 @@ pub fn run(
         .filter(|r| matches!(r, Role::Worker(_)))
         .count();
     let mut fabric = ThreadsFabric::new(n);
-    let cap = capacity(workload.dim(), workers);
+    let cap = workload.payload_words(workers);
     // Every node may talk to every other: register all pairs (cheap for PS runs: 2n rings are
     // used, the rest stay untouched but allocated lazily by the OS as zero pages).
     for from in 0..n {
@@ -119,10 +114,6 @@ pub fn run(
             let workload = workload.clone();
             let roles = roles.clone();
             let cfg = *cfg;
-            let me = match proto.role() {
-                Role::Worker(w) => Some(w),
-                Role::Server => None,
-            };
             let running = workers_running.clone();
             let sampler = match proto.role() {
                 Role::Worker(w) => Some(stragglers.sampler(workers, w, seed)),
@@ -135,11 +126,12 @@ pub fn run(
                     let sampler = sampler.inspect_err(|_| {
                         running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                     })?;
-                    let is_worker = me.is_some();
+                    let is_worker = matches!(proto.role(), Role::Worker(_));
+                    let model = workload.node(proto.node(), proto.role(), workers);
                     let result = NodeThread {
                         proto,
                         ep,
-                        model: NodeModel::new(workload.initial_model(), workers, me),
+                        model,
                         workload,
                         roles,
                         workers,
@@ -212,11 +204,11 @@ pub fn run(
     Ok(records)
 }
 
-struct NodeThread {
+struct NodeThread<L: Learning + ?Sized> {
     proto: Box<dyn Protocol>,
     ep: ThreadsEndpoint,
-    model: NodeModel,
-    workload: Arc<dyn Workload>,
+    model: L::Node,
+    workload: Arc<L>,
     roles: Vec<Role>,
     workers: usize,
     cfg: ThreadsConfig,
@@ -230,7 +222,7 @@ struct NodeThread {
     workers_running: Arc<std::sync::atomic::AtomicUsize>,
 }
 
-impl NodeThread {
+impl<L: Learning + ?Sized> NodeThread<L> {
     fn now(&self) -> u64 {
         self.start.elapsed().as_nanos() as u64
     }
@@ -304,8 +296,7 @@ impl NodeThread {
                 )));
             }
             let p = decode(buf, n.from)?;
-            self.model
-                .receive(n.from, msg.payload(), msg.payload_key(), p);
+            self.workload.receive(&mut self.model, n.from, &msg, p);
         }
         let now = self.now();
         self.proto
@@ -326,7 +317,7 @@ impl NodeThread {
     }
 
     fn evaluate(&mut self) {
-        let (loss, accuracy) = self.workload.evaluate(&self.model.model);
+        let (loss, accuracy) = self.workload.evaluate(&self.model);
         self.out.progress.push(ProgressRow {
             time: self.now() as f64 * 1e-9,
             iteration: self.applied_total as f64 / self.workers.max(1) as f64,
@@ -336,7 +327,7 @@ impl NodeThread {
     }
 
     fn send(&mut self, to: NodeId, msg: Message) -> Result<()> {
-        let payload = self.model.outgoing(msg.payload(), msg.payload_key());
+        let payload = self.workload.outgoing(&mut self.model, to, &msg);
         let depth = self.ep.remote_depth(to)?;
         self.out_version[to] += 1;
         let version = self.out_version[to];
@@ -375,7 +366,8 @@ impl NodeThread {
                         });
                     };
                     let t0 = Instant::now();
-                    self.model.compute(&*self.workload, w, self.workers, iter);
+                    self.workload
+                        .compute(&mut self.model, w, self.workers, iter);
                     let factor = self.sampler.as_mut().map_or(1.0, |s| s.next_factor());
                     let modelled = Duration::from_nanos(
                         (self.cfg.compute.ns_per_example
@@ -386,18 +378,22 @@ impl NodeThread {
                     let now = self.now();
                     self.proto.handle(now, Input::ComputeDone { iter })?;
                 }
-                Action::Apply { .. } | Action::Discard { .. } | Action::Install { .. } => {
-                    match self.model.carry_out(node, &action, &self.roles)? {
-                        Some(PayloadEffect::Applied) => {
-                            self.applied_total += 1;
-                            if self.cfg.eval_every > 0
-                                && self.applied_total % self.cfg.eval_every == 0
-                            {
-                                self.evaluate();
-                            }
+                Action::Apply { .. }
+                | Action::Discard { .. }
+                | Action::Install { .. }
+                | Action::Commit { .. } => {
+                    let effect =
+                        self.workload
+                            .carry_out(&mut self.model, node, &action, &self.roles)?;
+                    if let Some(effect) = effect {
+                        let before = self.applied_total;
+                        self.applied_total += effect.results_applied();
+                        if effect == PayloadEffect::Discarded {
+                            self.out.dropped += 1;
                         }
-                        Some(PayloadEffect::Discarded) => self.out.dropped += 1,
-                        Some(PayloadEffect::Installed) | None => {}
+                        if crosses(before, self.applied_total, self.cfg.eval_every) {
+                            self.evaluate();
+                        }
                     }
                 }
                 Action::Record(Event::Iteration(r)) => {
@@ -424,7 +420,7 @@ mod tests {
             applied: Arc::new(vec![4, 5]),
         };
         let w = encode(&p);
-        assert_eq!(w.len(), capacity(3, 2));
+        assert_eq!(w.len(), super::super::payload_words(2, 3));
         assert_eq!(decode(&w, 0).unwrap(), p);
         assert!(decode(&w[..3], 0).is_err());
     }

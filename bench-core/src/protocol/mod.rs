@@ -90,6 +90,13 @@ pub enum Action {
         /// Node that sent the snapshot.
         from: NodeId,
     },
+    /// Fold the results applied since the previous commit into the model as one step; the
+    /// model becomes version `version` (ASYNC family: one commit per result for asynchronous
+    /// methods, one per round of all workers for synchronous ones).
+    Commit {
+        /// Model version the step produces.
+        version: u64,
+    },
     /// Something to record in the run's metrics.
     Record(Event),
     /// This node has nothing more to do.
