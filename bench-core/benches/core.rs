@@ -38,6 +38,7 @@ fn sim_run(mode: SyncMode) -> u64 {
     let st = StragglerConfig {
         slow: vec![],
         jitter_sigma: 0.2,
+        production: None,
     };
     sim::run(
         spec.build().unwrap(),

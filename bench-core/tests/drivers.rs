@@ -31,6 +31,7 @@ fn stragglers() -> StragglerConfig {
             factor: 2.0,
         }],
         jitter_sigma: 0.1,
+        production: None,
     }
 }
 

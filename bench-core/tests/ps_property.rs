@@ -79,6 +79,7 @@ fn random_case(seed: u64, mode: SyncMode) -> (ProtocolSpec, SimConfig, Straggler
     let stragglers = StragglerConfig {
         slow,
         jitter_sigma: rng.gen_range(0.0..1.5),
+        production: None,
     };
     (spec, cfg, stragglers)
 }

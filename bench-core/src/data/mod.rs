@@ -10,4 +10,4 @@ mod synthetic;
 pub use csr::CsrMatrix;
 pub use libsvm::{read_libsvm, write_libsvm};
 pub use ratings::{Rating, RatingsShape};
-pub use synthetic::{Rcv1Shape, SparseClassification};
+pub use synthetic::{RandomDesign, Rcv1Shape, SparseClassification};

@@ -155,7 +155,7 @@ impl NodeModel {
     /// The payload to attach to an outgoing message of kind `kind` for `clock`.
     pub fn outgoing(&mut self, kind: PayloadKind, clock: u64) -> Option<Payload> {
         match kind {
-            PayloadKind::None => None,
+            PayloadKind::None | PayloadKind::TaskResult | PayloadKind::Version => None,
             PayloadKind::Update => {
                 let data = self.own_updates.get(&clock)?.clone();
                 Some(Payload {
@@ -173,7 +173,7 @@ impl NodeModel {
     /// Stores an arriving payload.
     pub fn receive(&mut self, from: NodeId, kind: PayloadKind, clock: u64, payload: Payload) {
         match kind {
-            PayloadKind::None => {}
+            PayloadKind::None | PayloadKind::TaskResult | PayloadKind::Version => {}
             PayloadKind::Update => {
                 self.inbox_updates.insert((from, clock), payload);
             }

@@ -373,6 +373,7 @@ mod tests {
             &StragglerConfig {
                 slow: vec![],
                 jitter_sigma: 0.0,
+                production: None,
             },
             1,
             &mut NoObserver,

@@ -476,6 +476,7 @@ mod stall_tests {
             &StragglerConfig {
                 slow: vec![],
                 jitter_sigma: 0.0,
+                production: None,
             },
             1,
         )

@@ -1,5 +1,6 @@
 //! The one place that turns a configuration into protocol nodes.
 
+use super::coord::{BarrierPredicate, Collect, Coordinator, TaskWorker};
 use super::ps::dssp::DsspController;
 use super::ps::{PsServer, PsWorker, ReadPolicy, ReleasePolicy};
 use super::Protocol;
@@ -287,5 +288,45 @@ mod tests {
     fn toml_form() {
         let m: SyncMode = toml::from_str("mode = \"ssp\"\nstaleness = 2").unwrap();
         assert_eq!(m, SyncMode::Ssp { staleness: 2 });
+    }
+}
+
+/// An ASYNC run: a coordinator at node 0 and `workers` task workers at nodes `1..=workers`.
+#[derive(Debug, Clone)]
+pub struct AsyncSpec {
+    /// Worker count P.
+    pub workers: usize,
+    /// Tasks to finish in all (a synchronous run of R rounds: R * P).
+    pub tasks: u64,
+    /// Which available workers get tasks.
+    pub barrier: BarrierPredicate,
+    /// How results reach the model.
+    pub collect: Collect,
+}
+
+impl AsyncSpec {
+    /// The run's nodes.
+    ///
+    /// # Errors
+    /// [`CoreError::Config`] for no workers or no tasks.
+    pub fn build(&self) -> Result<Vec<Box<dyn Protocol>>> {
+        if self.workers == 0 || self.tasks == 0 {
+            return Err(CoreError::Config(format!(
+                "an ASYNC run needs at least one worker and one task, got {} workers and {} tasks",
+                self.workers, self.tasks
+            )));
+        }
+        let mut nodes: Vec<Box<dyn Protocol>> = vec![Box::new(Coordinator::new(
+            0,
+            1,
+            self.workers,
+            self.barrier.clone(),
+            self.collect,
+            self.tasks,
+        ))];
+        for w in 0..self.workers {
+            nodes.push(Box::new(TaskWorker::new(w + 1, w, 0)));
+        }
+        Ok(nodes)
     }
 }

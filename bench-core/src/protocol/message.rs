@@ -11,6 +11,10 @@ pub enum PayloadKind {
     Update,
     /// A snapshot of the sender's model.
     Model,
+    /// ASYNC: a task result (gradient sums and the examples they cover).
+    TaskResult,
+    /// ASYNC: the value of one broadcast model version.
+    Version,
 }
 
 /// The control part of a message. Parameters never travel here; see [`PayloadKind`].
@@ -32,6 +36,33 @@ pub enum Message {
         /// Clocks completed by every worker and included in the snapshot.
         complete: u64,
     },
+    /// ASYNC coordinator to worker: compute task `iter` (the worker's own task counter) on
+    /// broadcast model version `version`. Only the version's ID travels (ASYNCbroadcast).
+    Task {
+        /// The worker's task number (< 2^56).
+        iter: u64,
+        /// Model version to compute on.
+        version: u64,
+    },
+    /// ASYNC worker to coordinator: the result of task `iter`, computed on `version`.
+    TaskResult {
+        /// The worker's task number (< 2^56).
+        iter: u64,
+        /// Model version it was computed on.
+        version: u64,
+    },
+    /// ASYNC worker to coordinator: send me the value of broadcast version `version`.
+    VersionRequest {
+        /// Version wanted.
+        version: u64,
+    },
+    /// ASYNC coordinator to worker: the value of broadcast version `version`.
+    VersionData {
+        /// Version carried.
+        version: u64,
+    },
+    /// ASYNC coordinator to worker: no more tasks; finish.
+    Stop,
 }
 
 /// Size of an encoded message in 64-bit words.
@@ -44,6 +75,11 @@ impl Message {
             Message::Update { .. } => PayloadKind::Update,
             Message::ReadRequest { .. } => PayloadKind::None,
             Message::Model { .. } => PayloadKind::Model,
+            Message::TaskResult { .. } => PayloadKind::TaskResult,
+            Message::VersionData { .. } => PayloadKind::Version,
+            Message::Task { .. } | Message::VersionRequest { .. } | Message::Stop => {
+                PayloadKind::None
+            }
         }
     }
 
@@ -51,16 +87,23 @@ impl Message {
     pub fn payload_key(&self) -> u64 {
         match *self {
             Message::Update { clock } => clock,
+            Message::TaskResult { version, .. } | Message::VersionData { version } => version,
             _ => 0,
         }
     }
 
-    /// Fixed-size wire form: `[tag, value]`.
+    /// Fixed-size wire form: `[tag | extra << 8, value]`, where only task messages use the
+    /// 56-bit `extra` (their task number).
     pub fn encode(&self) -> [u64; MESSAGE_WORDS] {
         match *self {
             Message::Update { clock } => [1, clock],
             Message::ReadRequest { clock } => [2, clock],
             Message::Model { complete } => [3, complete],
+            Message::Task { iter, version } => [4 | (iter << 8), version],
+            Message::TaskResult { iter, version } => [5 | (iter << 8), version],
+            Message::VersionRequest { version } => [6, version],
+            Message::VersionData { version } => [7, version],
+            Message::Stop => [8, 0],
         }
     }
 
@@ -69,10 +112,32 @@ impl Message {
     /// # Errors
     /// [`CoreError::Transport`] for an unknown tag (garbage from a peer).
     pub fn decode(words: [u64; MESSAGE_WORDS], from: usize) -> Result<Self> {
-        Ok(match words[0] {
-            1 => Message::Update { clock: words[1] },
-            2 => Message::ReadRequest { clock: words[1] },
-            3 => Message::Model { complete: words[1] },
+        let (tag, extra, value) = (words[0] & 0xff, words[0] >> 8, words[1]);
+        let garbage = || {
+            CoreError::Transport(format!(
+                "peer {from} sent a malformed message [{:#x}, {:#x}]",
+                words[0], words[1]
+            ))
+        };
+        if extra != 0 && !matches!(tag, 4 | 5) {
+            return Err(garbage());
+        }
+        Ok(match tag {
+            1 => Message::Update { clock: value },
+            2 => Message::ReadRequest { clock: value },
+            3 => Message::Model { complete: value },
+            4 => Message::Task {
+                iter: extra,
+                version: value,
+            },
+            5 => Message::TaskResult {
+                iter: extra,
+                version: value,
+            },
+            6 => Message::VersionRequest { version: value },
+            7 => Message::VersionData { version: value },
+            8 if value == 0 => Message::Stop,
+            8 => return Err(garbage()),
             tag => {
                 return Err(CoreError::Transport(format!(
                     "peer {from} sent a message with unknown tag {tag:#x}"
@@ -92,10 +157,26 @@ mod tests {
             Message::Update { clock: 7 },
             Message::ReadRequest { clock: 0 },
             Message::Model { complete: u64::MAX },
+            Message::Task {
+                iter: (1 << 56) - 1,
+                version: u64::MAX,
+            },
+            Message::TaskResult {
+                iter: 3,
+                version: 9,
+            },
+            Message::VersionRequest { version: 4 },
+            Message::VersionData { version: 5 },
+            Message::Stop,
         ] {
             assert_eq!(Message::decode(m.encode(), 0).unwrap(), m);
         }
         let e = Message::decode([99, 0], 3).unwrap_err().to_string();
         assert!(e.contains("peer 3"), "{e}");
+        let e = Message::decode([1 | (5 << 8), 0], 2)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("peer 2") && e.contains("malformed"), "{e}");
+        assert!(Message::decode([8, 1], 2).is_err());
     }
 }

@@ -10,13 +10,14 @@
 //! Two families share the trait: centralized (parameter server: [`ps`]) and, with later modules,
 //! decentralized peers on a directed graph.
 
+pub mod coord;
 mod event;
 mod factory;
 mod message;
 pub mod ps;
 
 pub use event::{Event, IterationRecord};
-pub use factory::{ProtocolSpec, SyncMode};
+pub use factory::{AsyncSpec, ProtocolSpec, SyncMode};
 pub use message::{Message, PayloadKind, MESSAGE_WORDS};
 
 use crate::error::Result;

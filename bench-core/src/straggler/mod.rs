@@ -1,7 +1,11 @@
 //! Compute-time perturbations: per-worker speed factors and seeded jitter.
 
+mod production;
+
+pub use production::ProductionStragglers;
+
 use crate::error::{CoreError, Result};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
 
@@ -25,6 +29,9 @@ pub struct StragglerConfig {
     /// Sigma of the log-normal jitter applied to every computation (0 = none).
     #[serde(default)]
     pub jitter_sigma: f64,
+    /// Production-cluster stragglers on top of the constant factors (ASYNC's PCS).
+    #[serde(default)]
+    pub production: Option<ProductionStragglers>,
 }
 
 impl StragglerConfig {
@@ -65,8 +72,17 @@ impl StragglerConfig {
     /// As [`StragglerConfig::factors`].
     pub fn sampler(&self, workers: usize, worker: usize, seed: u64) -> Result<StragglerSampler> {
         let base = self.factors(workers)?[worker];
+        let production = match &self.production {
+            Some(p) => {
+                p.validate()?;
+                p.assignment(workers, seed)[worker].map(|range| (range, p.warmup_tasks))
+            }
+            None => None,
+        };
         Ok(StragglerSampler {
             base,
+            production,
+            tasks: 0,
             jitter: if self.jitter_sigma > 0.0 {
                 Some(LogNormal::new(0.0, self.jitter_sigma).expect("sigma checked"))
             } else {
@@ -83,6 +99,9 @@ impl StragglerConfig {
 #[derive(Debug, Clone)]
 pub struct StragglerSampler {
     base: f64,
+    /// PCS delay range and warm-up of this worker.
+    production: Option<([f64; 2], u64)>,
+    tasks: u64,
     jitter: Option<LogNormal<f64>>,
     rng: ChaCha8Rng,
 }
@@ -90,10 +109,22 @@ pub struct StragglerSampler {
 impl StragglerSampler {
     /// Factor for the next computation.
     pub fn next_factor(&mut self) -> f64 {
-        match &self.jitter {
+        let mut f = match &self.jitter {
             Some(j) => self.base * j.sample(&mut self.rng),
             None => self.base,
+        };
+        if let Some(([lo, hi], warmup)) = self.production {
+            if self.tasks >= warmup {
+                f *= 1.0
+                    + if hi > lo {
+                        self.rng.gen_range(lo..hi)
+                    } else {
+                        lo
+                    };
+            }
         }
+        self.tasks += 1;
+        f
     }
 }
 
@@ -109,6 +140,7 @@ mod tests {
                 factor: 2.0,
             }],
             jitter_sigma: 0.0,
+            production: None,
         };
         assert_eq!(c.factors(3).unwrap(), vec![1.0, 1.0, 2.0]);
         assert!(c
@@ -121,6 +153,7 @@ mod tests {
         let j = StragglerConfig {
             slow: vec![],
             jitter_sigma: 0.2,
+            production: None,
         };
         let a: Vec<f64> = (0..5)
             .map(|_| 0.0)

@@ -1,13 +1,19 @@
 //! What is trained. A workload computes an update from a model and a worker's data, and
 //! evaluates a model; drivers own the models and move them between nodes.
 
+mod async_learning;
+mod least_squares;
 mod mf;
 mod probe;
 mod svm;
+mod version_store;
 
+pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};
+pub use least_squares::{LeastSquares, Optimum};
 pub use mf::{MatrixFactorization, MfConfig};
 pub use probe::CountingProbe;
 pub use svm::{Loss, SvmConfig, SvmSgd};
+pub use version_store::VersionStore;
 
 /// A model trained by data-parallel SGD-like steps.
 pub trait Workload: Send + Sync {

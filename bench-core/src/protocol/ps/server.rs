@@ -232,9 +232,9 @@ impl Protocol for PsServer {
                         self.on_read(from, w, clock);
                         Ok(())
                     }
-                    Message::Model { .. } => {
-                        Err(self.violation(format!("node {from} sent a model to the server")))
-                    }
+                    other => Err(self.violation(format!(
+                        "node {from} sent {other:?}, which a parameter server never receives"
+                    ))),
                 }
             }
         }
