@@ -4,9 +4,9 @@
 use anyhow::Result;
 use bench_core::driver::sim::{self, SimConfig};
 use bench_core::driver::threads::{self, ThreadsConfig};
-use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
+use bench_core::driver::{ComputeModel, DriverKind, Learning, NetworkModel};
 use bench_core::metrics::RunRecords;
-use bench_core::protocol::ProtocolSpec;
+use bench_core::protocol::{Protocol, ProtocolSpec};
 use bench_core::straggler::StragglerConfig;
 use bench_core::workload::Workload;
 use serde::{Deserialize, Serialize};
@@ -52,11 +52,24 @@ pub fn run_ps(
     workload: &Arc<dyn Workload>,
     seed: u64,
 ) -> Result<RunRecords> {
-    let nodes = spec.build()?;
+    run_nodes(driver, spec.build()?, settings, workload, seed)
+}
+
+/// Runs protocol `nodes` learning `learning` under `driver`.
+///
+/// # Errors
+/// Any configuration, protocol, transport or deadlock error of the run.
+pub fn run_nodes<L: Learning + ?Sized + 'static>(
+    driver: DriverKind,
+    nodes: Vec<Box<dyn Protocol>>,
+    settings: &RunSettings,
+    learning: &Arc<L>,
+    seed: u64,
+) -> Result<RunRecords> {
     Ok(match driver {
         DriverKind::Sim => sim::run(
             nodes,
-            &**workload,
+            &**learning,
             &SimConfig {
                 network: settings.network.clone(),
                 compute: settings.compute,
@@ -71,7 +84,7 @@ pub fn run_ps(
         )?,
         DriverKind::Threads => threads::run(
             nodes,
-            workload.clone(),
+            learning.clone(),
             &ThreadsConfig {
                 compute: settings.compute,
                 ring_depth: settings.threads.ring_depth,

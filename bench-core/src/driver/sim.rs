@@ -10,7 +10,7 @@ use super::network::NetworkState;
 use super::node_model::{Payload, PayloadEffect, HEADER_BYTES};
 use super::{crosses, ComputeModel, NetworkModel};
 use crate::error::{CoreError, Result};
-use crate::metrics::{IterationRow, ProgressRow, RunRecords};
+use crate::metrics::{IterationRow, ProgressRow, RunRecords, WaitRow};
 use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role};
 use crate::straggler::{StragglerConfig, StragglerSampler};
 use std::cmp::Ordering;
@@ -317,6 +317,9 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
                     self.records
                         .iterations
                         .push(IterationRow::from_record(&r, bytes));
+                }
+                Action::Record(Event::TaskWait { worker, iter, wait }) => {
+                    self.records.waits.push(WaitRow { worker, iter, wait });
                 }
                 Action::Record(Event::Read { .. }) | Action::Finished => {}
             }

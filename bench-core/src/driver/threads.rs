@@ -10,7 +10,7 @@ use super::learning::Learning;
 use super::node_model::{Payload, PayloadEffect, HEADER_BYTES};
 use super::{crosses, ComputeModel};
 use crate::error::{CoreError, Result};
-use crate::metrics::{IterationRow, ProgressRow, RunRecords};
+use crate::metrics::{IterationRow, ProgressRow, RunRecords, WaitRow};
 use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role, MESSAGE_WORDS};
 use crate::straggler::StragglerConfig;
 use crate::transport::threads::{ThreadsEndpoint, ThreadsFabric};
@@ -67,6 +67,7 @@ fn decode(words: &[u64], from: NodeId) -> Result<Payload> {
 
 struct NodeOutcome {
     dropped: u64,
+    waits: Vec<WaitRow>,
     iterations: Vec<IterationRow>,
     progress: Vec<ProgressRow>,
     bytes: u64,
@@ -141,6 +142,7 @@ pub fn run<L: Learning + ?Sized + 'static>(
                         out_version: vec![0; n],
                         out: NodeOutcome {
                             dropped: 0,
+                            waits: Vec::new(),
                             iterations: Vec::new(),
                             progress: Vec::new(),
                             bytes: 0,
@@ -171,6 +173,7 @@ pub fn run<L: Learning + ?Sized + 'static>(
         match h.join() {
             Ok(Ok(o)) => {
                 records.iterations.extend(o.iterations);
+                records.waits.extend(o.waits);
                 records.progress.extend(o.progress);
                 records.bytes_sent[node] = o.bytes;
                 records.events += o.events;
@@ -401,6 +404,9 @@ impl<L: Learning + ?Sized> NodeThread<L> {
                     self.out
                         .iterations
                         .push(IterationRow::from_record(&r, bytes));
+                }
+                Action::Record(Event::TaskWait { worker, iter, wait }) => {
+                    self.out.waits.push(WaitRow { worker, iter, wait });
                 }
                 Action::Record(Event::Read { .. }) | Action::Finished => {}
             }

@@ -8,5 +8,5 @@ mod run_dir;
 
 pub use histogram::WaitHistogram;
 pub use manifest::{git_revision, hostname, Manifest};
-pub use records::{IterationRow, ProgressRow, RunRecords};
+pub use records::{IterationRow, ProgressRow, RunRecords, WaitRow};
 pub use run_dir::RunDir;

@@ -36,6 +36,18 @@ impl IterationRow {
     }
 }
 
+/// One worker's wait for a task (ASYNC family): from its previous result's submission to the
+/// arrival of its next task.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WaitRow {
+    /// 0-based worker index.
+    pub worker: usize,
+    /// Task received.
+    pub iter: u64,
+    /// Nanoseconds without a task.
+    pub wait: Nanos,
+}
+
 /// One row of `progress.csv`: the server (or average) model evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProgressRow {
@@ -64,6 +76,8 @@ pub struct RunRecords {
     pub events: u64,
     /// Updates the server discarded as late (backup workers).
     pub dropped_updates: u64,
+    /// Workers' waits for tasks (ASYNC family), in the order recorded.
+    pub waits: Vec<WaitRow>,
 }
 
 impl RunRecords {

@@ -36,4 +36,14 @@ pub enum Event {
     },
     /// A worker finished an iteration.
     Iteration(IterationRecord),
+    /// An ASYNC worker received task `iter` `wait` ns after it submitted its previous result
+    /// (after the start of the run for its first task): async.txt's wait time.
+    TaskWait {
+        /// 0-based worker index.
+        worker: usize,
+        /// The task received.
+        iter: u64,
+        /// Nanoseconds without a task.
+        wait: Nanos,
+    },
 }

@@ -184,9 +184,9 @@ fn wrong_results_and_requests_are_violations() {
 #[test]
 fn worker_fetches_only_versions_it_does_not_hold() {
     let mut w = TaskWorker::new(1, 0, 0);
-    let task = |w: &mut TaskWorker, iter, version| {
+    let task = |w: &mut TaskWorker, now, iter, version| {
         w.handle(
-            0,
+            now,
             Input::Received {
                 from: 0,
                 msg: Message::Task { iter, version },
@@ -195,12 +195,20 @@ fn worker_fetches_only_versions_it_does_not_hold() {
         .unwrap();
         drain(w)
     };
+    w.handle(0, Input::Start).unwrap();
     assert_eq!(
-        task(&mut w, 0, 4),
-        vec![Action::Send {
-            to: 0,
-            msg: Message::VersionRequest { version: 4 }
-        }]
+        task(&mut w, 1, 0, 4),
+        vec![
+            Action::Record(Event::TaskWait {
+                worker: 0,
+                iter: 0,
+                wait: 1
+            }),
+            Action::Send {
+                to: 0,
+                msg: Message::VersionRequest { version: 4 }
+            }
+        ]
     );
     w.handle(
         1,
@@ -225,8 +233,18 @@ fn worker_fetches_only_versions_it_does_not_hold() {
             }
         }]
     );
-    // The same version again: held, so no request and no bytes.
-    assert_eq!(task(&mut w, 1, 4), vec![Action::Compute { iter: 1 }]);
+    // The same version again: held, so no request and no bytes. It waited 9 - 2 ns.
+    assert_eq!(
+        task(&mut w, 9, 1, 4),
+        vec![
+            Action::Record(Event::TaskWait {
+                worker: 0,
+                iter: 1,
+                wait: 7
+            }),
+            Action::Compute { iter: 1 }
+        ]
+    );
     w.handle(3, Input::ComputeDone { iter: 1 }).unwrap();
     drain(&mut w);
     w.handle(
@@ -253,4 +271,57 @@ fn barrier_labels_parse_back() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("sometimes") && e.contains("sspN"), "{e}");
+}
+
+/// 1,000 seeded random schedules (results return in random order) under SSP(s): a task is
+/// dispatched only while the maximum staleness is below s, every task finishes, and no result
+/// is staler than s + P - 2 (the in-flight tasks that return after the barrier closes).
+#[test]
+fn ssp_predicate_bounds_staleness_at_every_dispatch() {
+    use rand::{Rng, SeedableRng};
+    for seed in 0..1000u64 {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let p = rng.gen_range(1..7usize);
+        let s = rng.gen_range(1..5u64);
+        let total = rng.gen_range(1..60u64);
+        let collect = if rng.gen_bool(0.5) {
+            Collect::Each
+        } else {
+            Collect::Round
+        };
+        let mut c = Coordinator::new(0, 1, p, BarrierPredicate::Ssp { s }, collect, total);
+        c.handle(0, Input::Start).unwrap();
+        let mut in_flight: Vec<(usize, u64, u64)> = tasks(&drain(&mut c));
+        let mut now = 0;
+        let mut results = 0;
+        while !c.is_finished() {
+            assert!(
+                !in_flight.is_empty(),
+                "seed {seed}: stuck with nothing in flight"
+            );
+            let (node, iter, version) = in_flight.swap_remove(rng.gen_range(0..in_flight.len()));
+            now += rng.gen_range(1..100);
+            let a = result(&mut c, now, node, iter, version);
+            results += 1;
+            let new = tasks(&a);
+            if !new.is_empty() {
+                assert!(
+                    c.stat().max_staleness() < s,
+                    "seed {seed}: dispatch at max staleness {}",
+                    c.stat().max_staleness()
+                );
+            }
+            for x in &a {
+                if let Action::Record(Event::Iteration(r)) = x {
+                    assert!(
+                        r.staleness <= (s + p as u64).saturating_sub(2),
+                        "seed {seed}: staleness {} with s {s}, P {p}",
+                        r.staleness
+                    );
+                }
+            }
+            in_flight.extend(new);
+        }
+        assert_eq!(results, total, "seed {seed}");
+    }
 }

@@ -1,7 +1,7 @@
 //! The ASYNC worker: passive, it computes the tasks the coordinator dispatches.
 
 use crate::error::{CoreError, Result};
-use crate::protocol::{Action, Input, Message, Nanos, NodeId, Protocol, Role};
+use crate::protocol::{Action, Event, Input, Message, Nanos, NodeId, Protocol, Role};
 use std::collections::VecDeque;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +27,8 @@ pub struct TaskWorker {
     server: NodeId,
     /// Broadcast version whose value this worker holds as its current model.
     held: Option<u64>,
+    /// When the previous result was submitted (the run's start before the first).
+    submitted_at: Nanos,
     phase: Phase,
     actions: VecDeque<Action>,
 }
@@ -39,6 +41,7 @@ impl TaskWorker {
             worker,
             server,
             held: None,
+            submitted_at: 0,
             phase: Phase::Idle,
             actions: VecDeque::new(),
         }
@@ -66,11 +69,19 @@ impl Protocol for TaskWorker {
         Role::Worker(self.worker)
     }
 
-    fn handle(&mut self, _now: Nanos, input: Input) -> Result<()> {
+    fn handle(&mut self, now: Nanos, input: Input) -> Result<()> {
         match (self.phase, input) {
-            (_, Input::Start) => Ok(()),
+            (_, Input::Start) => {
+                self.submitted_at = now;
+                Ok(())
+            }
             (Phase::Idle, Input::Received { from, msg }) if from == self.server => match msg {
                 Message::Task { iter, version } => {
+                    self.actions.push_back(Action::Record(Event::TaskWait {
+                        worker: self.worker,
+                        iter,
+                        wait: now.saturating_sub(self.submitted_at),
+                    }));
                     if self.held == Some(version) {
                         self.start(iter, version);
                     } else {
@@ -101,6 +112,7 @@ impl Protocol for TaskWorker {
                 if done == iter =>
             {
                 self.phase = Phase::Idle;
+                self.submitted_at = now;
                 self.actions.push_back(Action::Send {
                     to: self.server,
                     msg: Message::TaskResult { iter, version },
