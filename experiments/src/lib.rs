@@ -1,6 +1,8 @@
 //! Shared plumbing of the experiment binaries: common flags, configuration loading, result
 //! directories with manifests, claims and progress bars.
 
+pub mod async_cds;
+pub mod async_setup;
 pub mod cli;
 pub mod mf_setup;
 pub mod output;

@@ -1,0 +1,369 @@
+//! The controlled-delay straggler (CDS) experiment of async.txt §6.3, shared by async-fig3-4
+//! (SGD vs ASGD) and async-fig5-6 (SAGA vs ASAGA): one of P workers is delayed by 0-100% of
+//! its task time; the synchronous and asynchronous variants run on each dataset twin; the
+//! convergence figure compares time to a target error and the wait figure the workers' mean
+//! wait for tasks.
+
+use crate::async_setup::{
+    mean_wait_ms, run_variant, show_time, variant_label, wait_per_worker_ms, AsyncCommon,
+    AsyncDataset,
+};
+use crate::output::progress;
+use crate::{CommonArgs, ExperimentOutput};
+use anyhow::{bail, Result};
+use bench_core::claims::Claim;
+use bench_core::driver::DriverKind;
+use bench_core::straggler::{SlowWorker, StragglerConfig};
+use bench_core::workload::Method;
+use serde::{Deserialize, Serialize};
+
+/// The CDS configuration (`configs/async-cds.*.toml`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CdsConfig {
+    /// Delay intensities as fractions of the task time (0.3 = 30%: the worker runs at 1/1.3 of
+    /// the speed), each in [0, 10].
+    pub delays: Vec<f64>,
+    /// The delayed worker.
+    pub straggler: usize,
+    /// Log-normal jitter of every task time (0 = none).
+    pub jitter_sigma: f64,
+    /// Largest relative spread (max - min) / min allowed for "independent of the delay".
+    pub flat_tolerance: f64,
+    /// Speedup of the asynchronous variant required at the largest delay.
+    pub min_speedup_at_max_delay: f64,
+    /// Settings every ASYNC experiment has.
+    pub common: AsyncCommon,
+    /// Dataset twins.
+    pub datasets: Vec<AsyncDataset>,
+}
+
+impl CdsConfig {
+    /// Checks everything before any run starts.
+    ///
+    /// # Errors
+    /// Names the offending field.
+    pub fn validate(&self) -> Result<()> {
+        self.common.validate()?;
+        if self.delays.is_empty() {
+            bail!("delays must list at least one delay");
+        }
+        for (i, &d) in self.delays.iter().enumerate() {
+            if !(0.0..=10.0).contains(&d) {
+                bail!(
+                    "delays[{i}] = {d} is out of range: a delay is a fraction of the task time in [0, 10] (0% to 1000%)"
+                );
+            }
+        }
+        if self.delays.windows(2).any(|w| w[0] >= w[1]) {
+            bail!("delays must be strictly increasing");
+        }
+        if self.straggler >= self.common.workers {
+            bail!(
+                "straggler = {} but the run has workers 0..{}",
+                self.straggler,
+                self.common.workers - 1
+            );
+        }
+        if self.datasets.is_empty() {
+            bail!("datasets must list at least one dataset");
+        }
+        for d in &self.datasets {
+            d.validate(self.common.workers)?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Serialize)]
+struct CurveRow {
+    dataset: String,
+    variant: String,
+    delay: f64,
+    time: f64,
+    error: f64,
+}
+
+#[derive(Serialize)]
+struct SummaryRow {
+    dataset: String,
+    variant: String,
+    delay: f64,
+    seconds_to_target: String,
+    target_error: f64,
+    final_error: f64,
+    makespan_s: f64,
+    tasks: usize,
+    max_staleness: u64,
+    mean_wait_ms: f64,
+    server_sent_mb: f64,
+}
+
+#[derive(Serialize)]
+struct WaitRow {
+    dataset: String,
+    variant: String,
+    delay: f64,
+    worker: usize,
+    mean_wait_ms: f64,
+}
+
+/// Measured numbers of one (dataset, delay) pair for one variant.
+struct Point {
+    time: Option<f64>,
+    wait: f64,
+}
+
+/// Runs the CDS experiment for `method`, writing `figures.0` (convergence) and `figures.1`
+/// (waits) under the output directory.
+///
+/// # Errors
+/// Bad configuration or a failed run; nothing is written then.
+pub fn run(
+    args: &CommonArgs,
+    cfg: &CdsConfig,
+    method: Method,
+    figures: (&str, &str),
+) -> Result<()> {
+    cfg.validate()?;
+    let drivers = args.drivers(&[DriverKind::Sim])?;
+    let (conv_fig, wait_fig) = figures;
+    let mut conv = ExperimentOutput::new(&args.out, conv_fig)?;
+    let mut wait = ExperimentOutput::new(&args.out, wait_fig)?;
+    let (mut curves, mut summary, mut waits) = (Vec::new(), Vec::new(), Vec::new());
+    let (sync_l, async_l) = (variant_label(method, true), variant_label(method, false));
+    let pb = progress(
+        (drivers.len() * cfg.datasets.len() * cfg.delays.len() * 2) as u64,
+        conv_fig,
+    );
+    let mut notes = vec![format!(
+        "{} workers; worker {} delayed by each of {:?} of its task time; {sync_l}: BSP barrier, one step per round; {async_l}: barrier '{}', one step per result with step / {}",
+        cfg.common.workers, cfg.straggler, cfg.delays, cfg.common.async_barrier, cfg.common.workers
+    )];
+    for &driver in &drivers {
+        for ds in &cfg.datasets {
+            let data = ds.prepare(args.seed)?;
+            let settings = ds.settings(method);
+            let target = settings.target_relative_error * data.initial_error;
+            notes.push(format!(
+                "{}: synthetic twin {} rows x {} features, {} non-zeros; optimum {:.6} by CGLS ({} iterations, relative residual {:.1e}); initial error {:.4}; target error {:.5} ({} x initial); b = {}",
+                data.name, data.shape.0, data.shape.1, data.shape.2, data.optimum.objective,
+                data.optimum.iterations, data.optimum.relative_residual, data.initial_error,
+                target, settings.target_relative_error, settings.sampling_rate
+            ));
+            let mut points: Vec<(Point, Point)> = Vec::new();
+            for &delay in &cfg.delays {
+                let stragglers = StragglerConfig {
+                    slow: vec![SlowWorker {
+                        worker: cfg.straggler,
+                        factor: 1.0 + delay,
+                    }],
+                    jitter_sigma: cfg.jitter_sigma,
+                    production: None,
+                };
+                let mut pair = Vec::new();
+                for sync in [true, false] {
+                    let label = variant_label(method, sync);
+                    pb.set_message(format!("{} {label} delay {delay}", data.name));
+                    let r = run_variant(
+                        driver,
+                        &cfg.common,
+                        &data,
+                        &settings,
+                        method,
+                        sync,
+                        &stragglers,
+                        args.seed,
+                    )?;
+                    pb.inc(1);
+                    let variant = if drivers.len() > 1 {
+                        format!("{label}-{}", driver.label())
+                    } else {
+                        label.to_string()
+                    };
+                    for p in &r.progress {
+                        curves.push(CurveRow {
+                            dataset: data.name.clone(),
+                            variant: variant.clone(),
+                            delay,
+                            time: p.time,
+                            error: p.loss,
+                        });
+                    }
+                    for (worker, w) in wait_per_worker_ms(&r, cfg.common.workers)
+                        .into_iter()
+                        .enumerate()
+                    {
+                        waits.push(WaitRow {
+                            dataset: data.name.clone(),
+                            variant: variant.clone(),
+                            delay,
+                            worker,
+                            mean_wait_ms: w,
+                        });
+                    }
+                    let time = r.time_to_loss(target);
+                    summary.push(SummaryRow {
+                        dataset: data.name.clone(),
+                        variant,
+                        delay,
+                        seconds_to_target: show_time(time),
+                        target_error: target,
+                        final_error: r.progress.last().map_or(f64::NAN, |p| p.loss),
+                        makespan_s: r.makespan as f64 * 1e-9,
+                        tasks: r.iterations.len(),
+                        max_staleness: r.iterations.iter().map(|x| x.staleness).max().unwrap_or(0),
+                        mean_wait_ms: mean_wait_ms(&r),
+                        server_sent_mb: r.bytes_sent.first().copied().unwrap_or(0) as f64 / 1e6,
+                    });
+                    pair.push(Point {
+                        time,
+                        wait: mean_wait_ms(&r),
+                    });
+                }
+                let a = pair.pop().expect("two variants");
+                let s = pair.pop().expect("two variants");
+                points.push((s, a));
+            }
+            let tag = if drivers.len() > 1 {
+                format!("{}/{}", data.name, driver.label())
+            } else {
+                data.name.clone()
+            };
+            conv_claims(&mut conv, conv_fig, &tag, cfg, &points, (sync_l, async_l));
+            wait_claims(&mut wait, wait_fig, &tag, cfg, &points, (sync_l, async_l));
+        }
+    }
+    pb.finish_and_clear();
+    conv.csv("curves.csv", &curves)?;
+    conv.csv("summary.csv", &summary)?;
+    wait.csv("waits.csv", &waits)?;
+    wait.csv("summary.csv", &summary)?;
+    notes.push("error = objective - optimum of the least-squares objective 1/(2n) sum (x.w - y)^2 on the twin; time-to-target is the first evaluation at or below the target; waits are worker-side (result submitted to next task received)".into());
+    let label = crate::cli::drivers_label(&drivers);
+    conv.finish(cfg, args.seed, args.scale.label(), &label, notes.clone())?;
+    wait.finish(cfg, args.seed, args.scale.label(), &label, notes)?;
+    Ok(())
+}
+
+fn spread(v: &[f64]) -> f64 {
+    let max = v.iter().copied().fold(f64::NAN, f64::max);
+    let min = v.iter().copied().fold(f64::NAN, f64::min);
+    (max - min) / min
+}
+
+fn conv_claims(
+    out: &mut ExperimentOutput,
+    fig: &str,
+    tag: &str,
+    cfg: &CdsConfig,
+    points: &[(Point, Point)],
+    (s, a): (&str, &str),
+) {
+    let pairs: Vec<String> = cfg
+        .delays
+        .iter()
+        .zip(points)
+        .map(|(d, (sp, ap))| {
+            format!(
+                "{:.0}%: {s} {} / {a} {}",
+                d * 100.0,
+                show_time(sp.time),
+                show_time(ap.time)
+            )
+        })
+        .collect();
+    let faster = points.iter().all(|(sp, ap)| match (sp.time, ap.time) {
+        (_, None) => false,
+        (None, Some(_)) => true,
+        (Some(st), Some(at)) => at < st,
+    });
+    out.claim(Claim::check(
+        format!("{fig}/{tag}/{a}-faster-each-delay"),
+        format!("{a} reaches the target error before {s} at every delay"),
+        format!("{a} always faster"),
+        pairs.join("; "),
+        faster,
+    ));
+    let (last_d, (sp, ap)) = (
+        cfg.delays.last().copied().unwrap_or(0.0),
+        points.last().expect("at least one delay"),
+    );
+    let speedup = match (sp.time, ap.time) {
+        (Some(st), Some(at)) => st / at,
+        (None, Some(_)) => f64::INFINITY,
+        _ => 0.0,
+    };
+    out.claim(Claim::check(
+        format!("{fig}/{tag}/speedup-at-max-delay"),
+        format!(
+            "{a} speedup over {s} at {:.0}% delay >= {}",
+            last_d * 100.0,
+            cfg.min_speedup_at_max_delay
+        ),
+        "about 2x at 100%",
+        format!("{speedup:.2}x"),
+        speedup >= cfg.min_speedup_at_max_delay,
+    ));
+    let times: Vec<Option<f64>> = points.iter().map(|(_, ap)| ap.time).collect();
+    let all: Option<Vec<f64>> = times.iter().copied().collect();
+    let (measured, ok) = match all {
+        Some(t) => (
+            format!(
+                "{a} times {:?} s: spread {:.1}%",
+                t.iter()
+                    .map(|x| (x * 1000.0).round() / 1000.0)
+                    .collect::<Vec<_>>(),
+                spread(&t) * 100.0
+            ),
+            spread(&t) < cfg.flat_tolerance,
+        ),
+        None => (format!("{a} misses the target at some delay"), false),
+    };
+    out.claim(Claim::check(
+        format!("{fig}/{tag}/{a}-independent-of-delay"),
+        format!(
+            "{a} time-to-target varies < {:.0}% across delays",
+            cfg.flat_tolerance * 100.0
+        ),
+        format!("{a} nearly independent of the delay"),
+        measured,
+        ok,
+    ));
+}
+
+fn wait_claims(
+    out: &mut ExperimentOutput,
+    fig: &str,
+    tag: &str,
+    cfg: &CdsConfig,
+    points: &[(Point, Point)],
+    (s, a): (&str, &str),
+) {
+    let sw: Vec<f64> = points.iter().map(|(sp, _)| sp.wait).collect();
+    let aw: Vec<f64> = points.iter().map(|(_, ap)| ap.wait).collect();
+    let fmt = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.3}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    out.claim(Claim::check(
+        format!("{fig}/{tag}/{s}-wait-grows"),
+        format!("{s}'s mean wait increases monotonically with the delay"),
+        "grows with the delay",
+        format!("{s} waits {} ms at delays {:?}", fmt(&sw), cfg.delays),
+        sw.windows(2).all(|w| w[1] > w[0]),
+    ));
+    let sp = spread(&aw);
+    out.claim(Claim::check(
+        format!("{fig}/{tag}/{a}-wait-flat"),
+        format!(
+            "{a}'s mean wait stays within {:.0}% across delays",
+            cfg.flat_tolerance * 100.0
+        ),
+        "flat",
+        format!("{a} waits {} ms: spread {:.1}%", fmt(&aw), sp * 100.0),
+        sp < cfg.flat_tolerance,
+    ));
+}
