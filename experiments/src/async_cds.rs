@@ -6,7 +6,7 @@
 
 use crate::async_setup::{
     mean_wait_ms, run_variant, show_time, variant_label, wait_per_worker_ms, AsyncCommon,
-    AsyncDataset,
+    AsyncDataset, Variant,
 };
 use crate::output::progress;
 use crate::{CommonArgs, ExperimentOutput};
@@ -170,8 +170,7 @@ pub fn run(
                         &cfg.common,
                         &data,
                         &settings,
-                        method,
-                        sync,
+                        Variant { method, sync },
                         &stragglers,
                         args.seed,
                     )?;

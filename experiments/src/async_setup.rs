@@ -193,6 +193,23 @@ impl AsyncDataset {
     }
 }
 
+/// A method run synchronously or asynchronously.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variant {
+    /// SGD or SAGA.
+    pub method: Method,
+    /// BSP barrier and one step per round (SGD, SAGA), or the configured barrier and one step
+    /// per result (ASGD, ASAGA).
+    pub sync: bool,
+}
+
+impl Variant {
+    /// sgd, asgd, saga or asaga.
+    pub fn label(&self) -> &'static str {
+        variant_label(self.method, self.sync)
+    }
+}
+
 /// Label of a method run: sgd, asgd, saga, asaga.
 pub fn variant_label(method: Method, sync: bool) -> &'static str {
     match (method, sync) {
@@ -203,8 +220,7 @@ pub fn variant_label(method: Method, sync: bool) -> &'static str {
     }
 }
 
-/// Runs `method` synchronously (BSP barrier, one step per round) or asynchronously (the
-/// configured barrier, one step per result) on `data` under `driver`.
+/// Runs `variant` on `data` under `driver`.
 ///
 /// # Errors
 /// Any configuration, protocol or deadlock error of the run.
@@ -213,11 +229,11 @@ pub fn run_variant(
     common: &AsyncCommon,
     data: &PreparedDataset,
     settings: &MethodSettings,
-    method: Method,
-    sync: bool,
+    variant: Variant,
     stragglers: &StragglerConfig,
     seed: u64,
 ) -> Result<RunRecords> {
+    let Variant { method, sync } = variant;
     let p = common.workers;
     let learning = Arc::new(AsyncLearning::new(
         data.problem.clone(),
