@@ -1,0 +1,295 @@
+//! async-fig7-8: SGD vs ASGD and SAGA vs ASAGA on 32 workers with production-cluster
+//! stragglers (async.txt §6.3, Figures 7 and 8, Table 3).
+
+use anyhow::bail;
+use bench_core::claims::Claim;
+use bench_core::driver::DriverKind;
+use bench_core::metrics::RunRecords;
+use bench_core::straggler::{ProductionStragglers, StragglerConfig};
+use bench_core::workload::Method;
+use clap::Parser;
+use experiments::async_setup::{
+    mean_wait_ms, run_variant, show_time, AsyncCommon, AsyncDataset, Variant,
+};
+use experiments::output::progress;
+use experiments::{CommonArgs, ExperimentOutput};
+use serde::{Deserialize, Serialize};
+
+const QUICK: &str = include_str!("../../configs/async-pcs.quick.toml");
+const PAPER: &str = include_str!("../../configs/async-pcs.paper.toml");
+
+/// ASYNC Figures 7-8 and Table 3: synchronous vs asynchronous SGD and SAGA on 32 workers under
+/// production-cluster stragglers (25% of workers straggle: 80% of them 1.5-2.5x the task time
+/// longer, 20% long-tail 2.5-10x; fixed seed). Writes results/async-fig7/ (SGD, ASGD),
+/// results/async-fig8/ (SAGA, ASAGA) and results/async-table3/ (mean waits), each with claims
+/// and a manifest.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    /// The straggler pattern.
+    production: ProductionStragglers,
+    /// Log-normal jitter of every task time.
+    jitter_sigma: f64,
+    /// Speedup (time to target, sync / async) the claims require.
+    min_speedup: f64,
+    common: AsyncCommon,
+    datasets: Vec<AsyncDataset>,
+}
+
+#[derive(Serialize)]
+struct CurveRow {
+    dataset: String,
+    variant: String,
+    time: f64,
+    error: f64,
+}
+
+#[derive(Serialize)]
+struct SummaryRow {
+    dataset: String,
+    variant: String,
+    seconds_to_target: String,
+    target_error: f64,
+    final_error: f64,
+    makespan_s: f64,
+    tasks: usize,
+    max_staleness: u64,
+    mean_wait_ms: f64,
+}
+
+#[derive(Serialize)]
+struct TableRow {
+    dataset: String,
+    sgd_wait_ms: f64,
+    asgd_wait_ms: f64,
+    saga_wait_ms: f64,
+    asaga_wait_ms: f64,
+    paper: String,
+}
+
+#[derive(Serialize)]
+struct StragglerRow {
+    worker: usize,
+    kind: String,
+    delay_range: String,
+}
+
+/// Table 3 of the paper: mean wait per iteration (SGD, ASGD, SAGA, ASAGA), in ms.
+fn paper_waits(dataset: &str) -> &'static str {
+    match dataset {
+        "mnist8m" => "42.8367 / 9.8125 / 6.4433 / 3.5745 ms",
+        "epsilon" => "6.9926 / 1.1721 / 5.3112 / 1.4165 ms",
+        _ => "n/a",
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiments::main_with(|| {
+        let args = Args::parse();
+        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        cfg.common.validate()?;
+        cfg.production.validate()?;
+        if cfg.datasets.is_empty() {
+            bail!("datasets must list at least one dataset");
+        }
+        for d in &cfg.datasets {
+            d.validate(cfg.common.workers)?;
+        }
+        let drivers = args.common.drivers(&[DriverKind::Sim])?;
+        let seed = args.common.seed;
+        let stragglers = StragglerConfig {
+            slow: vec![],
+            jitter_sigma: cfg.jitter_sigma,
+            production: Some(cfg.production),
+        };
+        let mut fig7 = ExperimentOutput::new(&args.common.out, "async-fig7")?;
+        let mut fig8 = ExperimentOutput::new(&args.common.out, "async-fig8")?;
+        let mut table = ExperimentOutput::new(&args.common.out, "async-table3")?;
+        let pb = progress(
+            (drivers.len() * cfg.datasets.len() * 4) as u64,
+            "async-fig7-8",
+        );
+        let (mut curves7, mut curves8, mut summary, mut rows) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut notes = vec![format!(
+            "{} workers; production-cluster stragglers {:?} drawn per task from seed {seed}; async barrier '{}', async step = sync step / {}",
+            cfg.common.workers, cfg.production, cfg.common.async_barrier, cfg.common.workers
+        )];
+        for &driver in &drivers {
+            for ds in &cfg.datasets {
+                let data = ds.prepare(seed)?;
+                let tag = if drivers.len() > 1 {
+                    format!("{}/{}", data.name, driver.label())
+                } else {
+                    data.name.clone()
+                };
+                let mut waits = [0.0f64; 4];
+                for (k, method) in [Method::Sgd, Method::Saga].into_iter().enumerate() {
+                    let settings = ds.settings(method);
+                    let target = settings.target_relative_error * data.initial_error;
+                    notes.push(format!(
+                        "{} {method:?}: twin {} x {} ({} non-zeros), optimum {:.6}, initial error {:.4}, target {:.5}, b = {}",
+                        data.name, data.shape.0, data.shape.1, data.shape.2,
+                        data.optimum.objective, data.initial_error, target, settings.sampling_rate
+                    ));
+                    let mut runs: Vec<(Variant, RunRecords)> = Vec::new();
+                    for sync in [true, false] {
+                        let variant = Variant { method, sync };
+                        pb.set_message(format!("{} {}", data.name, variant.label()));
+                        let r = run_variant(
+                            driver,
+                            &cfg.common,
+                            &data,
+                            &settings,
+                            variant,
+                            &stragglers,
+                            seed,
+                        )?;
+                        pb.inc(1);
+                        waits[2 * k + usize::from(!sync)] = mean_wait_ms(&r);
+                        let curves = if method == Method::Sgd {
+                            &mut curves7
+                        } else {
+                            &mut curves8
+                        };
+                        for p in &r.progress {
+                            curves.push(CurveRow {
+                                dataset: tag.clone(),
+                                variant: variant.label().into(),
+                                time: p.time,
+                                error: p.loss,
+                            });
+                        }
+                        summary.push(SummaryRow {
+                            dataset: tag.clone(),
+                            variant: variant.label().into(),
+                            seconds_to_target: show_time(r.time_to_loss(target)),
+                            target_error: target,
+                            final_error: r.progress.last().map_or(f64::NAN, |p| p.loss),
+                            makespan_s: r.makespan as f64 * 1e-9,
+                            tasks: r.iterations.len(),
+                            max_staleness: r
+                                .iterations
+                                .iter()
+                                .map(|x| x.staleness)
+                                .max()
+                                .unwrap_or(0),
+                            mean_wait_ms: mean_wait_ms(&r),
+                        });
+                        runs.push((variant, r));
+                    }
+                    let out = if method == Method::Sgd {
+                        &mut fig7
+                    } else {
+                        &mut fig8
+                    };
+                    speedup_claim(out, &tag, &runs, target, cfg.min_speedup);
+                }
+                wait_claims(&mut table, &tag, &waits);
+                rows.push(TableRow {
+                    dataset: tag,
+                    sgd_wait_ms: waits[0],
+                    asgd_wait_ms: waits[1],
+                    saga_wait_ms: waits[2],
+                    asaga_wait_ms: waits[3],
+                    paper: paper_waits(&data.name).into(),
+                });
+            }
+        }
+        pb.finish_and_clear();
+        let assignment: Vec<StragglerRow> = cfg
+            .production
+            .assignment(cfg.common.workers, seed)
+            .iter()
+            .enumerate()
+            .map(|(worker, r)| StragglerRow {
+                worker,
+                kind: match r {
+                    None => "none".into(),
+                    Some(x) if *x == cfg.production.long_tail => "long-tail".into(),
+                    Some(_) => "moderate".into(),
+                },
+                delay_range: r.map_or_else(String::new, |[lo, hi]| format!("{lo}-{hi}")),
+            })
+            .collect();
+        fig7.csv("curves.csv", &curves7)?;
+        fig8.csv("curves.csv", &curves8)?;
+        for out in [&fig7, &fig8, &table] {
+            out.csv("summary.csv", &summary)?;
+            out.csv("stragglers.csv", &assignment)?;
+        }
+        table.csv("table.csv", &rows)?;
+        notes.push("error = objective - optimum (least squares, CGLS optimum); waits are worker-side, from a result's submission to the next task's arrival".into());
+        let label = experiments::cli::drivers_label(&drivers);
+        let scale = args.common.scale.label();
+        fig7.finish(&cfg, seed, scale, &label, notes.clone())?;
+        fig8.finish(&cfg, seed, scale, &label, notes.clone())?;
+        table.finish(&cfg, seed, scale, &label, notes)?;
+        Ok(())
+    })
+}
+
+fn speedup_claim(
+    out: &mut ExperimentOutput,
+    tag: &str,
+    runs: &[(Variant, RunRecords)],
+    target: f64,
+    min: f64,
+) {
+    let (s, a) = (&runs[0], &runs[1]);
+    let (st, at) = (s.1.time_to_loss(target), a.1.time_to_loss(target));
+    let speedup = match (st, at) {
+        (Some(x), Some(y)) => x / y,
+        (None, Some(_)) => f64::INFINITY,
+        _ => 0.0,
+    };
+    let fig = if s.0.method == Method::Sgd {
+        "async-fig7"
+    } else {
+        "async-fig8"
+    };
+    let paper = match (s.0.method, tag.split('/').next().unwrap_or("")) {
+        (Method::Sgd, "mnist8m") => "3x",
+        (Method::Sgd, "epsilon") => "4x",
+        (Method::Saga, "mnist8m") => "3.5x",
+        (Method::Saga, "epsilon") => "4x",
+        _ => "3-4x",
+    };
+    out.claim(Claim::check(
+        format!("{fig}/{tag}/{}-speedup", a.0.label()),
+        format!(
+            "{} reaches the target error >= {min}x sooner than {}",
+            a.0.label(),
+            s.0.label()
+        ),
+        paper,
+        format!(
+            "{speedup:.2}x ({} {} s, {} {} s)",
+            s.0.label(),
+            show_time(st),
+            a.0.label(),
+            show_time(at)
+        ),
+        speedup >= min,
+    ));
+}
+
+fn wait_claims(out: &mut ExperimentOutput, tag: &str, w: &[f64; 4]) {
+    for (k, (s, a)) in [("sgd", "asgd"), ("saga", "asaga")].into_iter().enumerate() {
+        let (sw, aw) = (w[2 * k], w[2 * k + 1]);
+        out.claim(Claim::check(
+            format!("async-table3/{tag}/{a}-wait-below-{s}"),
+            format!("{a}'s mean wait per iteration is below {s}'s"),
+            paper_waits(tag.split('/').next().unwrap_or("")),
+            format!("{s} {sw:.3} ms, {a} {aw:.3} ms"),
+            aw < sw,
+        ));
+    }
+}
