@@ -11,7 +11,8 @@ BIN     := target/release
 EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
-FIGS := asap-fig3 asap-fig10 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 ps-modes
+FIGS := asap-fig3 asap-fig10 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
+        async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 ps-modes
 
 .PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
 
@@ -27,6 +28,9 @@ reproduce-all: build
 	$(BIN)/essp-fig3 $(EXP)
 	$(BIN)/dssp-fig3 $(EXP)
 	$(BIN)/dssp-table1 $(EXP)
+	$(BIN)/async-fig3-4 $(EXP)
+	$(BIN)/async-fig5-6 $(EXP)
+	$(BIN)/async-fig7-8 $(EXP)
 	$(BIN)/ps-modes $(EXP)
 	$(FIGURES) render
 	$(FIGURES) report
@@ -69,6 +73,41 @@ fig-dssp-fig3: build
 fig-dssp-table1: build
 	$(BIN)/dssp-table1 $(EXP)
 	$(FIGURES) render --figure dssp-table1
+	$(FIGURES) report
+
+fig-async-fig3: build
+	$(BIN)/async-fig3-4 $(EXP)
+	$(FIGURES) render --figure async-fig3
+	$(FIGURES) report
+
+fig-async-fig4: build
+	$(BIN)/async-fig3-4 $(EXP)
+	$(FIGURES) render --figure async-fig4
+	$(FIGURES) report
+
+fig-async-fig5: build
+	$(BIN)/async-fig5-6 $(EXP)
+	$(FIGURES) render --figure async-fig5
+	$(FIGURES) report
+
+fig-async-fig6: build
+	$(BIN)/async-fig5-6 $(EXP)
+	$(FIGURES) render --figure async-fig6
+	$(FIGURES) report
+
+fig-async-fig7: build
+	$(BIN)/async-fig7-8 $(EXP)
+	$(FIGURES) render --figure async-fig7
+	$(FIGURES) report
+
+fig-async-fig8: build
+	$(BIN)/async-fig7-8 $(EXP)
+	$(FIGURES) render --figure async-fig8
+	$(FIGURES) report
+
+fig-async-table3: build
+	$(BIN)/async-fig7-8 $(EXP)
+	$(FIGURES) render --figure async-table3
 	$(FIGURES) report
 
 fig-ps-modes: build

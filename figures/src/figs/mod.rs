@@ -1,6 +1,7 @@
 //! The figures this tool knows: id, title, the paper's result, and how to draw it from CSV.
 
 mod asap_gaps;
+mod async_figs;
 mod dssp_table;
 mod essp_staleness;
 mod ps_modes;
@@ -63,6 +64,48 @@ pub const ALL: &[FigureDef] = &[
         title: "DSSP Table I: time to two accuracy targets, 2 workers on mixed GPUs (time profile; CPU proxy model)",
         paper: "seconds to 0.67 / 0.68: BSP 6159/-, ASP 2993/3017, SSP3 5678/-, SSP6 5704/6908, SSP15 5565/7256, DSSP 3016/3046",
         render: dssp_table::render_fig,
+    },
+    FigureDef {
+        id: "async-fig3",
+        title: "ASYNC Fig 3: SGD vs ASGD error vs time, 8 workers, one worker delayed 0/30/60/100% (least squares, synthetic twins)",
+        paper: "ASGD always faster; about 2x at 100% delay; ASGD nearly independent of the delay",
+        render: async_figs::fig3,
+    },
+    FigureDef {
+        id: "async-fig4",
+        title: "ASYNC Fig 4: mean wait per iteration of SGD and ASGD against the delay",
+        paper: "SGD's wait grows with the delay (sharply at 100%); ASGD's flat",
+        render: async_figs::fig4,
+    },
+    FigureDef {
+        id: "async-fig5",
+        title: "ASYNC Fig 5: SAGA vs ASAGA error vs time with the history broadcast, same delays",
+        paper: "ASAGA keeps its rate at every delay; SAGA degrades with the delay",
+        render: async_figs::fig5,
+    },
+    FigureDef {
+        id: "async-fig6",
+        title: "ASYNC Fig 6: mean wait per iteration of SAGA and ASAGA against the delay",
+        paper: "SAGA's wait grows with the delay; ASAGA's flat",
+        render: async_figs::fig6,
+    },
+    FigureDef {
+        id: "async-fig7",
+        title: "ASYNC Fig 7: SGD vs ASGD, 32 workers, production-cluster stragglers",
+        paper: "ASGD 3x faster on mnist8m, 4x on epsilon",
+        render: async_figs::fig7,
+    },
+    FigureDef {
+        id: "async-fig8",
+        title: "ASYNC Fig 8: SAGA vs ASAGA, 32 workers, production-cluster stragglers",
+        paper: "ASAGA 3.5x faster on mnist8m, 4x on epsilon",
+        render: async_figs::fig8,
+    },
+    FigureDef {
+        id: "async-table3",
+        title: "ASYNC Table 3: mean wait per iteration on 32 workers (SGD, ASGD, SAGA, ASAGA)",
+        paper: "mnist8m 42.84 / 9.81 / 6.44 / 3.57 ms; epsilon 6.99 / 1.17 / 5.31 / 1.42 ms",
+        render: async_figs::table3,
     },
     FigureDef {
         id: "ps-modes",

@@ -1,0 +1,139 @@
+//! ASYNC figures: error vs time under controlled-delay and production-cluster stragglers, and
+//! the workers' mean waits.
+
+use crate::chart::{render, Panel, Series};
+use crate::table::Table;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// log10 of an error, floored so that an error at (or, by rounding, just below) the optimum
+/// stays on the chart.
+fn log_error(e: f64) -> f64 {
+    e.max(1e-12).log10()
+}
+
+/// One panel per dataset with a line per (variant, delay) of `curves.csv`.
+fn error_panels(t: &Table, with_delay: bool) -> Result<Vec<Panel>> {
+    let mut by_ds: BTreeMap<String, BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
+    for i in 0..t.len() {
+        let mut label = t.str(i, "variant")?.to_string();
+        if with_delay {
+            label = format!("{label} {:.0}%", t.num(i, "delay")? * 100.0);
+        }
+        by_ds
+            .entry(t.str(i, "dataset")?.to_string())
+            .or_default()
+            .entry(label)
+            .or_default()
+            .push((t.num(i, "time")?, log_error(t.num(i, "error")?)));
+    }
+    Ok(by_ds
+        .into_iter()
+        .map(|(ds, series)| Panel::Lines {
+            title: format!("{ds} (synthetic twin)"),
+            x_label: "time (s)".into(),
+            y_label: "log10(objective - optimum)".into(),
+            series: series
+                .into_iter()
+                .map(|(label, points)| Series {
+                    label,
+                    points,
+                    markers_only: false,
+                })
+                .collect(),
+        })
+        .collect())
+}
+
+/// async-fig3 / async-fig5: error vs time per dataset, sync and async at every delay.
+pub fn cds_convergence(dir: &Path, id: &str) -> Result<()> {
+    let t = Table::read(&dir.join("curves.csv"))?;
+    let panels = error_panels(&t, true)?;
+    let cols = panels.len().clamp(1, 3);
+    render(dir, id, &panels, cols)
+}
+
+/// async-fig4 / async-fig6: mean wait per iteration against the delay, per dataset.
+pub fn cds_waits(dir: &Path, id: &str) -> Result<()> {
+    let s = Table::read(&dir.join("summary.csv"))?;
+    let mut by_ds: BTreeMap<String, (Vec<String>, BTreeMap<String, Vec<f64>>)> = BTreeMap::new();
+    for i in 0..s.len() {
+        let (cats, groups) = by_ds.entry(s.str(i, "dataset")?.to_string()).or_default();
+        let delay = format!("{:.0}%", s.num(i, "delay")? * 100.0);
+        let ci = match cats.iter().position(|c| *c == delay) {
+            Some(ci) => ci,
+            None => {
+                cats.push(delay);
+                cats.len() - 1
+            }
+        };
+        let g = groups.entry(s.str(i, "variant")?.to_string()).or_default();
+        g.resize(ci + 1, f64::NAN);
+        g[ci] = s.num(i, "mean_wait_ms")?;
+    }
+    let panels: Vec<Panel> = by_ds
+        .into_iter()
+        .map(|(ds, (categories, groups))| Panel::Bars {
+            title: format!("{ds}: mean wait per iteration vs delay"),
+            y_label: "wait (ms)".into(),
+            categories,
+            groups: groups.into_iter().collect(),
+        })
+        .collect();
+    let cols = panels.len().clamp(1, 3);
+    render(dir, id, &panels, cols)
+}
+
+pub fn fig3(dir: &Path) -> Result<()> {
+    cds_convergence(dir, "async-fig3")
+}
+
+pub fn fig4(dir: &Path) -> Result<()> {
+    cds_waits(dir, "async-fig4")
+}
+
+pub fn fig5(dir: &Path) -> Result<()> {
+    cds_convergence(dir, "async-fig5")
+}
+
+pub fn fig6(dir: &Path) -> Result<()> {
+    cds_waits(dir, "async-fig6")
+}
+
+/// async-fig7 / async-fig8: error vs time on 32 workers with production-cluster stragglers.
+fn pcs(dir: &Path, id: &str) -> Result<()> {
+    let t = Table::read(&dir.join("curves.csv"))?;
+    let panels = error_panels(&t, false)?;
+    let cols = panels.len().clamp(1, 3);
+    render(dir, id, &panels, cols)
+}
+
+pub fn fig7(dir: &Path) -> Result<()> {
+    pcs(dir, "async-fig7")
+}
+
+pub fn fig8(dir: &Path) -> Result<()> {
+    pcs(dir, "async-fig8")
+}
+
+/// async-table3: mean wait per iteration of each method, per dataset.
+pub fn table3(dir: &Path) -> Result<()> {
+    let t = Table::read(&dir.join("table.csv"))?;
+    let cols = ["sgd", "asgd", "saga", "asaga"];
+    let mut categories = Vec::new();
+    let mut groups: Vec<(String, Vec<f64>)> = cols.iter().map(|c| (c.to_string(), vec![])).collect();
+    for i in 0..t.len() {
+        categories.push(t.str(i, "dataset")?.to_string());
+        for (k, c) in cols.iter().enumerate() {
+            groups[k].1.push(t.num(i, &format!("{c}_wait_ms"))?);
+        }
+    }
+    let panel = Panel::Bars {
+        title: "Mean wait per iteration, 32 workers, production-cluster stragglers".into(),
+        y_label: "wait (ms)".into(),
+        categories,
+        groups,
+    };
+    render(dir, "async-table3", &[panel], 1)
+}
