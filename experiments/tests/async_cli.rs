@@ -86,10 +86,19 @@ fn cds_writes_both_figures_and_is_deterministic() {
         assert!(summary.contains(v), "{summary}");
     }
     let claims = read(a.join("async-fig4/claims.csv"));
-    assert!(claims.contains("async-fig4/epsilon/sgd-wait-grows"), "{claims}");
-    assert!(claims.contains("async-fig4/epsilon/asgd-wait-flat"), "{claims}");
+    assert!(
+        claims.contains("async-fig4/epsilon/sgd-wait-grows"),
+        "{claims}"
+    );
+    assert!(
+        claims.contains("async-fig4/epsilon/asgd-wait-flat"),
+        "{claims}"
+    );
     // Four workers, both variants, both delays: one wait row per worker each.
-    assert_eq!(read(a.join("async-fig4/waits.csv")).lines().count(), 1 + 4 * 2 * 2);
+    assert_eq!(
+        read(a.join("async-fig4/waits.csv")).lines().count(),
+        1 + 4 * 2 * 2
+    );
 }
 
 #[test]
@@ -111,7 +120,10 @@ fn saga_and_pcs_write_their_figures() {
         assert!(out.join(fig).join("stragglers.csv").exists(), "{fig}");
     }
     let table = read(out.join("async-table3/table.csv"));
-    assert!(table.contains("epsilon/sim") && table.contains("epsilon/threads"), "{table}");
+    assert!(
+        table.contains("epsilon/sim") && table.contains("epsilon/threads"),
+        "{table}"
+    );
     // 4 workers, share 0.5, long-tail share 0.5: one moderate and one long-tail straggler.
     let s = read(out.join("async-fig7/stragglers.csv"));
     assert_eq!(s.matches("long-tail").count(), 1, "{s}");
@@ -127,17 +139,11 @@ fn bad_configurations_fail_clearly_and_write_nothing() {
             "delays[1] = 15",
         ),
         (
-            cds().replace(
-                "sgd = { sampling_rate = 0.1",
-                "sgd = { sampling_rate = 0.0",
-            ),
+            cds().replace("sgd = { sampling_rate = 0.1", "sgd = { sampling_rate = 0.0"),
             "datasets.epsilon.sgd.sampling_rate must be in (0, 1]",
         ),
         (
-            cds().replace(
-                "sgd = { sampling_rate = 0.1",
-                "sgd = { sampling_rate = 1.5",
-            ),
+            cds().replace("sgd = { sampling_rate = 0.1", "sgd = { sampling_rate = 1.5"),
             "sampling_rate must be in (0, 1], got 1.5",
         ),
         (

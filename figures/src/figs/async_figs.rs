@@ -122,7 +122,8 @@ pub fn table3(dir: &Path) -> Result<()> {
     let t = Table::read(&dir.join("table.csv"))?;
     let cols = ["sgd", "asgd", "saga", "asaga"];
     let mut categories = Vec::new();
-    let mut groups: Vec<(String, Vec<f64>)> = cols.iter().map(|c| (c.to_string(), vec![])).collect();
+    let mut groups: Vec<(String, Vec<f64>)> =
+        cols.iter().map(|c| (c.to_string(), vec![])).collect();
     for i in 0..t.len() {
         categories.push(t.str(i, "dataset")?.to_string());
         for (k, c) in cols.iter().enumerate() {
