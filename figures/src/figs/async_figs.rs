@@ -54,10 +54,13 @@ pub fn cds_convergence(dir: &Path, id: &str) -> Result<()> {
     render(dir, id, &panels, cols)
 }
 
+/// Delay categories of one dataset and, per variant, one value per category.
+type WaitGroups = (Vec<String>, BTreeMap<String, Vec<f64>>);
+
 /// async-fig4 / async-fig6: mean wait per iteration against the delay, per dataset.
 pub fn cds_waits(dir: &Path, id: &str) -> Result<()> {
     let s = Table::read(&dir.join("summary.csv"))?;
-    let mut by_ds: BTreeMap<String, (Vec<String>, BTreeMap<String, Vec<f64>>)> = BTreeMap::new();
+    let mut by_ds: BTreeMap<String, WaitGroups> = BTreeMap::new();
     for i in 0..s.len() {
         let (cats, groups) = by_ds.entry(s.str(i, "dataset")?.to_string()).or_default();
         let delay = format!("{:.0}%", s.num(i, "delay")? * 100.0);
