@@ -2,6 +2,7 @@
 //! thread per node in real time over the threads transport. Both carry out the same
 //! [`crate::protocol::Action`]s through one [`Learning`], so the learning is identical in kind.
 
+mod control_only;
 mod learning;
 mod network;
 mod node_model;
@@ -9,6 +10,7 @@ mod profile;
 pub mod sim;
 pub mod threads;
 
+pub use control_only::ControlOnly;
 pub use learning::{payload_words, Learning};
 pub use network::{LinkOverride, NetworkModel};
 pub use node_model::{NodeModel, Payload, PayloadEffect};

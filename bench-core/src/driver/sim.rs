@@ -54,6 +54,15 @@ pub trait SimObserver {
     ) -> Result<()> {
         Ok(())
     }
+
+    /// Node `node` handled an input at `now` and its actions were carried out; `nodes` are all
+    /// nodes, to compare their states (e.g. iteration gaps).
+    ///
+    /// # Errors
+    /// Any error stops the run and is returned by [`run`].
+    fn after_step(&mut self, _now: u64, _node: NodeId, _nodes: &[Box<dyn Protocol>]) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// An observer that checks nothing.
@@ -221,6 +230,7 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
             };
             self.nodes[node].handle(now, input)?;
             self.drain(now, node, observer)?;
+            observer.after_step(now, node, &self.nodes)?;
         }
         self.records.makespan = now;
         let unfinished: Vec<String> = self
@@ -293,7 +303,8 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
                 Action::Apply { .. }
                 | Action::Discard { .. }
                 | Action::Install { .. }
-                | Action::Commit { .. } => {
+                | Action::Commit { .. }
+                | Action::Reduce { .. } => {
                     let effect = self.workload.carry_out(
                         &mut self.models[node],
                         node,

@@ -384,7 +384,8 @@ impl<L: Learning + ?Sized> NodeThread<L> {
                 Action::Apply { .. }
                 | Action::Discard { .. }
                 | Action::Install { .. }
-                | Action::Commit { .. } => {
+                | Action::Commit { .. }
+                | Action::Reduce { .. } => {
                     let effect =
                         self.workload
                             .carry_out(&mut self.model, node, &action, &self.roles)?;

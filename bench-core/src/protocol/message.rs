@@ -63,6 +63,17 @@ pub enum Message {
     },
     /// ASYNC coordinator to worker: no more tasks; finish.
     Stop,
+    /// Peer to in-neighbour: one token; the sender entered iteration `iter` (Hop's token
+    /// queues).
+    Token {
+        /// Iteration the sender entered.
+        iter: u64,
+    },
+    /// Peer to in-neighbour: your update of `clock` has been reduced (NOTIFY-ACK).
+    Ack {
+        /// Iteration acknowledged.
+        clock: u64,
+    },
 }
 
 /// Size of an encoded message in 64-bit words.
@@ -77,9 +88,11 @@ impl Message {
             Message::Model { .. } => PayloadKind::Model,
             Message::TaskResult { .. } => PayloadKind::TaskResult,
             Message::VersionData { .. } => PayloadKind::Version,
-            Message::Task { .. } | Message::VersionRequest { .. } | Message::Stop => {
-                PayloadKind::None
-            }
+            Message::Task { .. }
+            | Message::VersionRequest { .. }
+            | Message::Stop
+            | Message::Token { .. }
+            | Message::Ack { .. } => PayloadKind::None,
         }
     }
 
@@ -104,6 +117,8 @@ impl Message {
             Message::VersionRequest { version } => [6, version],
             Message::VersionData { version } => [7, version],
             Message::Stop => [8, 0],
+            Message::Token { iter } => [9, iter],
+            Message::Ack { clock } => [10, clock],
         }
     }
 
@@ -138,6 +153,8 @@ impl Message {
             7 => Message::VersionData { version: value },
             8 if value == 0 => Message::Stop,
             8 => return Err(garbage()),
+            9 => Message::Token { iter: value },
+            10 => Message::Ack { clock: value },
             tag => {
                 return Err(CoreError::Transport(format!(
                     "peer {from} sent a message with unknown tag {tag:#x}"
@@ -168,6 +185,8 @@ mod tests {
             Message::VersionRequest { version: 4 },
             Message::VersionData { version: 5 },
             Message::Stop,
+            Message::Token { iter: 3 },
+            Message::Ack { clock: 8 },
         ] {
             assert_eq!(Message::decode(m.encode(), 0).unwrap(), m);
         }

@@ -14,6 +14,7 @@ pub mod coord;
 mod event;
 mod factory;
 mod message;
+pub mod peer;
 pub mod ps;
 
 pub use event::{Event, IterationRecord};
@@ -98,6 +99,13 @@ pub enum Action {
         /// Model version the step produces.
         version: u64,
     },
+    /// Average the parameters of `inputs` — `(node, iteration, weight)`: the update of that
+    /// iteration received from that node, or the node's own parameters — with the given
+    /// weights (a decentralized Reduce), then apply the pending gradients (Appl).
+    Reduce {
+        /// The inputs and their weights.
+        inputs: Vec<(NodeId, u64, f64)>,
+    },
     /// Something to record in the run's metrics.
     Record(Event),
     /// This node has nothing more to do.
@@ -122,4 +130,8 @@ pub trait Protocol: Send {
     fn is_finished(&self) -> bool;
     /// One line saying what the node waits for (used in deadlock reports).
     fn waiting_on(&self) -> String;
+    /// The iteration the node is in, for families where that is defined (peers).
+    fn iteration(&self) -> Option<u64> {
+        None
+    }
 }

@@ -8,11 +8,13 @@
 mod file;
 mod kinds;
 mod paths;
+mod random;
 mod spectral;
 
 pub use file::{parse_edge_list, read_edge_list};
 pub use kinds::TopologyKind;
 pub use paths::{shortest_path_lengths, PathSummary};
+pub use random::random_regular;
 pub use spectral::{
     spectral_gap_eig, spectral_gap_sv, transition_matrix, GraphReport, GAP_CONVENTION,
 };
