@@ -12,7 +12,7 @@ EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
 FIGS := asap-fig3 asap-fig10 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
-        async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 ps-modes
+        async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 ps-modes
 
 .PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
 
@@ -31,6 +31,7 @@ reproduce-all: build
 	$(BIN)/async-fig3-4 $(EXP)
 	$(BIN)/async-fig5-6 $(EXP)
 	$(BIN)/async-fig7-8 $(EXP)
+	$(BIN)/hop-table1 $(EXP)
 	$(BIN)/ps-modes $(EXP)
 	$(FIGURES) render
 	$(FIGURES) report
@@ -108,6 +109,11 @@ fig-async-fig8: build
 fig-async-table3: build
 	$(BIN)/async-fig7-8 $(EXP)
 	$(FIGURES) render --figure async-table3
+	$(FIGURES) report
+
+fig-hop-table1: build
+	$(BIN)/hop-table1 $(EXP)
+	$(FIGURES) render --figure hop-table1
 	$(FIGURES) report
 
 fig-ps-modes: build

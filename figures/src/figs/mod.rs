@@ -4,6 +4,7 @@ mod asap_gaps;
 mod async_figs;
 mod dssp_table;
 mod essp_staleness;
+mod hop_gaps;
 mod ps_modes;
 
 use anyhow::Result;
@@ -106,6 +107,12 @@ pub const ALL: &[FigureDef] = &[
         title: "ASYNC Table 3: mean wait per iteration on 32 workers (SGD, ASGD, SAGA, ASAGA)",
         paper: "mnist8m 42.84 / 9.81 / 6.44 / 3.57 ms; epsilon 6.99 / 1.17 / 5.31 / 1.42 ms",
         render: async_figs::table3,
+    },
+    FigureDef {
+        id: "hop-table1",
+        title: "Hop Table 1: largest iteration gap over seeded random schedules vs the theoretical bound, per setting and graph",
+        paper: "standard len(j->i); staleness (s+1) len(j->i); backup unbounded; NOTIFY-ACK min(len(j->i), 2 len(i->j)); token queues min(b0 len(j->i), max_i len(i->j))",
+        render: hop_gaps::table1,
     },
     FigureDef {
         id: "ps-modes",
