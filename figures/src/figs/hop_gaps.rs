@@ -6,9 +6,12 @@ use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Settings of one graph with the observed gap and the bound of each.
+type GraphBars = (Vec<String>, Vec<f64>, Vec<f64>);
+
 pub fn table1(dir: &Path) -> Result<()> {
     let t = Table::read(&dir.join("gaps.csv"))?;
-    let mut by_graph: BTreeMap<String, (Vec<String>, Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let mut by_graph: BTreeMap<String, GraphBars> = BTreeMap::new();
     for i in 0..t.len() {
         let e = by_graph.entry(t.str(i, "graph")?.to_string()).or_default();
         e.0.push(t.str(i, "setting")?.to_string());
