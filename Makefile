@@ -12,7 +12,7 @@ EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
 FIGS := asap-fig3 asap-fig10 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
-        async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 ps-modes
+        async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 hop-fig12 hop-fig14-16 hop-fig17 ps-modes
 
 .PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
 
@@ -32,6 +32,9 @@ reproduce-all: build
 	$(BIN)/async-fig5-6 $(EXP)
 	$(BIN)/async-fig7-8 $(EXP)
 	$(BIN)/hop-table1 $(EXP)
+	$(BIN)/hop-fig12 $(EXP)
+	$(BIN)/hop-fig14-16 $(EXP)
+	$(BIN)/hop-fig17 $(EXP)
 	$(BIN)/ps-modes $(EXP)
 	$(FIGURES) render
 	$(FIGURES) report
@@ -114,6 +117,21 @@ fig-async-table3: build
 fig-hop-table1: build
 	$(BIN)/hop-table1 $(EXP)
 	$(FIGURES) render --figure hop-table1
+	$(FIGURES) report
+
+fig-hop-fig12: build
+	$(BIN)/hop-fig12 $(EXP)
+	$(FIGURES) render --figure hop-fig12
+	$(FIGURES) report
+
+fig-hop-fig14-16: build
+	$(BIN)/hop-fig14-16 $(EXP)
+	$(FIGURES) render --figure hop-fig14-16
+	$(FIGURES) report
+
+fig-hop-fig17: build
+	$(BIN)/hop-fig17 $(EXP)
+	$(FIGURES) render --figure hop-fig17
 	$(FIGURES) report
 
 fig-ps-modes: build

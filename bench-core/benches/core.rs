@@ -39,6 +39,7 @@ fn sim_run(mode: SyncMode) -> u64 {
         slow: vec![],
         jitter_sigma: 0.2,
         production: None,
+        random: None,
     };
     sim::run(
         spec.build().unwrap(),

@@ -80,6 +80,7 @@ fn random_case(seed: u64, mode: SyncMode) -> (ProtocolSpec, SimConfig, Straggler
         slow,
         jitter_sigma: rng.gen_range(0.0..1.5),
         production: None,
+        random: None,
     };
     (spec, cfg, stragglers)
 }

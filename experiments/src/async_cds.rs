@@ -160,6 +160,7 @@ pub fn run(
                     }],
                     jitter_sigma: cfg.jitter_sigma,
                     production: None,
+                    random: None,
                 };
                 let mut pair = Vec::new();
                 for sync in [true, false] {

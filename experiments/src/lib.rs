@@ -4,8 +4,10 @@
 pub mod async_cds;
 pub mod async_setup;
 pub mod cli;
+pub mod hop_compare;
 pub mod mf_setup;
 pub mod output;
+pub mod peer_setup;
 pub mod profiled;
 pub mod runner;
 pub mod svm_setup;

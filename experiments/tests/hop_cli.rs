@@ -88,3 +88,80 @@ fn impossible_settings_fail_before_writing() {
         assert!(!dir.join("out/hop-table1").exists());
     }
 }
+
+const TRAIN: &str = r#"
+[common]
+workers = 6
+iterations = 12
+eval_every = 12
+[common.data]
+train_rows = 1200
+test_rows = 200
+features = 100
+nnz_per_row = 20.0
+label_noise = 0.05
+informative = 0.1
+[common.svm]
+loss = "log"
+lambda = 1e-6
+eta0 = 10.0
+batch = 8
+[common.compute]
+ns_per_example = 100000.0
+[common.network]
+latency_ns = 20000
+bandwidth_gbps = 10.0
+[common.threads]
+ring_depth = 64
+stall_timeout_ms = 30000
+"#;
+
+fn run_bin(bin: &str, dir: &std::path::Path, cfg: &str, extra: &[&str]) -> Output {
+    let path = dir.join("cfg.toml");
+    std::fs::write(&path, cfg).unwrap();
+    Command::new(bin)
+        .args(extra)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .arg("--config")
+        .arg(&path)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn training_figures_run_under_both_drivers() {
+    let dir = tmpdir("fig12");
+    let cfg =
+        format!("graphs = [\"ring\", \"double-ring\"]\nslowdown = {{ factor = 6.0 }}\n{TRAIN}");
+    let o = run_bin(
+        env!("CARGO_BIN_EXE_hop-fig12"),
+        &dir,
+        &cfg,
+        &["--driver", "sim,threads"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = std::fs::read_to_string(dir.join("out/hop-fig12/summary.csv")).unwrap();
+    assert!(
+        s.contains("ring-6/sim,true") && s.contains("double-ring-6/threads,false"),
+        "{s}"
+    );
+    let dir = tmpdir("fig14");
+    let cfg = format!(
+        "graphs = [\"ring-based\"]\nmin_iteration_speedup = 1.2\nslowdown = {{ factor = 6.0 }}\n[[settings]]\nmode = {{ kind = \"backup\", backups = 1 }}\nmax_i = 3\n{TRAIN}"
+    );
+    let o = run_bin(env!("CARGO_BIN_EXE_hop-fig14-16"), &dir, &cfg, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let claims = std::fs::read_to_string(dir.join("out/hop-fig14-16/claims.csv")).unwrap();
+    assert!(
+        claims.contains("hop-fig14-16/ring-based-6/backup1+tokens3-time-to-target"),
+        "{claims}"
+    );
+    // Backup workers without token queues: refused before anything runs.
+    let bad = cfg.replace("max_i = 3\n", "");
+    let dir = tmpdir("fig14bad");
+    let o = run_bin(env!("CARGO_BIN_EXE_hop-fig14-16"), &dir, &bad, &[]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("token queues"));
+    assert!(!dir.join("out/hop-fig14-16").exists());
+}

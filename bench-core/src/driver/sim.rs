@@ -189,11 +189,18 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
         });
     }
 
+    /// Evaluates the server's model, or peer 0's in a run without a server (decentralized
+    /// runs: the threads driver does the same, so progress means the same under both).
     fn evaluate(&mut self, now: u64) {
-        let Some(server) = self.roles.iter().position(|r| *r == Role::Server) else {
+        let node = self
+            .roles
+            .iter()
+            .position(|r| *r == Role::Server)
+            .unwrap_or(0);
+        if self.models.is_empty() {
             return;
-        };
-        let (loss, accuracy) = self.workload.evaluate(&self.models[server]);
+        }
+        let (loss, accuracy) = self.workload.evaluate(&self.models[node]);
         self.records.progress.push(ProgressRow {
             time: now as f64 * 1e-9,
             iteration: self.applied_total as f64 / self.workers.max(1) as f64,
@@ -388,6 +395,7 @@ mod tests {
                 slow: vec![],
                 jitter_sigma: 0.0,
                 production: None,
+                random: None,
             },
             1,
             &mut NoObserver,

@@ -95,11 +95,16 @@ pub fn run<L: Learning + ?Sized + 'static>(
         .count();
     let mut fabric = ThreadsFabric::new(n);
     let cap = workload.payload_words(workers);
-    // Every node may talk to every other: register all pairs (cheap for PS runs: 2n rings are
-    // used, the rest stay untouched but allocated lazily by the OS as zero pages).
+    // Rings between the server and every worker; without a server (peers), between every
+    // pair (rings no edge uses stay untouched, allocated lazily by the OS as zero pages).
+    let has_server = roles.contains(&Role::Server);
+    // The node whose model progress.csv evaluates: the server, or peer 0.
+    let evaluator = roles.iter().position(|r| *r == Role::Server).unwrap_or(0);
     for from in 0..n {
         for to in 0..n {
-            if from != to && (roles[from] == Role::Server || roles[to] == Role::Server) {
+            if from != to
+                && (!has_server || roles[from] == Role::Server || roles[to] == Role::Server)
+            {
                 fabric.register(from, to, cap, cfg.ring_depth)?;
             }
         }
@@ -129,6 +134,7 @@ pub fn run<L: Learning + ?Sized + 'static>(
                     })?;
                     let is_worker = matches!(proto.role(), Role::Worker(_));
                     let model = workload.node(proto.node(), proto.role(), workers);
+                    let proto_node = proto.node();
                     let result = NodeThread {
                         proto,
                         ep,
@@ -151,6 +157,9 @@ pub fn run<L: Learning + ?Sized + 'static>(
                         },
                         bytes_in_iter: 0,
                         applied_total: 0,
+                        evaluator: proto_node == evaluator,
+                        // A peer counts only its own reduces: scale to the run's total.
+                        eval_scale: if has_server { 1 } else { workers.max(1) as u64 },
                         workers_running: running.clone(),
                     }
                     .run();
@@ -222,6 +231,10 @@ struct NodeThread<L: Learning + ?Sized> {
     out: NodeOutcome,
     bytes_in_iter: u64,
     applied_total: u64,
+    /// This node's model is the one progress.csv evaluates.
+    evaluator: bool,
+    /// Factor from this node's applied count to the run's (peers: the worker count).
+    eval_scale: u64,
     workers_running: Arc<std::sync::atomic::AtomicUsize>,
 }
 
@@ -232,7 +245,7 @@ impl<L: Learning + ?Sized> NodeThread<L> {
 
     fn run(mut self) -> Result<NodeOutcome> {
         let node = self.proto.node();
-        if self.proto.role() == Role::Server {
+        if self.evaluator {
             self.evaluate();
         }
         let now = self.now();
@@ -256,8 +269,10 @@ impl<L: Learning + ?Sized> NodeThread<L> {
             };
             self.deliver(n, &mut buf)?;
         }
-        if self.proto.role() == Role::Server {
+        if self.evaluator {
             self.evaluate();
+        }
+        if self.proto.role() == Role::Server {
             self.out.end = self.now();
             // Keep answering until every worker is done: with backup workers the server
             // finishes first, and late updates and final reads still arrive.
@@ -323,7 +338,7 @@ impl<L: Learning + ?Sized> NodeThread<L> {
         let (loss, accuracy) = self.workload.evaluate(&self.model);
         self.out.progress.push(ProgressRow {
             time: self.now() as f64 * 1e-9,
-            iteration: self.applied_total as f64 / self.workers.max(1) as f64,
+            iteration: (self.applied_total * self.eval_scale) as f64 / self.workers.max(1) as f64,
             loss,
             accuracy,
         });
@@ -395,7 +410,13 @@ impl<L: Learning + ?Sized> NodeThread<L> {
                         if effect == PayloadEffect::Discarded {
                             self.out.dropped += 1;
                         }
-                        if crosses(before, self.applied_total, self.cfg.eval_every) {
+                        if self.evaluator
+                            && crosses(
+                                before * self.eval_scale,
+                                self.applied_total * self.eval_scale,
+                                self.cfg.eval_every,
+                            )
+                        {
                             self.evaluate();
                         }
                     }
@@ -484,6 +505,7 @@ mod stall_tests {
                 slow: vec![],
                 jitter_sigma: 0.0,
                 production: None,
+                random: None,
             },
             1,
         )

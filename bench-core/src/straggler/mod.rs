@@ -32,6 +32,21 @@ pub struct StragglerConfig {
     /// Production-cluster stragglers on top of the constant factors (ASYNC's PCS).
     #[serde(default)]
     pub production: Option<ProductionStragglers>,
+    /// Hop's random slowdown: every computation of every worker is `factor` times slower with
+    /// probability `probability` (default 1/n).
+    #[serde(default)]
+    pub random: Option<RandomSlowdown>,
+}
+
+/// Random slowdown (hop.txt §7: each worker 6x slower with probability 1/n per iteration).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomSlowdown {
+    /// How many times slower a slowed computation is (> 0).
+    pub factor: f64,
+    /// Probability per computation, in [0, 1]; default 1 / workers.
+    #[serde(default)]
+    pub probability: Option<f64>,
 }
 
 impl StragglerConfig {
@@ -79,9 +94,23 @@ impl StragglerConfig {
             }
             None => None,
         };
+        let random = match self.random {
+            Some(r) => {
+                let p = r.probability.unwrap_or(1.0 / workers.max(1) as f64);
+                if !(r.factor > 0.0 && r.factor.is_finite() && (0.0..=1.0).contains(&p)) {
+                    return Err(CoreError::Config(format!(
+                        "random slowdown needs factor > 0 and probability in [0, 1], got {} and {p}",
+                        r.factor
+                    )));
+                }
+                Some((r.factor, p))
+            }
+            None => None,
+        };
         Ok(StragglerSampler {
             base,
             production,
+            random,
             tasks: 0,
             jitter: if self.jitter_sigma > 0.0 {
                 Some(LogNormal::new(0.0, self.jitter_sigma).expect("sigma checked"))
@@ -101,6 +130,8 @@ pub struct StragglerSampler {
     base: f64,
     /// PCS delay range and warm-up of this worker.
     production: Option<([f64; 2], u64)>,
+    /// Random slowdown factor and probability.
+    random: Option<(f64, f64)>,
     tasks: u64,
     jitter: Option<LogNormal<f64>>,
     rng: ChaCha8Rng,
@@ -123,6 +154,11 @@ impl StragglerSampler {
                     };
             }
         }
+        if let Some((factor, p)) = self.random {
+            if self.rng.gen_bool(p) {
+                f *= factor;
+            }
+        }
         self.tasks += 1;
         f
     }
@@ -141,6 +177,7 @@ mod tests {
             }],
             jitter_sigma: 0.0,
             production: None,
+            random: None,
         };
         assert_eq!(c.factors(3).unwrap(), vec![1.0, 1.0, 2.0]);
         assert!(c
@@ -154,6 +191,7 @@ mod tests {
             slow: vec![],
             jitter_sigma: 0.2,
             production: None,
+            random: None,
         };
         let a: Vec<f64> = (0..5)
             .map(|_| 0.0)
@@ -165,5 +203,19 @@ mod tests {
             .collect();
         assert_eq!(a, b);
         assert!(a.iter().any(|&x| x != 1.0));
+        let r = StragglerConfig {
+            slow: vec![],
+            jitter_sigma: 0.0,
+            production: None,
+            random: Some(RandomSlowdown {
+                factor: 6.0,
+                probability: None,
+            }),
+        };
+        let mut s = r.sampler(4, 0, 3).unwrap();
+        let f: Vec<f64> = (0..4000).map(|_| s.next_factor()).collect();
+        assert!(f.iter().all(|&x| x == 1.0 || x == 6.0));
+        let slowed = f.iter().filter(|&&x| x == 6.0).count();
+        assert!((800..1200).contains(&slowed), "about 1/4 slowed: {slowed}");
     }
 }

@@ -110,6 +110,7 @@ mod tests {
                 warmup_tasks: 2,
                 ..ProductionStragglers::paper()
             }),
+            random: None,
         };
         let mut s = cfg.sampler(4, 1, 3).unwrap();
         let f: Vec<f64> = (0..50).map(|_| s.next_factor()).collect();

@@ -108,6 +108,7 @@ fn main() -> std::process::ExitCode {
             slow: vec![],
             jitter_sigma: cfg.jitter_sigma,
             production: Some(cfg.production),
+            random: None,
         };
         let mut fig7 = ExperimentOutput::new(&args.common.out, "async-fig7")?;
         let mut fig8 = ExperimentOutput::new(&args.common.out, "async-fig8")?;

@@ -115,6 +115,24 @@ pub const ALL: &[FigureDef] = &[
         render: hop_gaps::table1,
     },
     FigureDef {
+        id: "hop-fig12",
+        title: "Hop Fig 12 (SVM part): standard decentralized training with and without random slowdown (6x, p = 1/n) on ring, ring-based and double-ring, 16 peers",
+        paper: "every graph is slowed by random slowdown; sparser graphs suffer less",
+        render: hop_gaps::fig12,
+    },
+    FigureDef {
+        id: "hop-fig14-16",
+        title: "Hop Figs 14-16 (SVM part): backup workers (1) vs standard on ring-based and double-ring under random slowdown",
+        paper: "backup workers faster in wall clock, slightly worse per step; iteration speedup up to 1.81",
+        render: hop_gaps::fig14_16,
+    },
+    FigureDef {
+        id: "hop-fig17",
+        title: "Hop Fig 17 (SVM part): bounded staleness 5 (and backup workers) vs standard on ring-based under random slowdown",
+        paper: "bounded staleness similar to backup workers; both beat standard",
+        render: hop_gaps::fig17,
+    },
+    FigureDef {
         id: "ps-modes",
         title: "ps-modes: parameter-server BSP / ASP / SSP(3) with one 2x slower worker (template, not a paper figure)",
         paper: "expected: SSP within its bound, BSP staleness constant, ASP the highest iteration rate",

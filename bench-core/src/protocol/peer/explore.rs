@@ -84,6 +84,7 @@ pub fn explore(
             slow,
             jitter_sigma: rng.gen_range(0.0..1.5),
             production: None,
+            random: None,
         };
         let mut obs = GapObserver::new(settings, &paths);
         sim::run(

@@ -1,0 +1,126 @@
+//! The learning side of decentralized peers (hop.txt Fig 4, parallel approach): a peer sends
+//! its parameters x_k, computes its update on x_k, and at the Reduce replaces its parameters by
+//! the weighted average of its own and the received ones, plus its update (Appl).
+
+use super::Workload;
+use crate::driver::{payload_words, Learning, Payload, PayloadEffect};
+use crate::error::{CoreError, Result};
+use crate::protocol::{Action, Message, NodeId, Role};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Peers learning `W` by model averaging.
+#[derive(Debug)]
+pub struct PeerLearning<W: ?Sized> {
+    workload: Arc<W>,
+}
+
+impl<W: Workload + ?Sized> PeerLearning<W> {
+    /// Peers training `workload`.
+    pub fn new(workload: Arc<W>) -> Self {
+        PeerLearning { workload }
+    }
+}
+
+/// One peer's parameters, its pending update and the parameters received.
+#[derive(Debug)]
+pub struct PeerState {
+    model: Vec<f32>,
+    /// The update computed on x_k, applied after the Reduce of iteration k.
+    pending: Option<Vec<f32>>,
+    inbox: HashMap<(NodeId, u64), Arc<Vec<f32>>>,
+}
+
+impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
+    type Node = PeerState;
+
+    fn node(&self, _node: NodeId, _role: Role, _workers: usize) -> PeerState {
+        PeerState {
+            model: self.workload.initial_model(),
+            pending: None,
+            inbox: HashMap::new(),
+        }
+    }
+
+    fn compute(&self, state: &mut PeerState, worker: usize, workers: usize, iter: u64) {
+        state.pending = Some(self.workload.update(&state.model, worker, workers, iter));
+    }
+
+    fn carry_out(
+        &self,
+        state: &mut PeerState,
+        node: NodeId,
+        action: &Action,
+        _roles: &[Role],
+    ) -> Result<Option<PayloadEffect>> {
+        match action {
+            Action::Reduce { inputs } => {
+                let err = |message: String| CoreError::Protocol { node, message };
+                let mut acc = vec![0.0f64; state.model.len()];
+                let mut total = 0.0;
+                for &(from, iter, w) in inputs {
+                    total += w;
+                    if from == node {
+                        acc.iter_mut()
+                            .zip(&state.model)
+                            .for_each(|(a, &x)| *a += w * f64::from(x));
+                    } else {
+                        let x = state.inbox.remove(&(from, iter)).ok_or_else(|| {
+                            err(format!(
+                                "no parameters from node {from} for iteration {iter}"
+                            ))
+                        })?;
+                        acc.iter_mut()
+                            .zip(x.iter())
+                            .for_each(|(a, &x)| *a += w * f64::from(x));
+                    }
+                }
+                if total <= 0.0 {
+                    return Err(err("reduce with no positive weight".into()));
+                }
+                let update = state.pending.take().unwrap_or_default();
+                for (j, m) in state.model.iter_mut().enumerate() {
+                    *m = (acc[j] / total) as f32 + update.get(j).copied().unwrap_or(0.0);
+                }
+                Ok(Some(PayloadEffect::Applied))
+            }
+            Action::Discard { from, clock } => {
+                state.inbox.remove(&(*from, *clock));
+                Ok(Some(PayloadEffect::Discarded))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn outgoing(&self, state: &mut PeerState, _to: NodeId, msg: &Message) -> Option<Payload> {
+        match msg {
+            Message::Update { .. } => Some(Payload {
+                data: Arc::new(state.model.clone()),
+                applied: Arc::new(Vec::new()),
+            }),
+            _ => None,
+        }
+    }
+
+    fn receive(&self, state: &mut PeerState, from: NodeId, msg: &Message, payload: Payload) {
+        if let Message::Update { clock } = msg {
+            state.inbox.insert((from, *clock), payload.data);
+        }
+    }
+
+    fn applied<'a>(&self, _state: &'a PeerState) -> &'a [u64] {
+        &[]
+    }
+
+    fn evaluate(&self, state: &PeerState) -> (f64, f64) {
+        self.workload.evaluate(&state.model)
+    }
+
+    fn batch_size(&self, workers: usize) -> usize {
+        self.workload.batch_size(workers)
+    }
+
+    fn payload_words(&self, _workers: usize) -> usize {
+        payload_words(0, self.workload.dim())
+    }
+}

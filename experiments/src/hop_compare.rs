@@ -1,0 +1,203 @@
+//! Hop experiments that compare peer settings on the same graphs under random slowdown
+//! (hop-fig14-16: backup workers; hop-fig17: bounded staleness): each setting against the
+//! standard protocol, by time to a common loss target and by time per iteration.
+
+use crate::output::progress;
+use crate::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
+use crate::{CommonArgs, ExperimentOutput};
+use anyhow::{bail, Result};
+use bench_core::claims::Claim;
+use bench_core::driver::DriverKind;
+use bench_core::metrics::RunRecords;
+use bench_core::protocol::peer::{PeerMode, PeerSettings};
+use bench_core::straggler::{RandomSlowdown, StragglerConfig};
+use serde::{Deserialize, Serialize};
+
+/// Configuration of a comparison (`configs/hop-fig14-16.*.toml`, `configs/hop-fig17.*.toml`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareConfig {
+    /// Graph names.
+    pub graphs: Vec<String>,
+    /// The random slowdown every run has.
+    pub slowdown: RandomSlowdown,
+    /// Settings compared with the standard protocol.
+    pub settings: Vec<SettingConfig>,
+    /// Iteration-time speedup over standard each compared setting must reach.
+    pub min_iteration_speedup: f64,
+    /// Shared settings.
+    pub common: PeerCommon,
+}
+
+/// One compared setting.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingConfig {
+    /// How updates are collected.
+    pub mode: PeerMode,
+    /// Token queues.
+    #[serde(default)]
+    pub max_i: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct SummaryRow {
+    graph: String,
+    setting: String,
+    seconds_per_iteration: f64,
+    seconds_to_target: String,
+    target_loss: f64,
+    final_loss: f64,
+    final_accuracy: f64,
+    dropped_updates: u64,
+    max_staleness: u64,
+}
+
+#[derive(Serialize)]
+struct CurveRow {
+    graph: String,
+    setting: String,
+    time: f64,
+    iteration: f64,
+    loss: f64,
+}
+
+fn show(t: Option<f64>) -> String {
+    t.map_or_else(|| "never".into(), |t| format!("{t:.3}"))
+}
+
+/// Runs the comparison and writes `results/<figure>/`.
+///
+/// # Errors
+/// Bad configuration or a failed run; nothing is written then.
+pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
+    cfg.common.validate()?;
+    if cfg.graphs.is_empty() || cfg.settings.is_empty() {
+        bail!("graphs and settings must be non-empty");
+    }
+    let seed = args.seed;
+    let drivers = args.drivers(&[DriverKind::Sim])?;
+    let mk = |mode, max_i| PeerSettings {
+        mode,
+        max_i,
+        iterations: cfg.common.iterations,
+    };
+    let standard = mk(PeerMode::Standard, None);
+    let compared: Vec<PeerSettings> = cfg.settings.iter().map(|s| mk(s.mode, s.max_i)).collect();
+    let graphs = cfg
+        .graphs
+        .iter()
+        .map(|g| graph(g, cfg.common.workers, seed))
+        .collect::<Result<Vec<_>>>()?;
+    for g in &graphs {
+        for s in std::iter::once(&standard).chain(&compared) {
+            s.build(g)
+                .map_err(|e| anyhow::anyhow!("{} on {}: {e}", s.label(), g.name()))?;
+        }
+    }
+    let stragglers = StragglerConfig {
+        slow: vec![],
+        jitter_sigma: 0.0,
+        production: None,
+        random: Some(cfg.slowdown),
+    };
+    let workload = cfg.common.workload(seed)?;
+    let mut out = ExperimentOutput::new(&args.out, figure)?;
+    let pb = progress(
+        (drivers.len() * graphs.len() * (1 + compared.len())) as u64,
+        figure,
+    );
+    let (mut summary, mut curves) = (Vec::new(), Vec::new());
+    for &driver in &drivers {
+        for g in &graphs {
+            let mut runs: Vec<(PeerSettings, RunRecords)> = Vec::new();
+            for s in std::iter::once(&standard).chain(&compared) {
+                pb.set_message(format!("{} {}", s.label(), g.name()));
+                let r = run_peers(driver, &cfg.common, g, s, &stragglers, &workload, seed)?;
+                pb.inc(1);
+                runs.push((*s, r));
+            }
+            let target = common_target(&runs.iter().map(|(_, r)| r).collect::<Vec<_>>());
+            let tag = if drivers.len() > 1 {
+                format!("{}/{}", g.name(), driver.label())
+            } else {
+                g.name().to_string()
+            };
+            for (s, r) in &runs {
+                let last = r.progress.last();
+                summary.push(SummaryRow {
+                    graph: tag.clone(),
+                    setting: s.label(),
+                    seconds_per_iteration: seconds_per_iteration(r, cfg.common.iterations),
+                    seconds_to_target: show(r.time_to_loss(target)),
+                    target_loss: target,
+                    final_loss: last.map_or(f64::NAN, |p| p.loss),
+                    final_accuracy: last.map_or(f64::NAN, |p| p.accuracy),
+                    dropped_updates: r.dropped_updates,
+                    max_staleness: r.iterations.iter().map(|x| x.staleness).max().unwrap_or(0),
+                });
+                for p in &r.progress {
+                    curves.push(CurveRow {
+                        graph: tag.clone(),
+                        setting: s.label(),
+                        time: p.time,
+                        iteration: p.iteration,
+                        loss: p.loss,
+                    });
+                }
+            }
+            let (_, base) = &runs[0];
+            let base_t = base.time_to_loss(target);
+            let base_it = seconds_per_iteration(base, cfg.common.iterations);
+            for (s, r) in &runs[1..] {
+                let t = r.time_to_loss(target);
+                out.claim(Claim::check(
+                    format!("{figure}/{tag}/{}-time-to-target", s.label()),
+                    format!("{} reaches loss {target:.4} before standard", s.label()),
+                    "faster than standard in wall clock",
+                    format!("{} {} s, standard {} s", s.label(), show(t), show(base_t)),
+                    matches!((t, base_t), (Some(a), Some(b)) if a < b)
+                        || (t.is_some() && base_t.is_none()),
+                ));
+                let speedup = base_it / seconds_per_iteration(r, cfg.common.iterations);
+                out.claim(Claim::check(
+                    format!("{figure}/{tag}/{}-iteration-speedup", s.label()),
+                    format!(
+                        "{} runs iterations >= {}x faster than standard",
+                        s.label(),
+                        cfg.min_iteration_speedup
+                    ),
+                    "up to 1.81x (backup workers)",
+                    format!("{speedup:.2}x"),
+                    speedup >= cfg.min_iteration_speedup,
+                ));
+            }
+        }
+    }
+    pb.finish_and_clear();
+    out.csv("summary.csv", &summary)?;
+    out.csv("curves.csv", &curves)?;
+    let notes = vec![
+        format!(
+            "{} peers, {} iterations; random slowdown: every computation {}x slower with probability {}; SVM ({:?} loss, eta0 {}) on a synthetic twin ({} x {}, {} non-zeros per row)",
+            cfg.common.workers,
+            cfg.common.iterations,
+            cfg.slowdown.factor,
+            cfg.slowdown.probability.map_or("1/n".to_string(), |p| p.to_string()),
+            cfg.common.svm.loss,
+            cfg.common.svm.eta0,
+            cfg.common.data.train_rows,
+            cfg.common.data.features,
+            cfg.common.data.nnz_per_row
+        ),
+        "loss is peer 0's model on the held-out rows; target = the largest final loss of the compared runs (every run reaches it)".into(),
+    ];
+    out.finish(
+        cfg,
+        seed,
+        args.scale.label(),
+        &crate::cli::drivers_label(&drivers),
+        notes,
+    )?;
+    Ok(())
+}
