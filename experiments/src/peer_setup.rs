@@ -72,6 +72,15 @@ pub fn graph(name: &str, n: usize, seed: u64) -> Result<Topology> {
     Ok(TopologyKind::parse(name)?.build(n)?)
 }
 
+/// The peer whose model a run evaluates: a sink (no out-neighbours: the end of a one-way
+/// chain, the only peer every other one reaches) if there is one, else peer 0 (the graphs used
+/// are vertex-transitive, so any peer is representative).
+pub fn eval_node(topology: &Topology) -> usize {
+    (0..topology.nodes())
+        .find(|&i| topology.out_neighbors(i).is_empty())
+        .unwrap_or(0)
+}
+
 /// Runs `settings` on `topology` under `driver`.
 ///
 /// # Errors
@@ -86,7 +95,7 @@ pub fn run_peers(
     seed: u64,
 ) -> Result<RunRecords> {
     let nodes = settings.build(topology)?;
-    let learning = Arc::new(PeerLearning::new(workload.clone()));
+    let learning = Arc::new(PeerLearning::new(workload.clone()).evaluating(eval_node(topology)));
     let run = RunSettings {
         network: common.network.clone(),
         compute: common.compute,

@@ -165,3 +165,26 @@ fn training_figures_run_under_both_drivers() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("token queues"));
     assert!(!dir.join("out/hop-fig14-16").exists());
 }
+
+#[test]
+fn asap_fig6_counts_bytes_by_out_degree() {
+    let dir = tmpdir("asap6");
+    let part = TRAIN
+        .replace("[common]", "[parts.common]")
+        .replace("[common.", "[parts.common.");
+    let cfg = format!(
+        "[[parts]]\nname = \"tiny\"\ngraphs = [\"chain\", \"root-expander\", \"complete\"]\n{part}"
+    );
+    let o = run_bin(env!("CARGO_BIN_EXE_asap-fig6"), &dir, &cfg, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let claims = std::fs::read_to_string(dir.join("out/asap-fig6/claims.csv")).unwrap();
+    assert!(
+        claims.contains("asap-fig6/tiny/bytes-proportional-to-out-degree,")
+            && claims.contains(",pass"),
+        "{claims}"
+    );
+    let s = std::fs::read_to_string(dir.join("out/asap-fig6/summary.csv")).unwrap();
+    // complete-6 sends 5 copies per iteration, the chain 5/6 on average.
+    assert!(s.contains("tiny,complete-6,6,5.0,"), "{s}");
+    assert!(s.contains("tiny,chain-6,6,0.8333"), "{s}");
+}

@@ -56,6 +56,11 @@ pub trait Learning: Send + Sync {
 
     /// Largest payload in 64-bit words (transport slot size) for `workers` workers.
     fn payload_words(&self, workers: usize) -> usize;
+
+    /// The node whose model progress.csv evaluates; None: the server, or node 0 without one.
+    fn eval_node(&self) -> Option<NodeId> {
+        None
+    }
 }
 
 /// Words of a payload `[n_meta, meta..., n_f32, f32 pairs...]` with `meta` and `floats` entries.

@@ -189,15 +189,15 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
         });
     }
 
-    /// Evaluates the server's model, or peer 0's in a run without a server (decentralized
-    /// runs: the threads driver does the same, so progress means the same under both).
+    /// Evaluates the learning's chosen node, else the server's model, else peer 0's (the
+    /// threads driver picks the same node, so progress means the same under both).
     fn evaluate(&mut self, now: u64) {
         let node = self
-            .roles
-            .iter()
-            .position(|r| *r == Role::Server)
+            .workload
+            .eval_node()
+            .or_else(|| self.roles.iter().position(|r| *r == Role::Server))
             .unwrap_or(0);
-        if self.models.is_empty() {
+        if node >= self.models.len() {
             return;
         }
         let (loss, accuracy) = self.workload.evaluate(&self.models[node]);

@@ -98,8 +98,11 @@ pub fn run<L: Learning + ?Sized + 'static>(
     // Rings between the server and every worker; without a server (peers), between every
     // pair (rings no edge uses stay untouched, allocated lazily by the OS as zero pages).
     let has_server = roles.contains(&Role::Server);
-    // The node whose model progress.csv evaluates: the server, or peer 0.
-    let evaluator = roles.iter().position(|r| *r == Role::Server).unwrap_or(0);
+    // The node whose model progress.csv evaluates: the learning's choice, the server, or peer 0.
+    let evaluator = workload
+        .eval_node()
+        .or_else(|| roles.iter().position(|r| *r == Role::Server))
+        .unwrap_or(0);
     for from in 0..n {
         for to in 0..n {
             if from != to

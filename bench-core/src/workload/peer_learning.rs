@@ -12,13 +12,24 @@ use std::sync::Arc;
 /// Peers learning `W` by model averaging.
 #[derive(Debug)]
 pub struct PeerLearning<W: ?Sized> {
+    eval_node: NodeId,
     workload: Arc<W>,
 }
 
 impl<W: Workload + ?Sized> PeerLearning<W> {
-    /// Peers training `workload`.
+    /// Peers training `workload`; progress evaluates peer 0's model.
     pub fn new(workload: Arc<W>) -> Self {
-        PeerLearning { workload }
+        PeerLearning {
+            eval_node: 0,
+            workload,
+        }
+    }
+
+    /// Evaluates peer `node`'s model instead (e.g. the sink of a one-way chain, the only peer
+    /// that sees every other peer's information).
+    pub fn evaluating(mut self, node: NodeId) -> Self {
+        self.eval_node = node;
+        self
     }
 }
 
@@ -122,5 +133,9 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
 
     fn payload_words(&self, _workers: usize) -> usize {
         payload_words(0, self.workload.dim())
+    }
+
+    fn eval_node(&self) -> Option<NodeId> {
+        Some(self.eval_node)
     }
 }

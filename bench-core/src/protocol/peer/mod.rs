@@ -90,14 +90,24 @@ impl PeerSettings {
     /// Builds one [`HopPeer`] per node of `topology` (node i = worker i).
     ///
     /// # Errors
-    /// [`CoreError::Config`] for a graph that is not strongly connected, `max_i < 1`, no
+    /// [`CoreError::Config`] for fewer than 2 nodes, a graph that is not strongly connected
+    /// for token queues, backup workers or bounded staleness, `max_i < 1`, no
     /// iterations, backup workers without token queues (the gap would be unbounded, hop.txt
     /// §4.3) or backup workers not below a peer's in-degree.
     pub fn build(&self, topology: &Topology) -> Result<Vec<Box<dyn Protocol>>> {
         let n = topology.nodes();
-        if n < 2 || !topology.is_strongly_connected() {
+        // Hop's mechanisms (tokens from out-neighbours, backup workers, local staleness) are
+        // defined for strongly connected graphs; ASAP's stochastic reduce also runs over
+        // one-way graphs such as a chain, where information flows downstream only.
+        let needs_strong = self.max_i.is_some()
+            || matches!(
+                self.mode,
+                PeerMode::Backup { .. } | PeerMode::Staleness { .. }
+            );
+        if n < 2 || (needs_strong && !topology.is_strongly_connected()) {
             return Err(CoreError::Config(format!(
-                "decentralized training needs a strongly connected graph of at least 2 nodes; '{}' ({n} nodes) is not",
+                "{} needs a strongly connected graph of at least 2 nodes; '{}' ({n} nodes) is not",
+                self.label(),
                 topology.name()
             )));
         }

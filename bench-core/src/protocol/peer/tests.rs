@@ -208,6 +208,16 @@ fn impossible_settings_are_clear_errors() {
     let e = err(settings(PeerMode::Standard, Some(0)), &ring);
     assert!(e.contains("max_i"), "{e}");
     let chain = TopologyKind::Chain.build(4).unwrap();
-    let e = err(settings(PeerMode::Standard, None), &chain);
+    let e = err(settings(PeerMode::Staleness { s: 1 }, None), &chain);
     assert!(e.contains("strongly connected"), "{e}");
+    let e = err(settings(PeerMode::Standard, Some(2)), &chain);
+    assert!(e.contains("strongly connected"), "{e}");
+    // ASAP's stochastic reduce runs over a one-way chain.
+    assert_eq!(
+        settings(PeerMode::Standard, None)
+            .build(&chain)
+            .unwrap()
+            .len(),
+        4
+    );
 }
