@@ -36,6 +36,7 @@ fn settings() -> Vec<PeerSettings> {
         mode,
         max_i,
         iterations: ITERS,
+        skip: None,
     };
     vec![
         s(PeerMode::Standard, None),

@@ -1,6 +1,7 @@
-//! Hop experiments that compare peer settings on the same graphs under random slowdown
-//! (hop-fig14-16: backup workers; hop-fig17: bounded staleness): each setting against the
-//! standard protocol, by time to a common loss target and by time per iteration.
+//! Hop experiments that compare peer settings on the same graphs under slowdown (hop-fig14-16:
+//! backup workers; hop-fig17: bounded staleness; hop-fig18-19: skipping iterations): each
+//! setting against the standard protocol, by time to a common loss target and by time per
+//! iteration.
 
 use crate::output::progress;
 use crate::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
@@ -9,8 +10,8 @@ use anyhow::{bail, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::metrics::RunRecords;
-use bench_core::protocol::peer::{PeerMode, PeerSettings};
-use bench_core::straggler::{RandomSlowdown, StragglerConfig};
+use bench_core::protocol::peer::{PeerMode, PeerSettings, SkipPolicy};
+use bench_core::straggler::{RandomSlowdown, SlowWorker, StragglerConfig};
 use serde::{Deserialize, Serialize};
 
 /// Configuration of a comparison (`configs/hop-fig14-16.*.toml`, `configs/hop-fig17.*.toml`).
@@ -19,8 +20,17 @@ use serde::{Deserialize, Serialize};
 pub struct CompareConfig {
     /// Graph names.
     pub graphs: Vec<String>,
-    /// The random slowdown every run has.
-    pub slowdown: RandomSlowdown,
+    /// The random slowdown every run has (None: none).
+    #[serde(default)]
+    pub slowdown: Option<RandomSlowdown>,
+    /// Workers deterministically slower by a constant factor.
+    #[serde(default)]
+    pub slow: Vec<SlowWorker>,
+    /// Pairs `[a, b]` of setting labels: a reaches the target no later than b.
+    #[serde(default)]
+    pub faster_than: Vec<[String; 2]>,
+    /// What the paper reports for the iteration speedup, for claims.csv.
+    pub paper_speedup: String,
     /// Settings compared with the standard protocol.
     pub settings: Vec<SettingConfig>,
     /// Iteration-time speedup over standard each compared setting must reach.
@@ -38,6 +48,12 @@ pub struct SettingConfig {
     /// Token queues.
     #[serde(default)]
     pub max_i: Option<u64>,
+    /// Skipping iterations.
+    #[serde(default)]
+    pub skip: Option<SkipPolicy>,
+    /// Run for reference only (e.g. in `faster_than`), with no claims against standard.
+    #[serde(default)]
+    pub reference: bool,
 }
 
 #[derive(Serialize)]
@@ -77,13 +93,18 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
     }
     let seed = args.seed;
     let drivers = args.drivers(&[DriverKind::Sim])?;
-    let mk = |mode, max_i| PeerSettings {
+    let mk = |mode, max_i, skip| PeerSettings {
         mode,
         max_i,
         iterations: cfg.common.iterations,
+        skip,
     };
-    let standard = mk(PeerMode::Standard, None);
-    let compared: Vec<PeerSettings> = cfg.settings.iter().map(|s| mk(s.mode, s.max_i)).collect();
+    let standard = mk(PeerMode::Standard, None, None);
+    let compared: Vec<PeerSettings> = cfg
+        .settings
+        .iter()
+        .map(|s| mk(s.mode, s.max_i, s.skip))
+        .collect();
     let graphs = cfg
         .graphs
         .iter()
@@ -96,11 +117,12 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
         }
     }
     let stragglers = StragglerConfig {
-        slow: vec![],
+        slow: cfg.slow.clone(),
         jitter_sigma: 0.0,
         production: None,
-        random: Some(cfg.slowdown),
+        random: cfg.slowdown,
     };
+    stragglers.factors(cfg.common.workers)?;
     let workload = cfg.common.workload(seed)?;
     let mut out = ExperimentOutput::new(&args.out, figure)?;
     let pb = progress(
@@ -149,7 +171,10 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
             let (_, base) = &runs[0];
             let base_t = base.time_to_loss(target);
             let base_it = seconds_per_iteration(base, cfg.common.iterations);
-            for (s, r) in &runs[1..] {
+            for ((s, r), sc) in runs[1..].iter().zip(&cfg.settings) {
+                if sc.reference {
+                    continue;
+                }
                 let t = r.time_to_loss(target);
                 out.claim(Claim::check(
                     format!("{figure}/{tag}/{}-time-to-target", s.label()),
@@ -167,9 +192,27 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
                         s.label(),
                         cfg.min_iteration_speedup
                     ),
-                    "up to 1.81x (backup workers)",
+                    cfg.paper_speedup.clone(),
                     format!("{speedup:.2}x"),
                     speedup >= cfg.min_iteration_speedup,
+                ));
+            }
+            for [a, b] in &cfg.faster_than {
+                let t = |l: &str| {
+                    runs.iter()
+                        .find(|(s, _)| s.label() == l)
+                        .map(|(_, r)| r.time_to_loss(target))
+                };
+                let (Some(ta), Some(tb)) = (t(a), t(b)) else {
+                    bail!("faster_than names a setting that is not run: {a} or {b}");
+                };
+                out.claim(Claim::check(
+                    format!("{figure}/{tag}/{a}-not-slower-than-{b}"),
+                    format!("{a} reaches loss {target:.4} no later than {b}"),
+                    format!("{a} >= {b}"),
+                    format!("{a} {} s, {b} {} s", show(ta), show(tb)),
+                    matches!((ta, tb), (Some(x), Some(y)) if x <= y)
+                        || (ta.is_some() && tb.is_none()),
                 ));
             }
         }
@@ -179,11 +222,11 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
     out.csv("curves.csv", &curves)?;
     let notes = vec![
         format!(
-            "{} peers, {} iterations; random slowdown: every computation {}x slower with probability {}; SVM ({:?} loss, eta0 {}) on a synthetic twin ({} x {}, {} non-zeros per row)",
+            "{} peers, {} iterations; random slowdown {:?} (probability None = 1/n); slow workers {:?}; SVM ({:?} loss, eta0 {}) on a synthetic twin ({} x {}, {} non-zeros per row)",
             cfg.common.workers,
             cfg.common.iterations,
-            cfg.slowdown.factor,
-            cfg.slowdown.probability.map_or("1/n".to_string(), |p| p.to_string()),
+            cfg.slowdown,
+            cfg.slow,
             cfg.common.svm.loss,
             cfg.common.svm.eta0,
             cfg.common.data.train_rows,

@@ -99,6 +99,7 @@ fn main() -> std::process::ExitCode {
                 mode: PeerMode::Standard,
                 max_i: None,
                 iterations: p.common.iterations,
+                skip: None,
             };
             let graphs = p
                 .graphs

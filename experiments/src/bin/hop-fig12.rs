@@ -67,6 +67,7 @@ fn main() -> std::process::ExitCode {
             mode: PeerMode::Standard,
             max_i: None,
             iterations: cfg.common.iterations,
+            skip: None,
         };
         let graphs = cfg
             .graphs

@@ -118,6 +118,7 @@ fn main() -> std::process::ExitCode {
                 mode: s.mode,
                 max_i: s.max_i,
                 iterations: cfg.iterations,
+                skip: None,
             })
             .collect();
         // Reject impossible settings before any schedule runs.

@@ -150,3 +150,7 @@ pub fn fig14_16(dir: &Path) -> Result<()> {
 pub fn fig17(dir: &Path) -> Result<()> {
     compare(dir, "hop-fig17")
 }
+
+pub fn fig18_19(dir: &Path) -> Result<()> {
+    compare(dir, "hop-fig18-19")
+}

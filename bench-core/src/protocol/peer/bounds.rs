@@ -71,6 +71,7 @@ mod tests {
             mode,
             max_i,
             iterations: 10,
+            skip: None,
         };
         // Nodes 0 and 2 are two hops apart both ways on a bidirectional ring.
         assert_eq!(

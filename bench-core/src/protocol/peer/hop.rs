@@ -45,6 +45,7 @@ pub struct HopPeer {
     sent_at: Nanos,
     computed_at: Nanos,
     reduce_staleness: u64,
+    skipped: u64,
     actions: VecDeque<Action>,
 }
 
@@ -78,6 +79,7 @@ impl HopPeer {
             sent_at: 0,
             computed_at: 0,
             reduce_staleness: 0,
+            skipped: 0,
             actions: VecDeque::new(),
         }
     }
@@ -169,6 +171,10 @@ impl HopPeer {
                 Phase::Done => return Ok(()),
                 Phase::Entering => {
                     if self.iter > 0 && self.settings.max_i.is_some() {
+                        if let Some(target) = self.jump_target() {
+                            self.jump(target);
+                            continue;
+                        }
                         if self.out.iter().any(|j| self.tokens[j] == 0) {
                             return Ok(());
                         }
@@ -253,6 +259,88 @@ impl HopPeer {
                 }
             }
         }
+    }
+
+    /// Rec(t) could complete now (without consuming anything).
+    fn rec_ready(&self, t: u64) -> bool {
+        match self.settings.mode {
+            PeerMode::Standard | PeerMode::NotifyAck => {
+                self.queue.size(Some(t), None) >= self.inn.len()
+            }
+            PeerMode::Backup { backups } => {
+                self.queue.size(Some(t), None) >= self.inn.len() - backups
+            }
+            PeerMode::Staleness { s } => {
+                let floor = t as i64 - s as i64;
+                self.inn.iter().all(|j| {
+                    let best = self.queue.newest(*j).max(self.newest.get(j).copied());
+                    best.map_or(floor < 0, |b| b as i64 >= floor)
+                })
+            }
+        }
+    }
+
+    /// Skipping iterations: the iteration to jump to from `self.iter - 1` (just completed),
+    /// if this peer is a straggler (every out-neighbour at least `trigger` ahead) and the
+    /// updates of the iteration before some target at least two ahead are already here.
+    fn jump_target(&self) -> Option<u64> {
+        let skip = self.settings.skip?;
+        let max_i = self.settings.max_i?;
+        let k0 = self.iter - 1;
+        // Out-neighbour j's lead over this peer: tokens - max_i = Iter(j) - Iter(i).
+        let lead = self
+            .out
+            .iter()
+            .map(|j| self.tokens[j].saturating_sub(max_i))
+            .min()?;
+        if lead < skip.trigger {
+            return None;
+        }
+        let last = self.settings.iterations - 1;
+        let far = skip.max_jump.min(lead).min(last.saturating_sub(k0));
+        (2..=far)
+            .rev()
+            .map(|j| k0 + j)
+            .find(|&target| self.rec_ready(target - 1))
+    }
+
+    /// Jumps from `self.iter - 1` to `target`: Rec(target - 1) + Reduce (no gradient), then
+    /// `target - (self.iter - 1)` tokens taken from every out-neighbour and given to every
+    /// in-neighbour.
+    fn jump(&mut self, target: u64) {
+        let k0 = self.iter - 1;
+        let jumped = target - k0;
+        self.iter = target - 1;
+        let base = self.min_iter();
+        for (clock, from) in self.queue.advance(base) {
+            self.actions.push_back(Action::Discard { from, clock });
+        }
+        let inputs = self
+            .try_rec()
+            .expect("jump_target checked that Rec(target - 1) can complete");
+        self.actions.push_back(Action::Reduce { inputs });
+        for j in &self.out {
+            *self
+                .tokens
+                .get_mut(j)
+                .expect("token entry per out-neighbour") -= jumped;
+        }
+        self.iter = target;
+        let base = self.min_iter();
+        for (clock, from) in self.queue.advance(base) {
+            self.actions.push_back(Action::Discard { from, clock });
+        }
+        let inn = self.inn.clone();
+        for _ in 0..jumped {
+            self.send_all(&inn, Message::Token { iter: target });
+        }
+        self.skipped += jumped - 1;
+        self.phase = Phase::Sending;
+    }
+
+    /// Iterations this peer skipped by jumping.
+    pub fn skipped(&self) -> u64 {
+        self.skipped
     }
 
     fn on_update(&mut self, from: NodeId, clock: u64) -> Result<()> {

@@ -69,18 +69,39 @@ pub struct PeerSettings {
     pub max_i: Option<u64>,
     /// Iterations every peer runs.
     pub iterations: u64,
+    /// Skipping iterations (hop.txt §5; needs token queues).
+    #[serde(default)]
+    pub skip: Option<SkipPolicy>,
+}
+
+/// When and how far a slow peer jumps ahead (hop.txt §5). A peer about to enter a new
+/// iteration is a straggler when every out-neighbour is at least `trigger` iterations ahead
+/// (its token count exceeds max_i by that much); it then jumps as far as the smallest lead,
+/// at most `max_jump` iterations, renewing its parameters first with a Rec(k-1) + Reduce of
+/// its in-neighbours' updates of the iteration before the target, and taking and giving as
+/// many tokens as iterations jumped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkipPolicy {
+    /// Most iterations one jump covers (>= 2: one is a normal advance).
+    pub max_jump: u64,
+    /// Smallest lead of every out-neighbour that makes the peer jump (>= 1).
+    pub trigger: u64,
 }
 
 impl PeerSettings {
     /// Label: `standard`, `notify-ack`, `backup1`, `staleness5`, with `+tokens3` when token
     /// queues are on.
     pub fn label(&self) -> String {
-        let base = match self.mode {
+        let mut base = match self.mode {
             PeerMode::Standard => "standard".to_string(),
             PeerMode::NotifyAck => "notify-ack".to_string(),
             PeerMode::Backup { backups } => format!("backup{backups}"),
             PeerMode::Staleness { s } => format!("staleness{s}"),
         };
+        if let Some(k) = self.skip {
+            base = format!("{base}+skip{}", k.max_jump);
+        }
         match self.max_i {
             Some(m) => format!("{base}+tokens{m}"),
             None => base,
@@ -100,6 +121,7 @@ impl PeerSettings {
         // defined for strongly connected graphs; ASAP's stochastic reduce also runs over
         // one-way graphs such as a chain, where information flows downstream only.
         let needs_strong = self.max_i.is_some()
+            || self.skip.is_some()
             || matches!(
                 self.mode,
                 PeerMode::Backup { .. } | PeerMode::Staleness { .. }
@@ -118,6 +140,18 @@ impl PeerSettings {
             return Err(CoreError::Config(
                 "max_i (token queues) must be >= 1".into(),
             ));
+        }
+        if let Some(k) = self.skip {
+            if self.max_i.is_none()
+                || k.max_jump < 2
+                || k.trigger == 0
+                || self.mode == PeerMode::NotifyAck
+            {
+                return Err(CoreError::Config(format!(
+                    "skipping iterations needs token queues (max_i), max_jump >= 2, trigger >= 1 and no NOTIFY-ACK; got {}, max_i {:?}, max_jump {}, trigger {}",
+                    self.label(), self.max_i, k.max_jump, k.trigger
+                )));
+            }
         }
         if let PeerMode::Backup { backups } = self.mode {
             if self.max_i.is_none() {

@@ -27,6 +27,7 @@ fn settings(mode: PeerMode, max_i: Option<u64>) -> PeerSettings {
         mode,
         max_i,
         iterations: 5,
+        skip: None,
     }
 }
 
@@ -220,4 +221,59 @@ fn impossible_settings_are_clear_errors() {
             .len(),
         4
     );
+}
+
+#[test]
+fn a_straggler_jumps_renewing_its_parameters_and_settling_tokens() {
+    let s = PeerSettings {
+        skip: Some(SkipPolicy {
+            max_jump: 3,
+            trigger: 1,
+        }),
+        iterations: 10,
+        ..settings(PeerMode::Standard, Some(2))
+    };
+    let mut p = HopPeer::new(1, vec![0], vec![2], s, 8);
+    p.handle(0, Input::Start).unwrap();
+    drain(&mut p);
+    // The out-neighbour entered iterations 1..=3; the in-neighbour sent iterations 0..=2.
+    for it in 1..=3 {
+        recv(&mut p, 1, 2, Message::Token { iter: it });
+    }
+    let a = recv(&mut p, 2, 0, Message::Update { clock: 0 });
+    assert!(a.contains(&Action::Reduce {
+        inputs: vec![(0, 0, 1.0), (1, 0, 1.0)]
+    }));
+    for it in 1..=2 {
+        recv(&mut p, 2, 0, Message::Update { clock: it });
+    }
+    // Iteration 0 completes; the jump: Discard the unused update of iteration 1, Rec(2) +
+    // Reduce, three tokens each way.
+    p.handle(3, Input::ComputeDone { iter: 0 }).unwrap();
+    let a = drain(&mut p);
+    assert!(a.contains(&Action::Discard { from: 0, clock: 1 }), "{a:?}");
+    assert!(a.contains(&Action::Reduce {
+        inputs: vec![(0, 2, 1.0), (1, 2, 1.0)]
+    }));
+    let tokens = sends(&a)
+        .iter()
+        .filter(|(to, m)| *to == 0 && *m == Message::Token { iter: 3 })
+        .count();
+    assert_eq!(tokens, 3, "three iterations entered at once");
+    assert!(sends(&a).contains(&(2, Message::Update { clock: 3 })));
+    assert_eq!((p.iteration(), p.skipped()), (Some(3), 2));
+    // Skipping without token queues, or with NOTIFY-ACK, is refused.
+    let ring = TopologyKind::Ring.build(4).unwrap();
+    let bad = PeerSettings { max_i: None, ..s };
+    assert!(bad
+        .build(&ring)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("token queues"));
+    let bad = PeerSettings {
+        mode: PeerMode::NotifyAck,
+        ..s
+    };
+    assert!(bad.build(&ring).is_err());
 }
