@@ -30,6 +30,7 @@ pub struct CompareConfig {
     #[serde(default)]
     pub faster_than: Vec<[String; 2]>,
     /// What the paper reports for the iteration speedup, for claims.csv.
+    #[serde(default)]
     pub paper_speedup: String,
     /// Settings compared with the standard protocol.
     pub settings: Vec<SettingConfig>,
