@@ -5,6 +5,7 @@
 
 mod chart;
 mod figs;
+mod group;
 mod report;
 mod table;
 

@@ -1,6 +1,7 @@
 //! asap-fig3 (bars, measured beside paper) and asap-fig10 (gap vs N).
 
 use crate::chart::{render, Panel, Series};
+use crate::group::{category_bars, line_panels, nested_series};
 use crate::table::Table;
 use anyhow::Result;
 use std::path::Path;
@@ -73,61 +74,38 @@ pub fn fig10(dir: &Path) -> Result<()> {
 
 /// asap-fig6: loss vs epochs per graph in each part, and MB sent per node.
 pub fn fig6(dir: &Path) -> Result<()> {
-    use std::collections::BTreeMap;
     let t = Table::read(&dir.join("curves.csv"))?;
-    let mut by_part: BTreeMap<String, BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
-    for i in 0..t.len() {
-        by_part
-            .entry(t.str(i, "part")?.to_string())
-            .or_default()
-            .entry(t.str(i, "graph")?.to_string())
-            .or_default()
-            .push((t.num(i, "epoch")?, t.num(i, "loss")?));
-    }
-    let mut panels: Vec<Panel> = by_part
-        .into_iter()
-        .map(|(part, series)| Panel::Lines {
-            title: format!("{part}: hinge loss vs epochs"),
-            x_label: "epochs".into(),
-            y_label: "held-out hinge loss".into(),
-            series: series
-                .into_iter()
-                .map(|(label, points)| Series {
-                    label,
-                    points,
-                    markers_only: false,
-                })
-                .collect(),
-        })
-        .collect();
-    // Bars: one category per part, one group per graph kind ("root-expander-4" -> "root-expander").
+    let nested = nested_series(&t, |i| {
+        Ok(Some((
+            t.str(i, "part")?.to_string(),
+            t.str(i, "graph")?.to_string(),
+            (t.num(i, "epoch")?, t.num(i, "loss")?),
+        )))
+    })?;
+    let mut panels = line_panels(
+        nested,
+        |part| format!("{part}: hinge loss vs epochs"),
+        "epochs",
+        "held-out hinge loss",
+    );
+    // One category per part, one group per graph kind ("root-expander-4" -> "root-expander").
     let s = Table::read(&dir.join("summary.csv"))?;
-    let mut categories: Vec<String> = Vec::new();
-    for i in 0..s.len() {
-        let p = s.str(i, "part")?.to_string();
-        if !categories.contains(&p) {
-            categories.push(p);
-        }
-    }
-    let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for i in 0..s.len() {
+    let (categories, groups) = category_bars(&s, |i| {
         let g = s.str(i, "graph")?;
         let kind = g
             .trim_end_matches(|c: char| c.is_ascii_digit())
             .trim_end_matches('-');
-        let ci = categories
-            .iter()
-            .position(|c| c == s.str(i, "part").unwrap_or(""))
-            .unwrap_or(0);
-        groups
-            .entry(kind.to_string())
-            .or_insert_with(|| vec![f64::NAN; categories.len()])[ci] = s.num(i, "mb_per_node")?;
-    }
+        Ok(Some((
+            s.str(i, "part")?.to_string(),
+            kind.to_string(),
+            s.num(i, "mb_per_node")?,
+        )))
+    })?;
     panels.push(Panel::Bars {
         title: "MB sent per node".into(),
         y_label: "MB".into(),
         categories,
-        groups: groups.into_iter().collect(),
+        groups,
     });
     render(dir, "asap-fig6", &panels, 2)
 }

@@ -1,10 +1,10 @@
 //! ASYNC figures: error vs time under controlled-delay and production-cluster stragglers, and
 //! the workers' mean waits.
 
-use crate::chart::{render, Panel, Series};
+use crate::chart::{render, Panel};
+use crate::group::{category_bars, line_panels, nested_series};
 use crate::table::Table;
 use anyhow::Result;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// log10 of an error, floored so that an error at (or, by rounding, just below) the optimum
@@ -15,35 +15,23 @@ fn log_error(e: f64) -> f64 {
 
 /// One panel per dataset with a line per (variant, delay) of `curves.csv`.
 fn error_panels(t: &Table, with_delay: bool) -> Result<Vec<Panel>> {
-    let mut by_ds: BTreeMap<String, BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
-    for i in 0..t.len() {
+    let nested = nested_series(t, |i| {
         let mut label = t.str(i, "variant")?.to_string();
         if with_delay {
             label = format!("{label} {:.0}%", t.num(i, "delay")? * 100.0);
         }
-        by_ds
-            .entry(t.str(i, "dataset")?.to_string())
-            .or_default()
-            .entry(label)
-            .or_default()
-            .push((t.num(i, "time")?, log_error(t.num(i, "error")?)));
-    }
-    Ok(by_ds
-        .into_iter()
-        .map(|(ds, series)| Panel::Lines {
-            title: format!("{ds} (synthetic twin)"),
-            x_label: "time (s)".into(),
-            y_label: "log10(objective - optimum)".into(),
-            series: series
-                .into_iter()
-                .map(|(label, points)| Series {
-                    label,
-                    points,
-                    markers_only: false,
-                })
-                .collect(),
-        })
-        .collect())
+        Ok(Some((
+            t.str(i, "dataset")?.to_string(),
+            label,
+            (t.num(i, "time")?, log_error(t.num(i, "error")?)),
+        )))
+    })?;
+    Ok(line_panels(
+        nested,
+        |ds| format!("{ds} (synthetic twin)"),
+        "time (s)",
+        "log10(objective - optimum)",
+    ))
 }
 
 /// async-fig3 / async-fig5: error vs time per dataset, sync and async at every delay.
@@ -54,36 +42,36 @@ pub fn cds_convergence(dir: &Path, id: &str) -> Result<()> {
     render(dir, id, &panels, cols)
 }
 
-/// Delay categories of one dataset and, per variant, one value per category.
-type WaitGroups = (Vec<String>, BTreeMap<String, Vec<f64>>);
-
 /// async-fig4 / async-fig6: mean wait per iteration against the delay, per dataset.
 pub fn cds_waits(dir: &Path, id: &str) -> Result<()> {
     let s = Table::read(&dir.join("summary.csv"))?;
-    let mut by_ds: BTreeMap<String, WaitGroups> = BTreeMap::new();
+    let mut datasets: Vec<String> = Vec::new();
     for i in 0..s.len() {
-        let (cats, groups) = by_ds.entry(s.str(i, "dataset")?.to_string()).or_default();
-        let delay = format!("{:.0}%", s.num(i, "delay")? * 100.0);
-        let ci = match cats.iter().position(|c| *c == delay) {
-            Some(ci) => ci,
-            None => {
-                cats.push(delay);
-                cats.len() - 1
-            }
-        };
-        let g = groups.entry(s.str(i, "variant")?.to_string()).or_default();
-        g.resize(ci + 1, f64::NAN);
-        g[ci] = s.num(i, "mean_wait_ms")?;
+        let d = s.str(i, "dataset")?.to_string();
+        if !datasets.contains(&d) {
+            datasets.push(d);
+        }
     }
-    let panels: Vec<Panel> = by_ds
-        .into_iter()
-        .map(|(ds, (categories, groups))| Panel::Bars {
+    datasets.sort();
+    let mut panels = Vec::new();
+    for ds in datasets {
+        let (categories, groups) = category_bars(&s, |i| {
+            if s.str(i, "dataset")? != ds {
+                return Ok(None);
+            }
+            Ok(Some((
+                format!("{:.0}%", s.num(i, "delay")? * 100.0),
+                s.str(i, "variant")?.to_string(),
+                s.num(i, "mean_wait_ms")?,
+            )))
+        })?;
+        panels.push(Panel::Bars {
             title: format!("{ds}: mean wait per iteration vs delay"),
             y_label: "wait (ms)".into(),
             categories,
-            groups: groups.into_iter().collect(),
-        })
-        .collect();
+            groups,
+        });
+    }
     let cols = panels.len().clamp(1, 3);
     render(dir, id, &panels, cols)
 }
