@@ -12,7 +12,7 @@ EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
 FIGS := asap-fig3 asap-fig10 asap-fig6 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
-        async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 hop-fig12 hop-fig14-16 hop-fig17 hop-fig18-19 ps-modes
+        async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 hop-fig12 hop-fig13 hop-fig14-16 hop-fig17 hop-fig18-19 ps-modes
 
 .PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
 
@@ -34,6 +34,7 @@ reproduce-all: build
 	$(BIN)/async-fig7-8 $(EXP)
 	$(BIN)/hop-table1 $(EXP)
 	$(BIN)/hop-fig12 $(EXP)
+	$(BIN)/hop-fig13 $(EXP)
 	$(BIN)/hop-fig14-16 $(EXP)
 	$(BIN)/hop-fig17 $(EXP)
 	$(BIN)/hop-fig18-19 $(EXP)
@@ -129,6 +130,11 @@ fig-hop-table1: build
 fig-hop-fig12: build
 	$(BIN)/hop-fig12 $(EXP)
 	$(FIGURES) render --figure hop-fig12
+	$(FIGURES) report
+
+fig-hop-fig13: build
+	$(BIN)/hop-fig13 $(EXP)
+	$(FIGURES) render --figure hop-fig13
 	$(FIGURES) report
 
 fig-hop-fig14-16: build

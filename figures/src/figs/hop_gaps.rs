@@ -120,3 +120,22 @@ pub fn fig17(dir: &Path) -> Result<()> {
 pub fn fig18_19(dir: &Path) -> Result<()> {
     compare(dir, "hop-fig18-19")
 }
+
+/// hop-fig13: loss vs time, decentralized vs parameter server.
+pub fn fig13(dir: &Path) -> Result<()> {
+    let t = Table::read(&dir.join("curves.csv"))?;
+    let nested = nested_series(&t, |i| {
+        Ok(Some((
+            String::new(),
+            t.str(i, "system")?.to_string(),
+            (t.num(i, "time")?, t.num(i, "loss")?),
+        )))
+    })?;
+    let panels = line_panels(
+        nested,
+        |_| "Held-out log loss vs time: decentralized vs parameter server (BSP)".into(),
+        "time (s)",
+        "log loss",
+    );
+    render(dir, "hop-fig13", &panels, 1)
+}

@@ -127,6 +127,12 @@ pub const ALL: &[FigureDef] = &[
         render: hop_gaps::fig12,
     },
     FigureDef {
+        id: "hop-fig13",
+        title: "Hop Fig 13 (SVM part): decentralized (ring-based) vs parameter-server BSP, 16 workers",
+        paper: "decentralized converges faster than the parameter server",
+        render: hop_gaps::fig13,
+    },
+    FigureDef {
         id: "hop-fig14-16",
         title: "Hop Figs 14-16 (SVM part): backup workers (1) vs standard on ring-based and double-ring under random slowdown",
         paper: "backup workers faster in wall clock, slightly worse per step; iteration speedup up to 1.81",

@@ -1,0 +1,159 @@
+//! hop-fig13: decentralized training on the ring-based graph against a BSP parameter server
+//! (hop.txt Fig 13, SVM part), on the same workload, compute and network models.
+
+use anyhow::bail;
+use bench_core::claims::Claim;
+use bench_core::driver::DriverKind;
+use bench_core::protocol::peer::{PeerMode, PeerSettings};
+use bench_core::protocol::{ProtocolSpec, SyncMode};
+use bench_core::straggler::StragglerConfig;
+use clap::Parser;
+use experiments::output::progress;
+use experiments::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
+use experiments::runner::{run_ps, RunSettings};
+use experiments::{CommonArgs, ExperimentOutput};
+use serde::{Deserialize, Serialize};
+
+const QUICK: &str = include_str!("../../configs/hop-fig13.quick.toml");
+const PAPER: &str = include_str!("../../configs/hop-fig13.paper.toml");
+const FIGURE: &str = "hop-fig13";
+
+/// Hop Fig 13: decentralized SVM training (standard protocol, ring-based graph) against a BSP
+/// parameter server with the same workers, workload (log loss, lr 10, synthetic webspam
+/// twin), compute and network models. Writes results/hop-fig13/: summary.csv, curves.csv,
+/// claims.csv, manifest.json.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    /// The decentralized graph.
+    graph: String,
+    common: PeerCommon,
+}
+
+#[derive(Serialize)]
+struct SummaryRow {
+    system: String,
+    seconds_per_iteration: f64,
+    seconds_to_target: String,
+    target_loss: f64,
+    final_loss: f64,
+    final_accuracy: f64,
+    busiest_node_mb: f64,
+}
+
+#[derive(Serialize)]
+struct CurveRow {
+    system: String,
+    time: f64,
+    loss: f64,
+}
+
+fn show(t: Option<f64>) -> String {
+    t.map_or_else(|| "never".into(), |t| format!("{t:.3}"))
+}
+
+fn main() -> std::process::ExitCode {
+    experiments::main_with(|| {
+        let args = Args::parse();
+        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        cfg.common.validate()?;
+        let seed = args.common.seed;
+        let drivers = args.common.drivers(&[DriverKind::Sim])?;
+        if drivers.len() != 1 {
+            bail!("hop-fig13 compares two systems under one driver; pass one --driver");
+        }
+        let driver = drivers[0];
+        let c = &cfg.common;
+        let g = graph(&cfg.graph, c.workers, seed)?;
+        let peers = PeerSettings {
+            mode: PeerMode::Standard,
+            max_i: None,
+            iterations: c.iterations,
+            skip: None,
+        };
+        peers.build(&g)?;
+        let none = StragglerConfig {
+            slow: vec![],
+            jitter_sigma: 0.0,
+            production: None,
+            random: None,
+        };
+        let workload = c.workload(seed)?;
+        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let pb = progress(2, FIGURE);
+        pb.set_message(format!("decentralized {}", g.name()));
+        let dec = run_peers(driver, c, &g, &peers, &none, &workload, seed)?;
+        pb.inc(1);
+        pb.set_message("parameter server BSP");
+        let ps = run_ps(
+            driver,
+            ProtocolSpec {
+                mode: SyncMode::Bsp,
+                workers: c.workers,
+                iterations: c.iterations,
+            },
+            &RunSettings {
+                network: c.network.clone(),
+                compute: c.compute,
+                stragglers: none.clone(),
+                eval_every: c.eval_every,
+                threads: c.threads.clone(),
+                iteration_ns: None,
+                wire_bytes: None,
+            },
+            &workload,
+            seed,
+        )?;
+        pb.finish_and_clear();
+        let target = common_target(&[&dec, &ps]);
+        let mut summary = Vec::new();
+        let mut curves = Vec::new();
+        for (name, r) in [
+            (format!("decentralized {}", g.name()), &dec),
+            ("ps-bsp".to_string(), &ps),
+        ] {
+            let last = r.progress.last();
+            summary.push(SummaryRow {
+                system: name.clone(),
+                seconds_per_iteration: seconds_per_iteration(r, c.iterations),
+                seconds_to_target: show(r.time_to_loss(target)),
+                target_loss: target,
+                final_loss: last.map_or(f64::NAN, |p| p.loss),
+                final_accuracy: last.map_or(f64::NAN, |p| p.accuracy),
+                busiest_node_mb: r.bytes_sent.iter().copied().max().unwrap_or(0) as f64 / 1e6,
+            });
+            for p in &r.progress {
+                curves.push(CurveRow {
+                    system: name.clone(),
+                    time: p.time,
+                    loss: p.loss,
+                });
+            }
+        }
+        let (td, tp) = (dec.time_to_loss(target), ps.time_to_loss(target));
+        out.claim(Claim::check(
+            format!("{FIGURE}/decentralized-before-ps"),
+            format!(
+                "decentralized training reaches loss {target:.4} before the BSP parameter server"
+            ),
+            "decentralized converges faster",
+            format!("decentralized {} s, PS BSP {} s", show(td), show(tp)),
+            matches!((td, tp), (Some(a), Some(b)) if a < b) || (td.is_some() && tp.is_none()),
+        ));
+        out.csv("summary.csv", &summary)?;
+        out.csv("curves.csv", &curves)?;
+        let notes = vec![format!(
+            "{} workers, {} iterations each; PS: one server node plus the workers, BSP, the server adds every worker's update; decentralized: standard protocol on {}, evaluated at peer 0; target = the larger final loss; CNN part n.a.",
+            c.workers, c.iterations, g.name()
+        )];
+        out.finish(&cfg, seed, args.common.scale.label(), driver.label(), notes)?;
+        Ok(())
+    })
+}
