@@ -5,10 +5,12 @@
 //! wait for tasks.
 
 use crate::async_setup::{
-    mean_wait_ms, run_variant, show_time, variant_label, wait_per_worker_ms, AsyncCommon,
-    AsyncDataset, Variant,
+    mean_wait_ms, run_variant, variant_label, wait_per_worker_ms, AsyncCommon, AsyncDataset,
+    Variant,
 };
+use crate::cli::driver_tag;
 use crate::output::progress;
+use crate::profiled::show;
 use crate::{CommonArgs, ExperimentOutput};
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
@@ -176,11 +178,7 @@ pub fn run(
                         args.seed,
                     )?;
                     pb.inc(1);
-                    let variant = if drivers.len() > 1 {
-                        format!("{label}-{}", driver.label())
-                    } else {
-                        label.to_string()
-                    };
+                    let variant = driver_tag(label, "-", driver, &drivers);
                     for p in &r.progress {
                         curves.push(CurveRow {
                             dataset: data.name.clone(),
@@ -207,7 +205,7 @@ pub fn run(
                         dataset: data.name.clone(),
                         variant,
                         delay,
-                        seconds_to_target: show_time(time),
+                        seconds_to_target: show(time),
                         target_error: target,
                         final_error: r.progress.last().map_or(f64::NAN, |p| p.loss),
                         makespan_s: r.makespan as f64 * 1e-9,
@@ -225,11 +223,7 @@ pub fn run(
                 let s = pair.pop().expect("two variants");
                 points.push((s, a));
             }
-            let tag = if drivers.len() > 1 {
-                format!("{}/{}", data.name, driver.label())
-            } else {
-                data.name.clone()
-            };
+            let tag = driver_tag(&data.name, "/", driver, &drivers);
             conv_claims(&mut conv, conv_fig, &tag, cfg, &points, (sync_l, async_l));
             wait_claims(&mut wait, wait_fig, &tag, cfg, &points, (sync_l, async_l));
         }
@@ -268,8 +262,8 @@ fn conv_claims(
             format!(
                 "{:.0}%: {s} {} / {a} {}",
                 d * 100.0,
-                show_time(sp.time),
-                show_time(ap.time)
+                show(sp.time),
+                show(ap.time)
             )
         })
         .collect();

@@ -301,8 +301,3 @@ pub fn wait_per_worker_ms(r: &RunRecords, workers: usize) -> Vec<f64> {
         .map(|&(s, n)| if n == 0 { 0.0 } else { s / n as f64 * 1e-6 })
         .collect()
 }
-
-/// Shows an optional time in seconds ("never" when the target was not reached).
-pub fn show_time(t: Option<f64>) -> String {
-    t.map_or_else(|| "never".into(), |t| format!("{t:.3}"))
-}

@@ -98,3 +98,13 @@ pub fn drivers_label(drivers: &[DriverKind]) -> String {
         .collect::<Vec<_>>()
         .join(",")
 }
+
+/// `name` when one driver runs, `name{sep}driver` when several do, so rows and claim ids of
+/// different drivers never collide.
+pub fn driver_tag(name: &str, sep: &str, driver: DriverKind, drivers: &[DriverKind]) -> String {
+    if drivers.len() > 1 {
+        format!("{name}{sep}{}", driver.label())
+    } else {
+        name.to_string()
+    }
+}

@@ -3,8 +3,10 @@
 //! setting against the standard protocol, by time to a common loss target and by time per
 //! iteration.
 
+use crate::cli::driver_tag;
 use crate::output::progress;
 use crate::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
+use crate::profiled::show;
 use crate::{CommonArgs, ExperimentOutput};
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
@@ -79,10 +81,6 @@ struct CurveRow {
     loss: f64,
 }
 
-fn show(t: Option<f64>) -> String {
-    t.map_or_else(|| "never".into(), |t| format!("{t:.3}"))
-}
-
 /// Runs the comparison and writes `results/<figure>/`.
 ///
 /// # Errors
@@ -141,11 +139,7 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
                 runs.push((*s, r));
             }
             let target = common_target(&runs.iter().map(|(_, r)| r).collect::<Vec<_>>());
-            let tag = if drivers.len() > 1 {
-                format!("{}/{}", g.name(), driver.label())
-            } else {
-                g.name().to_string()
-            };
+            let tag = driver_tag(g.name(), "/", driver, &drivers);
             for (s, r) in &runs {
                 let last = r.progress.last();
                 summary.push(SummaryRow {

@@ -19,8 +19,8 @@ pub struct SlowWorker {
     pub factor: f64,
 }
 
-/// Per-worker multiplicative compute-time factors with log-normal jitter.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// Per-worker multiplicative compute-time factors with log-normal jitter (default: none).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StragglerConfig {
     /// Workers slowed by a constant factor ("worker k is x times slower").

@@ -5,12 +5,14 @@ use anyhow::bail;
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::metrics::RunRecords;
-use bench_core::protocol::peer::{PeerMode, PeerSettings};
+use bench_core::protocol::peer::PeerSettings;
 use bench_core::straggler::StragglerConfig;
 use bench_core::topology::Topology;
 use clap::Parser;
+use experiments::cli::driver_tag;
 use experiments::output::progress;
 use experiments::peer_setup::{common_target, graph, run_peers, PeerCommon};
+use experiments::profiled::show;
 use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 
@@ -70,10 +72,6 @@ struct CurveRow {
     loss: f64,
 }
 
-fn show(t: Option<f64>) -> String {
-    t.map_or_else(|| "never".into(), |t| format!("{t:.3}"))
-}
-
 /// Epochs (passes over the training rows by all workers together) when `r` first reaches
 /// `target`.
 fn epochs_to(r: &RunRecords, target: f64, examples_per_iteration: f64, rows: f64) -> Option<f64> {
@@ -95,12 +93,7 @@ fn main() -> std::process::ExitCode {
         let mut plans: Vec<(&Part, Vec<Topology>, PeerSettings)> = Vec::new();
         for p in &cfg.parts {
             p.common.validate()?;
-            let settings = PeerSettings {
-                mode: PeerMode::Standard,
-                max_i: None,
-                iterations: p.common.iterations,
-                skip: None,
-            };
+            let settings = PeerSettings::standard(p.common.iterations);
             let graphs = p
                 .graphs
                 .iter()
@@ -115,12 +108,7 @@ fn main() -> std::process::ExitCode {
         let total: usize = plans.iter().map(|(_, g, _)| g.len()).sum();
         let pb = progress((drivers.len() * total) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
-        let none = StragglerConfig {
-            slow: vec![],
-            jitter_sigma: 0.0,
-            production: None,
-            random: None,
-        };
+        let none = StragglerConfig::default();
         for &driver in &drivers {
             for (part, graphs, settings) in &plans {
                 let c = &part.common;
@@ -134,11 +122,7 @@ fn main() -> std::process::ExitCode {
                 let target = common_target(&runs.iter().collect::<Vec<_>>());
                 let per_iter_examples = (c.svm.batch * c.workers) as f64;
                 let rows = c.data.train_rows as f64;
-                let tag = if drivers.len() > 1 {
-                    format!("{}/{}", part.name, driver.label())
-                } else {
-                    part.name.clone()
-                };
+                let tag = driver_tag(&part.name, "/", driver, &drivers);
                 let mut per_degree = Vec::new();
                 let mut stats = Vec::new();
                 for (g, r) in graphs.iter().zip(&runs) {

@@ -8,10 +8,10 @@ use bench_core::metrics::RunRecords;
 use bench_core::straggler::{ProductionStragglers, StragglerConfig};
 use bench_core::workload::Method;
 use clap::Parser;
-use experiments::async_setup::{
-    mean_wait_ms, run_variant, show_time, AsyncCommon, AsyncDataset, Variant,
-};
+use experiments::async_setup::{mean_wait_ms, run_variant, AsyncCommon, AsyncDataset, Variant};
+use experiments::cli::driver_tag;
 use experiments::output::progress;
+use experiments::profiled::show;
 use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 
@@ -126,11 +126,7 @@ fn main() -> std::process::ExitCode {
         for &driver in &drivers {
             for ds in &cfg.datasets {
                 let data = ds.prepare(seed)?;
-                let tag = if drivers.len() > 1 {
-                    format!("{}/{}", data.name, driver.label())
-                } else {
-                    data.name.clone()
-                };
+                let tag = driver_tag(&data.name, "/", driver, &drivers);
                 let mut waits = [0.0f64; 4];
                 for (k, method) in [Method::Sgd, Method::Saga].into_iter().enumerate() {
                     let settings = ds.settings(method);
@@ -171,7 +167,7 @@ fn main() -> std::process::ExitCode {
                         summary.push(SummaryRow {
                             dataset: tag.clone(),
                             variant: variant.label().into(),
-                            seconds_to_target: show_time(r.time_to_loss(target)),
+                            seconds_to_target: show(r.time_to_loss(target)),
                             target_error: target,
                             final_error: r.progress.last().map_or(f64::NAN, |p| p.loss),
                             makespan_s: r.makespan as f64 * 1e-9,
@@ -274,9 +270,9 @@ fn speedup_claim(
         format!(
             "{speedup:.2}x ({} {} s, {} {} s)",
             s.0.label(),
-            show_time(st),
+            show(st),
             a.0.label(),
-            show_time(at)
+            show(at)
         ),
         speedup >= min,
     ));

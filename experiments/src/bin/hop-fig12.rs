@@ -4,9 +4,10 @@
 use anyhow::bail;
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
-use bench_core::protocol::peer::{PeerMode, PeerSettings};
+use bench_core::protocol::peer::PeerSettings;
 use bench_core::straggler::{RandomSlowdown, StragglerConfig};
 use clap::Parser;
+use experiments::cli::driver_tag;
 use experiments::output::progress;
 use experiments::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use experiments::{CommonArgs, ExperimentOutput};
@@ -63,12 +64,7 @@ fn main() -> std::process::ExitCode {
         }
         let seed = args.common.seed;
         let drivers = args.common.drivers(&[DriverKind::Sim])?;
-        let settings = PeerSettings {
-            mode: PeerMode::Standard,
-            max_i: None,
-            iterations: cfg.common.iterations,
-            skip: None,
-        };
+        let settings = PeerSettings::standard(cfg.common.iterations);
         let graphs = cfg
             .graphs
             .iter()
@@ -104,11 +100,7 @@ fn main() -> std::process::ExitCode {
                     )?;
                     pb.inc(1);
                     per_iter[k] = seconds_per_iteration(&r, cfg.common.iterations);
-                    let tag = if drivers.len() > 1 {
-                        format!("{}/{}", g.name(), driver.label())
-                    } else {
-                        g.name().to_string()
-                    };
+                    let tag = driver_tag(g.name(), "/", driver, &drivers);
                     summary.push(SummaryRow {
                         graph: tag.clone(),
                         slowdown: slowed,
@@ -128,11 +120,7 @@ fn main() -> std::process::ExitCode {
                 }
                 ratios.push((g.name().to_string(), per_iter[1] / per_iter[0]));
             }
-            let dl = if drivers.len() > 1 {
-                format!("/{}", driver.label())
-            } else {
-                String::new()
-            };
+            let dl = driver_tag("", "/", driver, &drivers);
             for (g, r) in &ratios {
                 out.claim(Claim::check(
                     format!("{FIGURE}/{g}{dl}/slowed"),

@@ -4,12 +4,13 @@
 use anyhow::bail;
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
-use bench_core::protocol::peer::{PeerMode, PeerSettings};
+use bench_core::protocol::peer::PeerSettings;
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::StragglerConfig;
 use clap::Parser;
 use experiments::output::progress;
 use experiments::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
+use experiments::profiled::show;
 use experiments::runner::{run_ps, RunSettings};
 use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
@@ -55,10 +56,6 @@ struct CurveRow {
     loss: f64,
 }
 
-fn show(t: Option<f64>) -> String {
-    t.map_or_else(|| "never".into(), |t| format!("{t:.3}"))
-}
-
 fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
@@ -72,19 +69,9 @@ fn main() -> std::process::ExitCode {
         let driver = drivers[0];
         let c = &cfg.common;
         let g = graph(&cfg.graph, c.workers, seed)?;
-        let peers = PeerSettings {
-            mode: PeerMode::Standard,
-            max_i: None,
-            iterations: c.iterations,
-            skip: None,
-        };
+        let peers = PeerSettings::standard(c.iterations);
         peers.build(&g)?;
-        let none = StragglerConfig {
-            slow: vec![],
-            jitter_sigma: 0.0,
-            production: None,
-            random: None,
-        };
+        let none = StragglerConfig::default();
         let workload = c.workload(seed)?;
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let pb = progress(2, FIGURE);

@@ -90,6 +90,16 @@ pub struct SkipPolicy {
 }
 
 impl PeerSettings {
+    /// The standard protocol (no tokens, no skipping) for `iterations` iterations.
+    pub fn standard(iterations: u64) -> Self {
+        PeerSettings {
+            mode: PeerMode::Standard,
+            max_i: None,
+            iterations,
+            skip: None,
+        }
+    }
+
     /// Label: `standard`, `notify-ack`, `backup1`, `staleness5`, with `+tokens3` when token
     /// queues are on.
     pub fn label(&self) -> String {
