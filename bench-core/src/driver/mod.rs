@@ -2,6 +2,7 @@
 //! thread per node in real time over the threads transport. Both carry out the same
 //! [`crate::protocol::Action`]s through one [`Learning`], so the learning is identical in kind.
 
+pub mod buffered;
 mod control_only;
 mod learning;
 mod network;

@@ -107,14 +107,30 @@ impl NetworkState {
         }
     }
 
-    /// Delivery time of a message of `bytes` sent by `src` to `dst` at `now`.
-    pub(crate) fn send(&mut self, now: u64, src: usize, dst: usize, bytes: u64) -> u64 {
+    fn link(&self, src: usize, dst: usize) -> (u64, f64) {
         let default = (self.model.latency_ns, self.model.bandwidth_gbps);
-        let (latency, gbps) = if self.links.is_empty() {
+        if self.links.is_empty() {
             default
         } else {
             self.links.get(&(src, dst)).copied().unwrap_or(default)
-        };
+        }
+    }
+
+    /// Delivery time of a small control message from `src` to `dst` sent on its own queue (not
+    /// behind data on the NICs): the link latency.
+    pub(crate) fn control_latency(&self, src: usize, dst: usize) -> u64 {
+        self.link(src, dst).0
+    }
+
+    /// Delivery time of a message of `bytes` sent by `src` to `dst` at `now`.
+    pub(crate) fn send(&mut self, now: u64, src: usize, dst: usize, bytes: u64) -> u64 {
+        self.send_span(now, src, dst, bytes).1
+    }
+
+    /// When the bytes of a message of `bytes` sent by `src` to `dst` at `now` start and finish
+    /// landing in the receiver's memory (the second is its delivery time).
+    pub(crate) fn send_span(&mut self, now: u64, src: usize, dst: usize, bytes: u64) -> (u64, u64) {
+        let (latency, gbps) = self.link(src, dst);
         // bits / (Gbit/s) = ns
         let ser = ((bytes as f64 * 8.0) / gbps).ceil() as u64;
         let depart = now.max(self.tx_free[src]);
@@ -130,7 +146,7 @@ impl NetworkState {
         let last = self.last_delivery.entry((src, dst)).or_insert(0);
         let deliver = arrive.max(*last);
         *last = deliver;
-        deliver
+        (deliver - ser, deliver)
     }
 }
 

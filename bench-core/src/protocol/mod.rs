@@ -10,6 +10,7 @@
 //! Two families share the trait: centralized (parameter server: [`ps`]) and, with later modules,
 //! decentralized peers on a directed graph.
 
+pub mod buffered;
 pub mod coord;
 mod event;
 mod factory;

@@ -84,6 +84,12 @@ pub trait Endpoint: Send {
         len: usize,
         notify: Option<[u64; IMM_WORDS]>,
     ) -> Result<u64>;
+    /// Posts a notification alone (a zero-length write-with-immediate: no slot is touched),
+    /// delivered after every write this endpoint posted to `to` before it.
+    ///
+    /// # Errors
+    /// [`crate::CoreError::Transport`] for a node not on the fabric or a peer that is gone.
+    fn post_notify(&mut self, to: NodeId, imm: [u64; IMM_WORDS]) -> Result<u64>;
     /// Next completion of this endpoint's posted writes, if any.
     fn poll_completion(&mut self) -> Option<Completion>;
     /// Waits up to `timeout` for the next notification addressed to this node.

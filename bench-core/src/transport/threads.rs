@@ -287,6 +287,39 @@ impl Endpoint for ThreadsEndpoint {
         Ok(self.next_wr)
     }
 
+    fn post_notify(&mut self, to: NodeId, imm: [u64; IMM_WORDS]) -> Result<u64> {
+        let inbox = self
+            .inboxes
+            .get(to)
+            .ok_or_else(|| CoreError::Transport(format!("no node {to} on this fabric")))?
+            .clone();
+        self.next_wr += 1;
+        let wr = WorkRequest {
+            wr_id: self.next_wr,
+            ring: None,
+            slot: 0,
+            version: 0,
+            data: None,
+            len: 0,
+            notify: Some((
+                inbox,
+                Notification {
+                    from: self.node,
+                    slot: 0,
+                    version: 0,
+                    imm,
+                },
+            )),
+        };
+        self.tx
+            .as_ref()
+            .and_then(|tx| tx.send(wr).ok())
+            .ok_or_else(|| {
+                CoreError::Transport(format!("copy engine of node {} is gone", self.node))
+            })?;
+        Ok(self.next_wr)
+    }
+
     fn poll_completion(&mut self) -> Option<Completion> {
         self.cq.lock().expect("cq lock").pop_front()
     }
@@ -367,6 +400,20 @@ mod tests {
             std::thread::yield_now();
         };
         assert_eq!(c.wr_id, id);
+    }
+
+    #[test]
+    fn notification_alone_leaves_the_slot_untouched() {
+        let (mut a, mut b) = pair(4, 1);
+        let src = Arc::new(AlignedWords::from_words(&[9, 8]));
+        a.post_write(1, 0, 3, Some(src), 2, None).unwrap();
+        a.post_notify(1, [42, 0]).unwrap();
+        let n = b.wait_notification(Duration::from_secs(5)).unwrap();
+        assert_eq!((n.from, n.imm), (0, [42, 0]));
+        let mut out = Vec::new();
+        let r = b.read_slot(0, 0, &mut out).unwrap();
+        assert_eq!((r.header, r.footer, out.as_slice()), (3, 3, &[9u64, 8][..]));
+        assert!(a.post_notify(7, [0, 0]).is_err());
     }
 
     #[test]

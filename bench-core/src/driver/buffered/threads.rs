@@ -1,0 +1,354 @@
+//! The receive-buffer reduce with one OS thread per peer over the threads transport: every
+//! receiver registers one single-slot ring per in-neighbour, the copy engines carry out the
+//! one-sided writes while readers read, and a reduce keeps a buffer only when the seqlock's
+//! header and footer versions agree. Tearing is real here, not modelled.
+//!
+//! Notifications (NOTIFY-ACK's NOTIFY and ACK) are notification-only posts; a NOTIFY follows its
+//! write through the same copy engine, so it is delivered after the data.
+
+use super::{
+    average_into, step, write_bytes, BufferedConfig, BufferedRecords, BufferedSetup, ReduceRow,
+    CONTROL_BYTES,
+};
+use crate::error::{CoreError, Result};
+use crate::metrics::ProgressRow;
+use crate::protocol::buffered::{BufferedAction, BufferedInput, BufferedPeer};
+use crate::transport::threads::{ThreadsEndpoint, ThreadsFabric};
+use crate::transport::{AlignedWords, Endpoint};
+use crate::workload::Workload;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+const TAG_NOTIFY: u64 = 1;
+const TAG_ACK: u64 = 2;
+
+/// A reusable barrier whose wait gives up after a timeout (a failed peer must not hang the
+/// others forever).
+#[derive(Debug)]
+struct TimedBarrier {
+    n: usize,
+    state: Mutex<(usize, u64)>,
+    cv: Condvar,
+}
+
+impl TimedBarrier {
+    fn new(n: usize) -> Self {
+        TimedBarrier {
+            n,
+            state: Mutex::new((0, 0)),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Waits for all `n`; false on timeout.
+    fn wait(&self, timeout: Duration) -> bool {
+        let mut s = self.state.lock().expect("barrier lock");
+        let generation = s.1;
+        s.0 += 1;
+        if s.0 == self.n {
+            s.0 = 0;
+            s.1 += 1;
+            self.cv.notify_all();
+            return true;
+        }
+        let (s, r) = self
+            .cv
+            .wait_timeout_while(s, timeout, |s| s.1 == generation)
+            .expect("barrier lock");
+        drop(s);
+        !r.timed_out()
+    }
+}
+
+/// Model parameters as transport words, two f32 per word.
+fn encode(model: &[f32]) -> Vec<u64> {
+    model
+        .chunks(2)
+        .map(|p| p[0].to_bits() as u64 | ((p.get(1).map_or(0, |x| x.to_bits()) as u64) << 32))
+        .collect()
+}
+
+fn decode(words: &[u64], dim: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(dim);
+    for w in words {
+        out.push(f32::from_bits(*w as u32));
+        if out.len() < dim {
+            out.push(f32::from_bits((*w >> 32) as u32));
+        }
+    }
+    out.truncate(dim);
+    out
+}
+
+struct PeerOutcome {
+    reduces: Vec<ReduceRow>,
+    progress: Vec<ProgressRow>,
+    bytes: u64,
+    end: u64,
+}
+
+/// Runs the peers of `setup` with one thread each.
+///
+/// # Errors
+/// Bad settings, a protocol or transport error, or a deadlock after `stall_timeout_ms` without
+/// progress (the first error of any peer).
+pub fn run(cfg: &BufferedConfig, setup: &BufferedSetup<'_>) -> Result<BufferedRecords> {
+    let n = setup.topology.nodes();
+    cfg.validate(n)?;
+    let peers = setup.peers(cfg.iterations)?;
+    let dim = setup.workload.dim();
+    let words = dim.div_ceil(2);
+    let mut fabric = ThreadsFabric::new(n);
+    for p in &peers {
+        for &from in p.ins() {
+            fabric.register(from, p.node(), words, 1)?;
+        }
+    }
+    let barrier = Arc::new(TimedBarrier::new(n));
+    let start = Instant::now();
+    let handles: Vec<_> = peers
+        .into_iter()
+        .zip(fabric.endpoints())
+        .map(|(peer, ep)| {
+            let sampler = setup.stragglers.sampler(n, peer.node(), setup.seed);
+            let thread = PeerThread {
+                cfg: cfg.clone(),
+                workload: setup.workload.clone(),
+                evaluator: peer.node() == setup.eval_node,
+                peer,
+                ep,
+                barrier: barrier.clone(),
+                start,
+                n,
+                dim,
+            };
+            std::thread::Builder::new()
+                .name(format!("peer-{}", thread.peer.node()))
+                .spawn(move || thread.run(sampler?))
+                .expect("spawn peer thread")
+        })
+        .collect();
+    let mut records = BufferedRecords {
+        bytes_sent: vec![0; n],
+        ..Default::default()
+    };
+    let mut first_err: Option<CoreError> = None;
+    for (i, h) in handles.into_iter().enumerate() {
+        match h.join() {
+            Ok(Ok(o)) => {
+                records.reduces.extend(o.reduces);
+                records.progress.extend(o.progress);
+                records.bytes_sent[i] = o.bytes;
+                records.makespan = records.makespan.max(o.end);
+            }
+            Ok(Err(e)) => {
+                let replace = matches!(first_err, None | Some(CoreError::Deadlock { .. }))
+                    && !matches!(e, CoreError::Deadlock { .. });
+                if first_err.is_none() || replace {
+                    first_err = Some(e);
+                }
+            }
+            Err(_) => {
+                first_err.get_or_insert(CoreError::Protocol {
+                    node: i,
+                    message: "peer thread panicked".into(),
+                });
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    records.reduces.sort_by_key(|r| (r.time, r.worker, r.iter));
+    records.progress.sort_by(|a, b| a.time.total_cmp(&b.time));
+    Ok(records)
+}
+
+struct PeerThread {
+    cfg: BufferedConfig,
+    workload: Arc<dyn Workload>,
+    evaluator: bool,
+    peer: BufferedPeer,
+    ep: ThreadsEndpoint,
+    barrier: Arc<TimedBarrier>,
+    start: Instant,
+    n: usize,
+    dim: usize,
+}
+
+impl PeerThread {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn deadlock(&self) -> CoreError {
+        CoreError::Deadlock {
+            time_ns: self.now(),
+            message: format!(
+                "{} (nothing for {} ms)",
+                self.peer.waiting_on(),
+                self.cfg.stall_timeout_ms
+            ),
+        }
+    }
+
+    fn run(mut self, mut sampler: crate::straggler::StragglerSampler) -> Result<PeerOutcome> {
+        let i = self.peer.node();
+        let stall = Duration::from_millis(self.cfg.stall_timeout_ms);
+        let mut model = self.workload.initial_model();
+        let mut out = PeerOutcome {
+            reduces: Vec::new(),
+            progress: Vec::new(),
+            bytes: 0,
+            end: 0,
+        };
+        if self.evaluator {
+            self.evaluate(&model, 0, &mut out);
+        }
+        let mut snapshot: Option<(u64, Arc<AlignedWords>)> = None;
+        let mut buf = Vec::new();
+        self.peer.handle(BufferedInput::Start)?;
+        loop {
+            let Some(action) = self.peer.poll_action() else {
+                if self.peer.is_finished() {
+                    break;
+                }
+                let note = self
+                    .ep
+                    .wait_notification(stall)
+                    .ok_or_else(|| self.deadlock())?;
+                let input = match note.imm[0] {
+                    TAG_NOTIFY => BufferedInput::Notified {
+                        from: note.from,
+                        version: note.imm[1],
+                    },
+                    TAG_ACK => BufferedInput::Acked { from: note.from },
+                    tag => {
+                        return Err(CoreError::Transport(format!(
+                            "peer {i}: notification with unknown tag {tag} from node {}",
+                            note.from
+                        )))
+                    }
+                };
+                self.peer.handle(input)?;
+                continue;
+            };
+            match action {
+                BufferedAction::Compute { iter } => {
+                    let t0 = Instant::now();
+                    step(&*self.workload, &mut model, i, self.n, iter);
+                    let modelled = Duration::from_nanos(
+                        (self.cfg.compute.ns_per_example
+                            * self.workload.batch_size(self.n) as f64
+                            * sampler.next_factor()) as u64,
+                    );
+                    let left = (t0 + modelled).saturating_duration_since(Instant::now());
+                    if !left.is_zero() {
+                        std::thread::sleep(left);
+                    }
+                    self.peer.handle(BufferedInput::ComputeDone)?;
+                }
+                BufferedAction::Write {
+                    to,
+                    version,
+                    notify,
+                } => {
+                    let data = match &snapshot {
+                        Some((v, d)) if *v == version => d.clone(),
+                        _ => {
+                            let d = Arc::new(AlignedWords::from_words(&encode(&model)));
+                            snapshot = Some((version, d.clone()));
+                            d
+                        }
+                    };
+                    let len = data.len();
+                    let imm = notify.then_some([TAG_NOTIFY, version]);
+                    self.ep.post_write(to, 0, version, Some(data), len, imm)?;
+                    out.bytes += write_bytes(self.dim);
+                }
+                BufferedAction::Barrier { .. } => {
+                    if !self.barrier.wait(stall) {
+                        return Err(self.deadlock());
+                    }
+                    self.peer.handle(BufferedInput::Released)?;
+                }
+                BufferedAction::Reduce { iter, inputs } => {
+                    let mut used = Vec::with_capacity(inputs.len());
+                    let mut current = 0;
+                    for &from in &inputs {
+                        let r = self.ep.read_slot(from, 0, &mut buf)?;
+                        if r.consistent() && r.header > 0 && r.len == self.dim.div_ceil(2) {
+                            used.push(Arc::new(decode(&buf, self.dim)));
+                            if r.header == iter + 1 {
+                                current += 1;
+                            }
+                        }
+                    }
+                    average_into(&mut model, &used);
+                    let now = self.now();
+                    out.reduces.push(ReduceRow {
+                        worker: i,
+                        iter,
+                        inputs_expected: inputs.len(),
+                        inputs_consistent: used.len(),
+                        inputs_current: current,
+                        time: now,
+                    });
+                    let every = self.cfg.eval_every;
+                    if self.evaluator && every > 0 && (iter + 1) % every == 0 {
+                        self.evaluate(&model, iter + 1, &mut out);
+                    }
+                    self.peer.handle(BufferedInput::Reduced)?;
+                }
+                BufferedAction::Ack { to } => {
+                    self.ep.post_notify(to, [TAG_ACK, 0])?;
+                    out.bytes += CONTROL_BYTES;
+                }
+                BufferedAction::Finished => {}
+            }
+            while self.ep.poll_completion().is_some() {}
+        }
+        out.end = self.now();
+        if self.evaluator {
+            self.evaluate(&model, self.peer.iteration(), &mut out);
+        }
+        // Peers that finish early keep their endpoint's copy engine until their last writes
+        // landed: dropping the endpoint joins it.
+        Ok(out)
+    }
+
+    fn evaluate(&self, model: &[f32], iteration: u64, out: &mut PeerOutcome) {
+        let (loss, accuracy) = self.workload.evaluate(model);
+        out.progress.push(ProgressRow {
+            time: self.now() as f64 * 1e-9,
+            iteration: iteration as f64,
+            loss,
+            accuracy,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_round_trip_odd_and_even() {
+        for m in [vec![1.5f32, -2.0, 3.25], vec![0.5, 7.0]] {
+            assert_eq!(decode(&encode(&m), m.len()), m);
+        }
+    }
+
+    #[test]
+    fn barrier_releases_all_and_times_out_alone() {
+        let b = Arc::new(TimedBarrier::new(2));
+        let b2 = b.clone();
+        let h = std::thread::spawn(move || b2.wait(Duration::from_secs(10)));
+        assert!(b.wait(Duration::from_secs(10)));
+        assert!(h.join().unwrap());
+        assert!(
+            !b.wait(Duration::from_millis(20)),
+            "a lone waiter must time out"
+        );
+    }
+}
