@@ -11,7 +11,7 @@ BIN     := target/release
 EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
-FIGS := asap-fig3 asap-fig10 asap-fig6 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
+FIGS := asap-fig3 asap-fig10 asap-fig6 asap-fig7 asap-fig9 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
         async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 hop-fig12 hop-fig13 hop-fig14-16 hop-fig17 hop-fig18-19 ps-modes
 
 .PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
@@ -24,6 +24,8 @@ build:
 reproduce-all: build
 	$(BIN)/asap-spectral-gap $(EXP)
 	$(BIN)/asap-fig6 $(EXP)
+	$(BIN)/asap-fig7 $(EXP)
+	$(BIN)/asap-fig9 $(EXP)
 	$(BIN)/essp-fig2-staleness $(EXP)
 	$(BIN)/essp-fig2-breakdown $(EXP)
 	$(BIN)/essp-fig3 $(EXP)
@@ -60,6 +62,16 @@ fig-asap-fig10: build
 fig-asap-fig6: build
 	$(BIN)/asap-fig6 $(EXP)
 	$(FIGURES) render --figure asap-fig6
+	$(FIGURES) report
+
+fig-asap-fig7: build
+	$(BIN)/asap-fig7 $(EXP)
+	$(FIGURES) render --figure asap-fig7
+	$(FIGURES) report
+
+fig-asap-fig9: build
+	$(BIN)/asap-fig9 $(EXP)
+	$(FIGURES) render --figure asap-fig9
 	$(FIGURES) report
 
 fig-essp-fig2-staleness: build

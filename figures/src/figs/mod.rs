@@ -1,5 +1,6 @@
 //! The figures this tool knows: id, title, the paper's result, and how to draw it from CSV.
 
+mod asap_buffers;
 mod asap_gaps;
 mod async_figs;
 mod dssp_table;
@@ -41,6 +42,18 @@ pub const ALL: &[FigureDef] = &[
         title: "ASAP Fig 6 (SVM): stochastic reduce over the root expander and the chain vs all-reduce; loss vs epochs and MB sent per node",
         paper: "RCV1 root marginally faster, 56 vs 84 MB per machine; splice-site root faster with ~10x fewer bytes; webspam: sparse graphs beat all-reduce, chain needs more epochs",
         render: asap_gaps::fig6,
+    },
+    FigureDef {
+        id: "asap-fig7",
+        title: "ASAP Fig 7: share of reduces by number of consistent (untorn) inputs, NOTIFY-ACK vs BSP vs ASYNC, 8 peers all-reduce",
+        paper: "NOTIFY-ACK: 100% of reduces with all 7 inputs; BSP: 77% with >= 5; ASYNC: 39% with >= 5",
+        render: asap_buffers::fig7,
+    },
+    FigureDef {
+        id: "asap-fig9",
+        title: "ASAP Fig 9: SVM on a webspam twin, 25 peers on the root expander, NOTIFY-ACK vs BSP vs ASYNC over receive buffers",
+        paper: "NOTIFY-ACK about 3x faster than BSP; ASYNC does not converge",
+        render: asap_buffers::fig9,
     },
     FigureDef {
         id: "essp-fig2-staleness",

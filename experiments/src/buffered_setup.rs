@@ -1,0 +1,131 @@
+//! What the receive-buffer experiments (asap-fig7, asap-fig9) share: their configuration and
+//! one run of a synchronization mode on a graph under a driver.
+
+use crate::svm_setup::SparseData;
+use anyhow::{bail, Context, Result};
+use bench_core::driver::buffered::{self, BufferedConfig, BufferedRecords, BufferedSetup};
+use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
+use bench_core::protocol::buffered::ReduceSync;
+use bench_core::straggler::StragglerConfig;
+use bench_core::topology::Topology;
+use bench_core::workload::{SvmConfig, Workload};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Settings of a receive-buffer experiment.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferedCommon {
+    /// Peers.
+    pub workers: usize,
+    /// Communication graph (any name `syncbench graph` knows).
+    pub graph: String,
+    /// Iterations every peer runs.
+    pub iterations: u64,
+    /// Evaluate peer 0 every this many of its iterations.
+    pub eval_every: u64,
+    /// Synthetic twin of the dataset.
+    pub data: SparseData,
+    /// SVM settings.
+    pub svm: SvmConfig,
+    /// Compute model: a floor under the real computation (threads) or its time (sim).
+    pub compute: ComputeModel,
+    /// Log-normal sigma of per-iteration compute-time noise (0: none), seeded per peer.
+    pub jitter_sigma: f64,
+    /// Network model (sim).
+    pub network: NetworkModel,
+    /// Memory bandwidth of a reduce's reads in GB/s (sim).
+    pub copy_gbps: f64,
+    /// A peer waiting this long for anything reports a deadlock (threads).
+    pub stall_timeout_ms: u64,
+}
+
+impl BufferedCommon {
+    /// Checks sizes.
+    ///
+    /// # Errors
+    /// Fewer than 2 workers, no iterations, bad data sizes or network links.
+    pub fn validate(&self) -> Result<()> {
+        if self.workers < 2 || self.iterations == 0 {
+            bail!("workers must be >= 2 and iterations >= 1");
+        }
+        if !(self.jitter_sigma.is_finite() && self.jitter_sigma >= 0.0) {
+            bail!("jitter_sigma must be >= 0, got {}", self.jitter_sigma);
+        }
+        self.data.validate(self.workers)?;
+        self.driver_config().validate(self.workers)?;
+        Ok(())
+    }
+
+    /// The drivers' settings.
+    pub fn driver_config(&self) -> BufferedConfig {
+        BufferedConfig {
+            iterations: self.iterations,
+            eval_every: self.eval_every,
+            compute: self.compute,
+            network: self.network.clone(),
+            copy_gbps: self.copy_gbps,
+            stall_timeout_ms: self.stall_timeout_ms,
+        }
+    }
+
+    /// Compute-time noise.
+    pub fn stragglers(&self) -> StragglerConfig {
+        StragglerConfig {
+            jitter_sigma: self.jitter_sigma,
+            ..StragglerConfig::default()
+        }
+    }
+
+    /// The SVM workload on the twin.
+    ///
+    /// # Errors
+    /// Bad SVM settings.
+    pub fn workload(&self, seed: u64) -> Result<Arc<dyn Workload>> {
+        self.data.svm_workload(self.svm, seed)
+    }
+
+    /// The graph, checked against the worker count.
+    ///
+    /// # Errors
+    /// Unknown graph names and impossible sizes.
+    pub fn topology(&self, seed: u64) -> Result<Topology> {
+        crate::peer_setup::graph(&self.graph, self.workers, seed)
+    }
+}
+
+/// Runs `mode` on `topology` under `driver`, evaluating peer 0.
+///
+/// # Errors
+/// Impossible settings, or a protocol, transport or deadlock error of the run.
+pub fn run_buffered(
+    driver: DriverKind,
+    common: &BufferedCommon,
+    topology: &Topology,
+    mode: ReduceSync,
+    workload: &Arc<dyn Workload>,
+    seed: u64,
+) -> Result<BufferedRecords> {
+    let stragglers = common.stragglers();
+    let setup = BufferedSetup {
+        topology,
+        mode,
+        workload: workload.clone(),
+        stragglers: &stragglers,
+        eval_node: 0,
+        seed,
+    };
+    let cfg = common.driver_config();
+    match driver {
+        DriverKind::Sim => buffered::sim::run(&cfg, &setup),
+        DriverKind::Threads => buffered::threads::run(&cfg, &setup),
+    }
+    .with_context(|| {
+        format!(
+            "{} on {} under {}",
+            mode.label(),
+            topology.name(),
+            driver.label()
+        )
+    })
+}
