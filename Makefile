@@ -12,7 +12,7 @@ EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
 FIGS := asap-fig3 asap-fig10 asap-fig6 asap-fig7 asap-fig9 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
-        async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 hop-fig12 hop-fig13 hop-fig14-16 hop-fig17 hop-fig18-19 ps-modes
+        async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 hop-fig12 hop-fig13 hop-fig14-16 hop-fig17 hop-fig18-19 hop-fig20-21 ps-modes
 
 .PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
 
@@ -40,6 +40,7 @@ reproduce-all: build
 	$(BIN)/hop-fig14-16 $(EXP)
 	$(BIN)/hop-fig17 $(EXP)
 	$(BIN)/hop-fig18-19 $(EXP)
+	$(BIN)/hop-fig20-21 $(EXP)
 	$(BIN)/ps-modes $(EXP)
 	$(FIGURES) render
 	$(FIGURES) report
@@ -162,6 +163,11 @@ fig-hop-fig17: build
 fig-hop-fig18-19: build
 	$(BIN)/hop-fig18-19 $(EXP)
 	$(FIGURES) render --figure hop-fig18-19
+	$(FIGURES) report
+
+fig-hop-fig20-21: build
+	$(BIN)/hop-fig20-21 $(EXP)
+	$(FIGURES) render --figure hop-fig20-21
 	$(FIGURES) report
 
 fig-ps-modes: build

@@ -60,6 +60,7 @@ fn random_case(seed: u64, mode: SyncMode) -> (ProtocolSpec, SimConfig, Straggler
             bandwidth_gbps: rng.gen_range(0.01..100.0),
             latency_jitter_ns: rng.gen_range(0..100_000),
             links: Vec::new(),
+            hosts: None,
         },
         compute: ComputeModel {
             ns_per_example: rng.gen_range(1.0..100_000.0),

@@ -188,3 +188,121 @@ fn asap_fig6_counts_bytes_by_out_degree() {
     assert!(s.contains("tiny,complete-6,6,5.0,"), "{s}");
     assert!(s.contains("tiny,chain-6,6,0.8333"), "{s}");
 }
+
+const TWO_LEVEL: &str = r#"
+[[graphs]]
+name = "ring-based"
+paper_gap = 0.6667
+[[graphs]]
+name = "hierarchical-shared"
+paper_gap = 0.2682
+[[graphs]]
+name = "hierarchical-spread"
+paper_gap = 0.2688
+[common]
+workers = 8
+iterations = 10
+eval_every = 16
+[common.data]
+train_rows = 800
+test_rows = 100
+features = 2000
+nnz_per_row = 20.0
+label_noise = 0.05
+informative = 0.05
+[common.svm]
+loss = "log"
+lambda = 1e-6
+eta0 = 10.0
+batch = 8
+[common.compute]
+ns_per_example = 100000.0
+[common.network]
+latency_ns = 100000
+bandwidth_gbps = 1.0
+[common.network.hosts]
+placement = [0, 0, 0, 0, 1, 1, 2, 2]
+intra_latency_ns = 20000
+intra_bandwidth_gbps = 20.0
+[common.threads]
+ring_depth = 16
+stall_timeout_ms = 30000
+"#;
+
+fn run_fig20(dir: &std::path::Path, cfg: &str) -> Output {
+    let path = dir.join("cfg.toml");
+    std::fs::write(&path, cfg).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_hop-fig20-21"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .arg("--config")
+        .arg(&path)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn fig20_21_reports_the_papers_gaps_and_times() {
+    let dir = tmpdir("fig20");
+    let o = run_fig20(&dir, TWO_LEVEL);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let gaps = std::fs::read_to_string(dir.join("out/hop-fig20-21/gaps.csv")).unwrap();
+    assert!(
+        gaps.starts_with("graph,gap_paper_convention,gap_footnote,paper_gap\n"),
+        "{gaps}"
+    );
+    let claims = std::fs::read_to_string(dir.join("out/hop-fig20-21/claims.csv")).unwrap();
+    for g in [
+        "ring-based-8",
+        "hierarchical-shared-4-2-2",
+        "hierarchical-spread-4-2-2",
+    ] {
+        let line = claims
+            .lines()
+            .find(|l| l.starts_with(&format!("hop-fig20-21/gap/{g},")))
+            .unwrap_or_else(|| panic!("{g}: {claims}"));
+        assert!(line.ends_with(",pass"), "{line}");
+    }
+    assert!(
+        claims.contains("hop-fig20-21/hierarchical-shared-4-2-2-before-ring-based-8"),
+        "{claims}"
+    );
+}
+
+#[test]
+fn fig20_21_needs_a_placement_of_every_worker() {
+    for (cfg, want) in [
+        (
+            TWO_LEVEL.replace(
+                "placement = [0, 0, 0, 0, 1, 1, 2, 2]",
+                "placement = [0, 0, 1, 1, 2, 2]",
+            ),
+            "placement lists 6 nodes but the run has 8",
+        ),
+        (
+            TWO_LEVEL.replace(
+                "placement = [0, 0, 0, 0, 1, 1, 2, 2]",
+                "placement = [0, 0, 0, 0, 1, 1, 3, 3]",
+            ),
+            "machine 2 has no worker",
+        ),
+        (
+            TWO_LEVEL
+                .replace("[common.network.hosts]\n", "")
+                .replace("placement = [0, 0, 0, 0, 1, 1, 2, 2]\n", "")
+                .replace("intra_latency_ns = 20000\n", "")
+                .replace("intra_bandwidth_gbps = 20.0\n", ""),
+            "common.network.hosts must place the workers",
+        ),
+    ] {
+        let dir = tmpdir("fig20bad");
+        let o = run_fig20(&dir, &cfg);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{want}: accepted");
+        assert!(err.contains(want), "{want}: {err}");
+        assert!(
+            !dir.join("out/hop-fig20-21").exists(),
+            "{want}: wrote results"
+        );
+    }
+}

@@ -13,7 +13,7 @@ pub mod threads;
 
 pub use control_only::ControlOnly;
 pub use learning::{payload_words, Learning};
-pub use network::{LinkOverride, NetworkModel};
+pub use network::{HostPlacement, LinkOverride, NetworkModel};
 pub use node_model::{NodeModel, Payload, PayloadEffect};
 
 /// True when counting from `before` to `after` passes a multiple of `every` (0: never).

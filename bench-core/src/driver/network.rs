@@ -1,5 +1,10 @@
-//! Network time model of the simulator: per-message latency, per-host NIC serialization on send
-//! and receive, FIFO delivery per link.
+//! Network time model of the simulator: per-message latency, NIC serialization on send and
+//! receive, FIFO delivery per link.
+//!
+//! Without [`HostPlacement`] every node is its own host with its own NICs. With it, nodes sit on
+//! hosts (machines): messages between two nodes of one host take the fast intra-host path (its
+//! own latency and bandwidth, serialised per node), and messages between hosts share the hosts'
+//! NICs: a two-level network, as in Hop's heterogeneous placement of 8 workers on 3 machines.
 
 use crate::error::{CoreError, Result};
 use rand::{Rng, SeedableRng};
@@ -37,6 +42,22 @@ pub struct NetworkModel {
     /// Per-link overrides of latency and bandwidth.
     #[serde(default)]
     pub links: Vec<LinkOverride>,
+    /// Nodes placed on shared hosts (two-level network); `None`: one host per node.
+    #[serde(default)]
+    pub hosts: Option<HostPlacement>,
+}
+
+/// Which host (machine) every node runs on, and the intra-host path. The top-level latency and
+/// bandwidth of [`NetworkModel`] then describe the links and NICs between hosts.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostPlacement {
+    /// Host index of each node (`placement[node]`), hosts numbered from 0.
+    pub placement: Vec<usize>,
+    /// One-way latency between two nodes of one host, ns.
+    pub intra_latency_ns: u64,
+    /// Bandwidth between two nodes of one host, Gbit/s (serialised per node).
+    pub intra_bandwidth_gbps: f64,
 }
 
 impl NetworkModel {
@@ -50,6 +71,20 @@ impl NetworkModel {
                 "network.bandwidth_gbps must be > 0, got {}",
                 self.bandwidth_gbps
             )));
+        }
+        if let Some(h) = &self.hosts {
+            if h.placement.len() != nodes {
+                return Err(CoreError::Config(format!(
+                    "network.hosts.placement lists {} nodes but the run has {nodes}",
+                    h.placement.len()
+                )));
+            }
+            if !(h.intra_bandwidth_gbps.is_finite() && h.intra_bandwidth_gbps > 0.0) {
+                return Err(CoreError::Config(format!(
+                    "network.hosts.intra_bandwidth_gbps must be > 0, got {}",
+                    h.intra_bandwidth_gbps
+                )));
+            }
         }
         for l in &self.links {
             if l.src >= nodes || l.dst >= nodes {
@@ -76,8 +111,18 @@ impl Default for NetworkModel {
             bandwidth_gbps: 10.0,
             latency_jitter_ns: 0,
             links: Vec::new(),
+            hosts: None,
         }
     }
+}
+
+/// Hosts under `model`'s placement (0 without one).
+fn hosts_of(model: &NetworkModel) -> usize {
+    model
+        .hosts
+        .as_ref()
+        .and_then(|h| h.placement.iter().max())
+        .map_or(0, |m| m + 1)
 }
 
 /// NIC and link occupancy during a simulation.
@@ -88,6 +133,9 @@ pub(crate) struct NetworkState {
     rx_free: Vec<u64>,
     last_delivery: HashMap<(usize, usize), u64>,
     links: HashMap<(usize, usize), (u64, f64)>,
+    /// Host NICs (two-level network): free times of each host's send and receive NIC.
+    host_tx_free: Vec<u64>,
+    host_rx_free: Vec<u64>,
     rng: ChaCha8Rng,
 }
 
@@ -99,6 +147,8 @@ impl NetworkState {
                 .iter()
                 .map(|l| ((l.src, l.dst), (l.latency_ns, l.bandwidth_gbps)))
                 .collect(),
+            host_tx_free: vec![0; hosts_of(&model)],
+            host_rx_free: vec![0; hosts_of(&model)],
             model,
             tx_free: vec![0; nodes],
             rx_free: vec![0; nodes],
@@ -107,7 +157,19 @@ impl NetworkState {
         }
     }
 
+    /// The hosts of `src` and `dst` when they differ under a host placement.
+    fn across_hosts(&self, src: usize, dst: usize) -> Option<(usize, usize)> {
+        let h = self.model.hosts.as_ref()?;
+        let (a, b) = (h.placement[src], h.placement[dst]);
+        (a != b).then_some((a, b))
+    }
+
     fn link(&self, src: usize, dst: usize) -> (u64, f64) {
+        if let Some(h) = &self.model.hosts {
+            if h.placement[src] == h.placement[dst] {
+                return (h.intra_latency_ns, h.intra_bandwidth_gbps);
+            }
+        }
         let default = (self.model.latency_ns, self.model.bandwidth_gbps);
         if self.links.is_empty() {
             default
@@ -133,16 +195,24 @@ impl NetworkState {
         let (latency, gbps) = self.link(src, dst);
         // bits / (Gbit/s) = ns
         let ser = ((bytes as f64 * 8.0) / gbps).ceil() as u64;
-        let depart = now.max(self.tx_free[src]);
-        self.tx_free[src] = depart + ser;
+        let hosts = self.across_hosts(src, dst);
+        let (tx, rx) = match hosts {
+            Some((a, b)) => (&mut self.host_tx_free[a], self.host_rx_free[b]),
+            None => (&mut self.tx_free[src], self.rx_free[dst]),
+        };
+        let depart = now.max(*tx);
+        *tx = depart + ser;
         let jitter = if self.model.latency_jitter_ns > 0 {
             self.rng.gen_range(0..=self.model.latency_jitter_ns)
         } else {
             0
         };
         let first_bit = depart + latency + jitter;
-        let arrive = (first_bit + ser).max(self.rx_free[dst] + ser);
-        self.rx_free[dst] = arrive;
+        let arrive = (first_bit + ser).max(rx + ser);
+        match hosts {
+            Some((_, b)) => self.host_rx_free[b] = arrive,
+            None => self.rx_free[dst] = arrive,
+        }
         let last = self.last_delivery.entry((src, dst)).or_insert(0);
         let deliver = arrive.max(*last);
         *last = deliver;
@@ -166,6 +236,7 @@ mod tests {
                 latency_ns: 10,
                 bandwidth_gbps: 80.0,
             }],
+            hosts: None,
         };
         assert!(m.validate(3).is_ok());
         assert!(m.validate(2).is_err());
@@ -181,5 +252,33 @@ mod tests {
         assert_eq!(fresh.send(0, 1, 2, 1000), 110);
         // ...but still queued behind host 2's busy receive NIC.
         assert_eq!(n.send(0, 1, 2, 1000), 2200);
+    }
+
+    #[test]
+    fn hosts_share_nics_between_machines_and_not_inside() {
+        let m = NetworkModel {
+            latency_ns: 1000,
+            bandwidth_gbps: 8.0,
+            latency_jitter_ns: 0,
+            links: vec![],
+            hosts: Some(HostPlacement {
+                placement: vec![0, 0, 1, 1],
+                intra_latency_ns: 10,
+                intra_bandwidth_gbps: 80.0,
+            }),
+        };
+        assert!(m.validate(4).is_ok());
+        assert!(m.validate(5).unwrap_err().to_string().contains("placement"));
+        let mut n = NetworkState::new(m, 4, 0);
+        // Inside host 0: 10 ns latency + 100 ns on the fast path.
+        assert_eq!(n.send(0, 0, 1, 1000), 110);
+        // Host 0 -> host 1: 1000 ns on host 0's NIC, 1000 ns latency.
+        assert_eq!(n.send(0, 0, 2, 1000), 2000);
+        // Node 1 shares host 0's NIC, so it departs after node 0's message.
+        assert_eq!(n.send(0, 1, 3, 1000), 3000);
+        // Inside host 1, unaffected by the busy NIC.
+        assert_eq!(n.send(0, 2, 3, 1000), 110);
+        assert_eq!(n.control_latency(0, 3), 1000);
+        assert_eq!(n.control_latency(2, 3), 10);
     }
 }

@@ -6,17 +6,20 @@
 //! every worker reduces over its own model too (ASAP §3, Hop §2).
 
 mod file;
+mod hierarchical;
 mod kinds;
 mod paths;
 mod random;
 mod spectral;
 
 pub use file::{parse_edge_list, read_edge_list};
+pub use hierarchical::{hierarchical, Gateways};
 pub use kinds::TopologyKind;
 pub use paths::{shortest_path_lengths, PathSummary};
 pub use random::random_regular;
 pub use spectral::{
-    spectral_gap_eig, spectral_gap_sv, transition_matrix, GraphReport, GAP_CONVENTION,
+    spectral_gap_eig, spectral_gap_laplacian, spectral_gap_sv, transition_matrix, GraphReport,
+    GAP_CONVENTION,
 };
 
 use crate::error::{CoreError, Result};

@@ -139,3 +139,61 @@ pub fn fig13(dir: &Path) -> Result<()> {
     );
     render(dir, "hop-fig13", &panels, 1)
 }
+
+/// hop-fig20-21: loss vs time and vs iteration per graph, and time per iteration with each
+/// graph's spectral gap beside the paper's.
+pub fn fig20_21(dir: &Path) -> Result<()> {
+    let t = Table::read(&dir.join("curves.csv"))?;
+    let mut panels = Vec::new();
+    for (x, label) in [("time", "time (s)"), ("iteration", "iteration")] {
+        let nested = nested_series(&t, |i| {
+            Ok(Some((
+                x.to_string(),
+                t.str(i, "graph")?.to_string(),
+                (t.num(i, x)?, t.num(i, "loss")?),
+            )))
+        })?;
+        panels.extend(line_panels(
+            nested,
+            |_| format!("Held-out log loss vs {x}, 8 workers on 3 machines"),
+            label,
+            "log loss",
+        ));
+    }
+    let g = Table::read(&dir.join("gaps.csv"))?;
+    let (categories, groups) = category_bars(&g, |i| {
+        Ok(Some((
+            g.str(i, "graph")?.to_string(),
+            "ours (1 - lambda_2)".to_string(),
+            g.num(i, "gap_paper_convention")?,
+        )))
+    })?;
+    let mut groups = groups;
+    groups.push((
+        "paper".to_string(),
+        (0..g.len())
+            .map(|i| g.str(i, "paper_gap").map(|s| s.parse().unwrap_or(f64::NAN)))
+            .collect::<Result<Vec<f64>>>()?,
+    ));
+    panels.push(Panel::Bars {
+        title: "Spectral gap".into(),
+        y_label: "gap".into(),
+        categories,
+        groups,
+    });
+    let s = Table::read(&dir.join("summary.csv"))?;
+    let (categories, groups) = category_bars(&s, |i| {
+        Ok(Some((
+            s.str(i, "graph")?.to_string(),
+            "time per iteration".to_string(),
+            s.num(i, "seconds_per_iteration")? * 1e3,
+        )))
+    })?;
+    panels.push(Panel::Bars {
+        title: "Time per iteration (two-level network)".into(),
+        y_label: "ms".into(),
+        categories,
+        groups,
+    });
+    render(dir, "hop-fig20-21", &panels, 2)
+}

@@ -164,6 +164,12 @@ pub const ALL: &[FigureDef] = &[
         render: hop_gaps::fig18_19,
     },
     FigureDef {
+        id: "hop-fig20-21",
+        title: "Hop Fig 20-21: 8 workers unevenly on 3 machines, ring-based vs two hierarchical graphs under a two-level network (SVM in place of the CNN)",
+        paper: "hierarchical graphs (gaps 0.2682, 0.2688) converge faster than ring-based (gap 0.6667); per-iteration convergence similar",
+        render: hop_gaps::fig20_21,
+    },
+    FigureDef {
         id: "ps-modes",
         title: "ps-modes: parameter-server BSP / ASP / SSP(3) with one 2x slower worker (template, not a paper figure)",
         paper: "expected: SSP within its bound, BSP staleness constant, ASP the highest iteration rate",

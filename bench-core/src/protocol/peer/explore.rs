@@ -58,6 +58,7 @@ pub fn explore(
                 bandwidth_gbps: 10.0,
                 latency_jitter_ns: rng.gen_range(0..=latency),
                 links: vec![],
+                hosts: None,
             },
             compute: ComputeModel {
                 ns_per_example: rng.gen_range(10_000.0..1_000_000.0),
