@@ -20,6 +20,7 @@ fn graphs() -> Vec<Topology> {
 
 fn settings() -> Vec<PeerSettings> {
     let s = |mode, max_i| PeerSettings {
+        serial: false,
         mode,
         max_i,
         iterations: 24,
@@ -34,6 +35,7 @@ fn settings() -> Vec<PeerSettings> {
         s(PeerMode::Staleness { s: 2 }, Some(2)),
         // Skipping iterations keeps the token-queue bound.
         PeerSettings {
+            serial: false,
             skip: Some(SkipPolicy {
                 max_jump: 4,
                 trigger: 1,

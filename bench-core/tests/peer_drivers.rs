@@ -16,7 +16,7 @@ use std::sync::Arc;
 const PEERS: usize = 6;
 const ITERS: u64 = 30;
 
-fn learning() -> Arc<PeerLearning<dyn Workload>> {
+fn learning(serial: bool) -> Arc<PeerLearning<dyn Workload>> {
     let mut shape = Rcv1Shape::with_rows(2400);
     shape.features = 2000;
     let d = shape.generate(5);
@@ -28,11 +28,12 @@ fn learning() -> Arc<PeerLearning<dyn Workload>> {
     };
     let w: Arc<dyn Workload> =
         Arc::new(SvmSgd::new(cfg, d.slice_rows(0..2000), d.slice_rows(2000..2400)).unwrap());
-    Arc::new(PeerLearning::new(w))
+    Arc::new(PeerLearning::new(w).serial(serial))
 }
 
 fn settings() -> Vec<PeerSettings> {
     let s = |mode, max_i| PeerSettings {
+        serial: false,
         mode,
         max_i,
         iterations: ITERS,
@@ -43,6 +44,10 @@ fn settings() -> Vec<PeerSettings> {
         s(PeerMode::NotifyAck, None),
         s(PeerMode::Backup { backups: 1 }, Some(3)),
         s(PeerMode::Staleness { s: 3 }, None),
+        PeerSettings {
+            serial: true,
+            ..s(PeerMode::Standard, None)
+        },
     ]
 }
 
@@ -84,7 +89,7 @@ fn every_setting_learns_under_sim_and_threads() {
         };
         let a = sim::run(
             s.build(&g).unwrap(),
-            &*learning(),
+            &*learning(s.serial),
             &cfg,
             &stragglers(),
             3,
@@ -94,7 +99,7 @@ fn every_setting_learns_under_sim_and_threads() {
         check(&a, &format!("sim {}", s.label()));
         let b = sim::run(
             s.build(&g).unwrap(),
-            &*learning(),
+            &*learning(s.serial),
             &cfg,
             &stragglers(),
             3,
@@ -104,7 +109,7 @@ fn every_setting_learns_under_sim_and_threads() {
         assert_eq!(a, b, "sim is deterministic");
         let t = threads::run(
             s.build(&g).unwrap(),
-            learning(),
+            learning(s.serial),
             &ThreadsConfig {
                 compute: COMPUTE,
                 ring_depth: 64,

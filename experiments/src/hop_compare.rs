@@ -93,6 +93,7 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
     let seed = args.seed;
     let drivers = args.drivers(&[DriverKind::Sim])?;
     let mk = |mode, max_i, skip| PeerSettings {
+        serial: false,
         mode,
         max_i,
         iterations: cfg.common.iterations,

@@ -95,7 +95,11 @@ pub fn run_peers(
     seed: u64,
 ) -> Result<RunRecords> {
     let nodes = settings.build(topology)?;
-    let learning = Arc::new(PeerLearning::new(workload.clone()).evaluating(eval_node(topology)));
+    let learning = Arc::new(
+        PeerLearning::new(workload.clone())
+            .evaluating(eval_node(topology))
+            .serial(settings.serial),
+    );
     let run = RunSettings {
         network: common.network.clone(),
         compute: common.compute,

@@ -1,6 +1,8 @@
 //! The learning side of decentralized peers (hop.txt Fig 4, parallel approach): a peer sends
 //! its parameters x_k, computes its update on x_k, and at the Reduce replaces its parameters by
-//! the weighted average of its own and the received ones, plus its update (Appl).
+//! the weighted average of its own and the received ones, plus its update (Appl). In the serial
+//! approach ([`PeerLearning::serial`]) the update is applied as soon as it is computed, the new
+//! parameters are what the peer sends, and the Reduce only averages.
 
 use super::Workload;
 use crate::driver::{payload_words, Learning, Payload, PayloadEffect};
@@ -13,6 +15,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct PeerLearning<W: ?Sized> {
     eval_node: NodeId,
+    serial: bool,
     workload: Arc<W>,
 }
 
@@ -21,6 +24,7 @@ impl<W: Workload + ?Sized> PeerLearning<W> {
     pub fn new(workload: Arc<W>) -> Self {
         PeerLearning {
             eval_node: 0,
+            serial: false,
             workload,
         }
     }
@@ -29,6 +33,13 @@ impl<W: Workload + ?Sized> PeerLearning<W> {
     /// that sees every other peer's information).
     pub fn evaluating(mut self, node: NodeId) -> Self {
         self.eval_node = node;
+        self
+    }
+
+    /// Applies each update when it is computed (hop.txt §3's serial approach) instead of after
+    /// the Reduce; pair with [`crate::protocol::peer::PeerSettings::serial`].
+    pub fn serial(mut self, serial: bool) -> Self {
+        self.serial = serial;
         self
     }
 }
@@ -54,7 +65,16 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
     }
 
     fn compute(&self, state: &mut PeerState, worker: usize, workers: usize, iter: u64) {
-        state.pending = Some(self.workload.update(&state.model, worker, workers, iter));
+        let update = self.workload.update(&state.model, worker, workers, iter);
+        if self.serial {
+            state
+                .model
+                .iter_mut()
+                .zip(&update)
+                .for_each(|(m, u)| *m += u);
+        } else {
+            state.pending = Some(update);
+        }
     }
 
     fn carry_out(

@@ -115,6 +115,7 @@ fn main() -> std::process::ExitCode {
             .settings
             .iter()
             .map(|s| PeerSettings {
+                serial: false,
                 mode: s.mode,
                 max_i: s.max_i,
                 iterations: cfg.iterations,

@@ -68,6 +68,7 @@ mod tests {
         let t = TopologyKind::Ring.build(8).unwrap();
         let p = shortest_path_lengths(&t);
         let s = |mode, max_i| PeerSettings {
+            serial: false,
             mode,
             max_i,
             iterations: 10,

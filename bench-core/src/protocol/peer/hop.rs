@@ -43,6 +43,8 @@ pub struct HopPeer {
     acked: HashMap<NodeId, u64>,
     attempt_at: Nanos,
     sent_at: Nanos,
+    /// When the iteration's Compute was issued (after tokens and ACKs).
+    started_at: Nanos,
     computed_at: Nanos,
     reduce_staleness: u64,
     skipped: u64,
@@ -77,6 +79,7 @@ impl HopPeer {
             acked: HashMap::new(),
             attempt_at: 0,
             sent_at: 0,
+            started_at: 0,
             computed_at: 0,
             reduce_staleness: 0,
             skipped: 0,
@@ -200,16 +203,9 @@ impl HopPeer {
                             return Ok(());
                         }
                     }
-                    self.sent_at = now;
-                    for j in self.out.clone() {
-                        let useless = matches!(self.settings.mode, PeerMode::Backup { .. })
-                            && self.known_iter.get(&j).is_some_and(|&t| t > self.iter);
-                        if !useless {
-                            self.actions.push_back(Action::Send {
-                                to: j,
-                                msg: Message::Update { clock: self.iter },
-                            });
-                        }
+                    self.started_at = now;
+                    if !self.settings.serial {
+                        self.send_update(now);
                     }
                     self.actions.push_back(Action::Compute { iter: self.iter });
                     self.phase = Phase::Working {
@@ -219,7 +215,8 @@ impl HopPeer {
                 }
                 Phase::Working { computed, reduced } => {
                     let mut reduced = reduced;
-                    if !reduced {
+                    // Serial: the reduce waits for the parameters sent after Appl.
+                    if !reduced && (computed || !self.settings.serial) {
                         if let Some(inputs) = self.try_rec() {
                             self.actions.push_back(Action::Reduce { inputs });
                             if self.settings.mode == PeerMode::NotifyAck {
@@ -233,7 +230,7 @@ impl HopPeer {
                     if !(computed && reduced) {
                         return Ok(());
                     }
-                    let wait = self.sent_at.saturating_sub(self.attempt_at)
+                    let wait = self.started_at.saturating_sub(self.attempt_at)
                         + now.saturating_sub(self.computed_at.max(self.sent_at));
                     self.actions
                         .push_back(Action::Record(Event::Iteration(IterationRecord {
@@ -257,6 +254,21 @@ impl HopPeer {
                         self.actions.push_back(Action::Discard { from, clock });
                     }
                 }
+            }
+        }
+    }
+
+    /// Sends the iteration's parameters to every out-neighbour that still needs them.
+    fn send_update(&mut self, now: Nanos) {
+        self.sent_at = now;
+        for j in self.out.clone() {
+            let useless = matches!(self.settings.mode, PeerMode::Backup { .. })
+                && self.known_iter.get(&j).is_some_and(|&t| t > self.iter);
+            if !useless {
+                self.actions.push_back(Action::Send {
+                    to: j,
+                    msg: Message::Update { clock: self.iter },
+                });
             }
         }
     }
@@ -385,6 +397,10 @@ impl Protocol for HopPeer {
                         computed: true,
                         reduced,
                     };
+                    if self.settings.serial {
+                        // The driver applied the update (Appl); send the new parameters.
+                        self.send_update(now);
+                    }
                 }
                 phase => {
                     return Err(self.violation(format!(

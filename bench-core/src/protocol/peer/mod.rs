@@ -72,6 +72,11 @@ pub struct PeerSettings {
     /// Skipping iterations (hop.txt §5; needs token queues).
     #[serde(default)]
     pub skip: Option<SkipPolicy>,
+    /// hop.txt §3's serial approach: Compute, Appl, then Send the new parameters, then Rec and
+    /// Reduce; false (default) is the parallel approach (Send and Compute on x_k together, then
+    /// Rec, Reduce, Appl), which Hop uses.
+    #[serde(default)]
+    pub serial: bool,
 }
 
 /// When and how far a slow peer jumps ahead (hop.txt §5). A peer about to enter a new
@@ -93,6 +98,7 @@ impl PeerSettings {
     /// The standard protocol (no tokens, no skipping) for `iterations` iterations.
     pub fn standard(iterations: u64) -> Self {
         PeerSettings {
+            serial: false,
             mode: PeerMode::Standard,
             max_i: None,
             iterations,
@@ -111,6 +117,9 @@ impl PeerSettings {
         };
         if let Some(k) = self.skip {
             base = format!("{base}+skip{}", k.max_jump);
+        }
+        if self.serial {
+            base = format!("{base}+serial");
         }
         match self.max_i {
             Some(m) => format!("{base}+tokens{m}"),

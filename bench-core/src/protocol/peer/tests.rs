@@ -24,6 +24,7 @@ fn recv(p: &mut HopPeer, now: u64, from: usize, msg: Message) -> Vec<Action> {
 
 fn settings(mode: PeerMode, max_i: Option<u64>) -> PeerSettings {
     PeerSettings {
+        serial: false,
         mode,
         max_i,
         iterations: 5,
@@ -226,6 +227,7 @@ fn impossible_settings_are_clear_errors() {
 #[test]
 fn a_straggler_jumps_renewing_its_parameters_and_settling_tokens() {
     let s = PeerSettings {
+        serial: false,
         skip: Some(SkipPolicy {
             max_jump: 3,
             trigger: 1,
@@ -272,8 +274,60 @@ fn a_straggler_jumps_renewing_its_parameters_and_settling_tokens() {
         .to_string()
         .contains("token queues"));
     let bad = PeerSettings {
+        serial: false,
         mode: PeerMode::NotifyAck,
         ..s
     };
     assert!(bad.build(&ring).is_err());
+}
+
+#[test]
+fn serial_peer_sends_only_after_computing_and_reduces_after_sending() {
+    let mut p = HopPeer::new(
+        1,
+        vec![0, 2],
+        vec![0, 2],
+        PeerSettings {
+            serial: true,
+            ..settings(PeerMode::Standard, None)
+        },
+        3,
+    );
+    p.handle(0, Input::Start).unwrap();
+    let a = drain(&mut p);
+    assert!(
+        sends(&a).is_empty(),
+        "serial: no send before the computation"
+    );
+    assert!(a.contains(&Action::Compute { iter: 0 }));
+    // Both in-neighbours' updates arrive early: no reduce before this peer's own send.
+    assert!(recv(&mut p, 1, 0, Message::Update { clock: 0 }).is_empty());
+    assert!(recv(&mut p, 2, 2, Message::Update { clock: 0 }).is_empty());
+    p.handle(5, Input::ComputeDone { iter: 0 }).unwrap();
+    let a = drain(&mut p);
+    assert_eq!(
+        sends(&a),
+        vec![
+            (0, Message::Update { clock: 0 }),
+            (2, Message::Update { clock: 0 })
+        ]
+    );
+    let reduce = a
+        .iter()
+        .position(|x| matches!(x, Action::Reduce { .. }))
+        .expect("reduces once sent");
+    let last_send = a
+        .iter()
+        .rposition(|x| matches!(x, Action::Send { .. }))
+        .unwrap();
+    assert!(last_send < reduce, "{a:?}");
+    assert!(a.contains(&Action::Compute { iter: 1 }));
+    assert_eq!(
+        PeerSettings {
+            serial: true,
+            ..settings(PeerMode::Standard, None)
+        }
+        .label(),
+        "standard+serial"
+    );
 }
