@@ -205,6 +205,26 @@ fn main() -> std::process::ExitCode {
             ));
         }
         pb.finish_and_clear();
+        // Fig 8 is the same comparison on a CNN: its claims wait for the CNN workload.
+        for (id, statement, paper) in [
+            (
+                "asap-fig8/throughput-order",
+                "CNN (VGG) on CIFAR-10, 8 workers all-reduce: throughput ASYNC > NOTIFY-ACK > BSP",
+                "229.3 (NA), 217.8 (BSP), 246 (ASYNC) images/s",
+            ),
+            (
+                "asap-fig8/notify-ack-before-bsp",
+                "CNN (VGG) on CIFAR-10: NOTIFY-ACK reaches 99% train accuracy before BSP; ASYNC slowest or never",
+                "NA converges fastest, ASYNC worst",
+            ),
+        ] {
+            out.claim(Claim::not_applicable(
+                id,
+                statement,
+                paper,
+                "needs the CNN workload (a later issue); the receive-buffer drivers run it unchanged once it exists",
+            ));
+        }
         out.csv("histogram.csv", &hist)?;
         out.csv("summary.csv", &rows)?;
         let notes = vec![
