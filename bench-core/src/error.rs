@@ -74,6 +74,14 @@ pub enum CoreError {
         #[source]
         source: csv::Error,
     },
+    /// A dataset could not be fetched, checked, unpacked or used.
+    #[error("dataset '{name}': {message}")]
+    Dataset {
+        /// Lock-file name of the dataset.
+        name: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
     /// JSON serialisation failed.
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),

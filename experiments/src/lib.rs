@@ -5,6 +5,7 @@ pub mod async_cds;
 pub mod async_setup;
 pub mod buffered_setup;
 pub mod cli;
+pub mod datasets_cli;
 pub mod hop_compare;
 pub mod mf_setup;
 pub mod output;

@@ -42,3 +42,87 @@ fn inspect_reports_shape_and_rejects_bad_lines() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A one-file HTTP server on loopback serving `body` to every GET.
+fn serve(body: Vec<u8>) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { return };
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            loop {
+                let mut line = String::new();
+                if r.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                    break;
+                }
+            }
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(&body);
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn fetch_path_pin_and_verify_from_the_command_line() {
+    let dir = std::env::temp_dir().join(format!("syncbench-datasets-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let body = b"+1 1:1 3:0.5\n-1 2:2\n".to_vec();
+    let base = serve(body);
+    let lock = dir.join("datasets.lock");
+    std::fs::write(
+        &lock,
+        format!(
+            "# test lock\n[[dataset]]\nname = \"mini\"\nurl = \"{base}/mini.svm\"\nbytes = 20\nchecksum = \"unpinned\"\ncompression = \"none\"\nformat = \"libsvm\"\nrows = 2\nsource = \"test\"\nlicence = \"test\"\n"
+        ),
+    )
+    .unwrap();
+    let cache = dir.join("cache");
+    let sb = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_syncbench"))
+            .arg("datasets")
+            .args(args)
+            .arg("--lock")
+            .arg(&lock)
+            .env("SYNCBENCH_DATA", &cache)
+            .output()
+            .unwrap()
+    };
+    let o = sb(&["path", "mini"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("datasets fetch mini"));
+    let o = sb(&["fetch", "mini"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fetched = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("datasets pin mini"));
+    let o = sb(&["path", "mini"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), fetched);
+    let o = sb(&["inspect", &fetched, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"], 2);
+    let o = sb(&["pin", "mini"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&lock).unwrap();
+    assert!(
+        text.starts_with("# test lock\n") && text.contains("checksum = \"sha256:"),
+        "{text}"
+    );
+    let o = sb(&["pin", "mini"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already pinned"));
+    let o = sb(&["verify", "mini"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("checksum matches"));
+    let o = sb(&["list"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ready"));
+    let o = sb(&["fetch", "other"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown dataset 'other'"));
+}

@@ -158,13 +158,19 @@ impl DatasetLock {
         let doc: toml::Table = toml::from_str(text).map_err(|e| at(e.to_string()))?;
         for key in doc.keys() {
             if key != "dataset" {
-                return Err(at(format!("unknown top-level key '{key}' (expected [[dataset]] tables)")));
+                return Err(at(format!(
+                    "unknown top-level key '{key}' (expected [[dataset]] tables)"
+                )));
             }
         }
         let tables = match doc.get("dataset") {
             None => Vec::new(),
             Some(toml::Value::Array(a)) => a.clone(),
-            Some(_) => return Err(at("'dataset' must be an array of tables ([[dataset]])".into())),
+            Some(_) => {
+                return Err(at(
+                    "'dataset' must be an array of tables ([[dataset]])".into()
+                ))
+            }
         };
         let mut entries: Vec<DatasetEntry> = Vec::new();
         for (i, t) in tables.iter().enumerate() {
@@ -305,7 +311,8 @@ pub fn pin_in_text(text: &str, path: &Path, name: &str, sha256: &str) -> Result<
                 in_entry = v.trim().trim_matches('"') == name;
             }
         }
-        if in_entry && !done && trimmed.starts_with("checksum") && trimmed.contains("\"unpinned\"") {
+        if in_entry && !done && trimmed.starts_with("checksum") && trimmed.contains("\"unpinned\"")
+        {
             out.push_str(&line.replacen("\"unpinned\"", &format!("\"sha256:{sha256}\""), 1));
             done = true;
             continue;
@@ -361,21 +368,38 @@ used_by = ["x"]
         assert_eq!(b.compression, Compression::TarGz);
         assert!(matches!(&b.checksum, Checksum::Sha256(h) if h.starts_with("c4a38c")));
         let e = l.get("zzz").unwrap_err().to_string();
-        assert!(e.contains("unknown dataset 'zzz'") && e.contains("a, b"), "{e}");
+        assert!(
+            e.contains("unknown dataset 'zzz'") && e.contains("a, b"),
+            "{e}"
+        );
     }
 
     #[test]
     fn a_missing_or_bad_field_names_entry_and_field() {
         for (bad, want) in [
-            (ONE.replace("licence = \"l\"\n\n", "\n"), "dataset 'a': missing field 'licence'"),
-            (ONE.replace("bytes = 10", "bytes = -1"), "dataset 'b': field 'bytes'"),
+            (
+                ONE.replace("licence = \"l\"\n\n", "\n"),
+                "dataset 'a': missing field 'licence'",
+            ),
+            (
+                ONE.replace("bytes = 10", "bytes = -1"),
+                "dataset 'b': field 'bytes'",
+            ),
             (ONE.replace("\"bz2\"", "\"rar\""), "compression 'rar'"),
-            (ONE.replace("sha256:C4", "sha256:Z4"), "sha256 needs 64 hex digits"),
+            (
+                ONE.replace("sha256:C4", "sha256:Z4"),
+                "sha256 needs 64 hex digits",
+            ),
             (ONE.replace("rows = 3", "rowz = 3"), "unknown field 'rowz'"),
             (ONE.replace("name = \"b\"", "name = \"a\""), "appears twice"),
-            (ONE.replace("http://example", "ftp://example"), "is not http(s)"),
+            (
+                ONE.replace("http://example", "ftp://example"),
+                "is not http(s)",
+            ),
         ] {
-            let e = DatasetLock::parse(&bad, Path::new("t.lock")).unwrap_err().to_string();
+            let e = DatasetLock::parse(&bad, Path::new("t.lock"))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("t.lock") && e.contains(want), "{want}: {e}");
         }
     }
@@ -386,7 +410,10 @@ used_by = ["x"]
         let out = pin_in_text(ONE, Path::new("t.lock"), "a", &h).unwrap();
         assert!(out.contains(&format!("checksum = \"sha256:{h}\"   # until pinned")));
         assert!(out.contains("# a comment"));
-        assert_eq!(out.len(), ONE.len() + "sha256:".len() + 64 - "unpinned".len());
+        assert_eq!(
+            out.len(),
+            ONE.len() + "sha256:".len() + 64 - "unpinned".len()
+        );
         let l = DatasetLock::parse(&out, Path::new("t.lock")).unwrap();
         assert_eq!(l.get("a").unwrap().checksum, Checksum::Sha256(h.clone()));
         let e = pin_in_text(&out, Path::new("t.lock"), "a", &h).unwrap_err();
@@ -399,7 +426,13 @@ used_by = ["x"]
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets.lock");
         let l = DatasetLock::read(&path).unwrap();
         assert!(l.entries.len() >= 17, "{}", l.entries.len());
-        for name in ["rcv1-full", "cifar-10-binary", "movielens-20m", "nytimes-docword", "mnist8m"] {
+        for name in [
+            "rcv1-full",
+            "cifar-10-binary",
+            "movielens-20m",
+            "nytimes-docword",
+            "mnist8m",
+        ] {
             assert!(l.get(name).is_ok(), "{name}");
         }
         assert_eq!(

@@ -1,9 +1,10 @@
-//! `syncbench`: the harness's general command line (graphs today; datasets, launch and
-//! transport benchmarks join as they land).
+//! `syncbench`: the harness's general command line: graphs and datasets (launch and transport
+//! benchmarks join as they land).
 
 use anyhow::{Context, Result};
 use bench_core::topology::{read_edge_list, GraphReport, TopologyKind};
 use clap::{Parser, Subcommand};
+use experiments::datasets_cli::DatasetsCommand;
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -18,25 +19,14 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum DatasetsCommand {
-    /// Parse a local LIBSVM file and print rows, features, non-zeros, label counts and parse
-    /// time. (list / fetch / verify / pin / path come with datasets.lock support.)
-    Inspect {
-        /// The file (LIBSVM / SVMlight text).
-        file: PathBuf,
-        /// Declared feature count: indices beyond it are errors. Default: the largest index.
-        #[arg(long)]
-        features: Option<usize>,
-        /// Print one JSON object with keys rows, features, nnz, labels, parse_seconds.
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-#[derive(Subcommand)]
 enum Command {
-    /// Work with datasets.
+    /// Work with the datasets of datasets.lock: list, fetch, verify, pin, path, and inspect
+    /// local files. The cache is $SYNCBENCH_DATA, else $XDG_CACHE_HOME/syncbench, else
+    /// ~/.cache/syncbench.
     Datasets {
+        /// The lock file. Default: ./datasets.lock, else the repository's.
+        #[arg(long, global = true)]
+        lock: Option<PathBuf>,
         #[command(subcommand)]
         command: DatasetsCommand,
     },
@@ -66,14 +56,7 @@ fn main() -> std::process::ExitCode {
 
 fn run() -> Result<()> {
     match Cli::parse().command {
-        Command::Datasets {
-            command:
-                DatasetsCommand::Inspect {
-                    file,
-                    features,
-                    json,
-                },
-        } => inspect(&file, features, json),
+        Command::Datasets { lock, command } => experiments::datasets_cli::run(command, lock),
         Command::Graph {
             kind,
             nodes,
@@ -118,38 +101,4 @@ fn run() -> Result<()> {
             Ok(())
         }
     }
-}
-
-fn inspect(file: &std::path::Path, features: Option<usize>, json: bool) -> Result<()> {
-    let f = std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
-    let t0 = std::time::Instant::now();
-    let m = bench_core::data::read_libsvm(std::io::BufReader::new(f), file, features)?;
-    let secs = t0.elapsed().as_secs_f64();
-    let mut labels: std::collections::BTreeMap<String, usize> = Default::default();
-    for l in &m.labels {
-        *labels.entry(format!("{l}")).or_default() += 1;
-    }
-    if json {
-        let v = serde_json::json!({
-            "file": file.display().to_string(),
-            "rows": m.rows(),
-            "features": m.cols,
-            "nnz": m.nnz(),
-            "labels": labels,
-            "parse_seconds": secs,
-        });
-        println!("{}", serde_json::to_string(&v)?);
-    } else {
-        println!("file:      {}", file.display());
-        println!("rows:      {}", m.rows());
-        println!("features:  {}", m.cols);
-        println!(
-            "non-zeros: {} ({:.1} per row)",
-            m.nnz(),
-            m.nnz() as f64 / m.rows().max(1) as f64
-        );
-        println!("labels:    {labels:?}");
-        println!("parsed in  {secs:.3} s");
-    }
-    Ok(())
 }

@@ -1,0 +1,205 @@
+//! `syncbench datasets ...`: list, fetch, verify, pin and locate the datasets of
+//! `datasets.lock`, and inspect local files.
+
+use anyhow::{Context, Result};
+use bench_core::data::{pin_in_text, CacheStatus, DatasetCache, DatasetLock};
+use clap::Subcommand;
+use std::path::{Path, PathBuf};
+
+/// The datasets subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DatasetsCommand {
+    /// Every dataset of the lock: name, format, shape, checksum state and cache state.
+    List,
+    /// Download NAME (resuming a partial download), verify its checksum and size, unpack it
+    /// into the cache, and print the path experiments read.
+    Fetch {
+        /// Lock-file name (see `list`).
+        name: String,
+    },
+    /// Re-hash the download of NAME against the lock; a mismatch moves it aside.
+    Verify {
+        /// Lock-file name.
+        name: String,
+    },
+    /// Record the sha256 of NAME's download in the lock (only for `unpinned` entries: a pinned
+    /// checksum is never overwritten).
+    Pin {
+        /// Lock-file name.
+        name: String,
+    },
+    /// Print the path of NAME's verified data (an error if it is not fetched and verified).
+    Path {
+        /// Lock-file name.
+        name: String,
+    },
+    /// Parse a local LIBSVM file and print rows, features, non-zeros, label counts and parse
+    /// time.
+    Inspect {
+        /// The file (LIBSVM / SVMlight text).
+        file: PathBuf,
+        /// Declared feature count: indices beyond it are errors. Default: the largest index.
+        #[arg(long)]
+        features: Option<usize>,
+        /// Print one JSON object with keys rows, features, nnz, labels, parse_seconds.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The lock file to use: `--lock`, else `./datasets.lock`, else the repository's.
+pub fn lock_path(flag: Option<PathBuf>) -> PathBuf {
+    flag.unwrap_or_else(|| {
+        let here = PathBuf::from("datasets.lock");
+        if here.is_file() {
+            here
+        } else {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets.lock")
+        }
+    })
+}
+
+/// Runs one datasets subcommand.
+///
+/// # Errors
+/// Any lock, cache, download or parse error, with its context.
+pub fn run(command: DatasetsCommand, lock: Option<PathBuf>) -> Result<()> {
+    if let DatasetsCommand::Inspect {
+        file,
+        features,
+        json,
+    } = &command
+    {
+        return inspect(file, *features, *json);
+    }
+    let lock_file = lock_path(lock);
+    let lock = DatasetLock::read(&lock_file)?;
+    let cache = DatasetCache::from_env()?;
+    match command {
+        DatasetsCommand::List => {
+            println!("lock:  {}", lock_file.display());
+            println!("cache: {}", cache.root().display());
+            println!(
+                "{:<20} {:<14} {:>11} {:>10} {:<10} cache",
+                "name", "format", "rows", "features", "checksum"
+            );
+            for e in &lock.entries {
+                let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+                let sum = match &e.checksum {
+                    bench_core::data::Checksum::Unpinned => "unpinned",
+                    bench_core::data::Checksum::Md5(_) => "md5",
+                    bench_core::data::Checksum::Sha256(_) => "sha256",
+                };
+                println!(
+                    "{:<20} {:<14} {:>11} {:>10} {:<10} {}",
+                    e.name,
+                    e.format,
+                    opt(e.rows),
+                    opt(e.features),
+                    sum,
+                    cache.status(e).label()
+                );
+            }
+        }
+        DatasetsCommand::Fetch { name } => {
+            let e = lock.get(&name)?;
+            let bar = crate::output::progress(e.bytes.unwrap_or(0), &format!("fetch {name}"));
+            let r = cache.fetch(e, &mut |done, total| {
+                if let Some(t) = total {
+                    bar.set_length(t);
+                }
+                bar.set_position(done);
+            });
+            bar.finish_and_clear();
+            let r = r?;
+            if r.resumed_from > 0 {
+                eprintln!("resumed after {} bytes", r.resumed_from);
+            }
+            eprintln!("{name}: {} bytes, sha256 {}", r.bytes, r.digest.sha256);
+            if r.unpinned {
+                eprintln!(
+                    "{name} has no checksum in {}: run `syncbench datasets pin {name}` to record this one",
+                    lock_file.display()
+                );
+            }
+            println!("{}", r.path.display());
+        }
+        DatasetsCommand::Verify { name } => {
+            let e = lock.get(&name)?;
+            let r = cache.verify(e)?;
+            eprintln!(
+                "{name}: {} ({} bytes, sha256 {})",
+                if r.unpinned {
+                    "unpinned, nothing to compare with"
+                } else {
+                    "checksum matches"
+                },
+                r.bytes,
+                r.digest.sha256
+            );
+            println!("{}", r.path.display());
+        }
+        DatasetsCommand::Pin { name } => {
+            let e = lock.get(&name)?;
+            let d = cache.download_digest(e)?;
+            let text = std::fs::read_to_string(&lock_file)
+                .with_context(|| format!("cannot read {}", lock_file.display()))?;
+            let pinned = pin_in_text(&text, &lock_file, &name, &d.sha256)?;
+            let tmp = lock_file.with_extension("lock.tmp");
+            std::fs::write(&tmp, pinned)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+            std::fs::rename(&tmp, &lock_file)
+                .with_context(|| format!("cannot replace {}", lock_file.display()))?;
+            println!(
+                "{name}: pinned sha256:{} in {}",
+                d.sha256,
+                lock_file.display()
+            );
+        }
+        DatasetsCommand::Path { name } => {
+            let e = lock.get(&name)?;
+            match cache.status(e) {
+                CacheStatus::Ready(p) => println!("{}", p.display()),
+                _ => {
+                    cache.path(e)?;
+                }
+            }
+        }
+        DatasetsCommand::Inspect { .. } => unreachable!("handled above"),
+    }
+    Ok(())
+}
+
+fn inspect(file: &Path, features: Option<usize>, json: bool) -> Result<()> {
+    let f = std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+    let t0 = std::time::Instant::now();
+    let m = bench_core::data::read_libsvm(std::io::BufReader::new(f), file, features)?;
+    let secs = t0.elapsed().as_secs_f64();
+    let mut labels: std::collections::BTreeMap<String, usize> = Default::default();
+    for l in &m.labels {
+        *labels.entry(format!("{l}")).or_default() += 1;
+    }
+    if json {
+        let v = serde_json::json!({
+            "file": file.display().to_string(),
+            "rows": m.rows(),
+            "features": m.cols,
+            "nnz": m.nnz(),
+            "labels": labels,
+            "parse_seconds": secs,
+        });
+        println!("{}", serde_json::to_string(&v)?);
+    } else {
+        println!("file:      {}", file.display());
+        println!("rows:      {}", m.rows());
+        println!("features:  {}", m.cols);
+        println!(
+            "non-zeros: {} ({:.1} per row)",
+            m.nnz(),
+            m.nnz() as f64 / m.rows().max(1) as f64
+        );
+        println!("labels:    {labels:?}");
+        println!("parsed in  {secs:.3} s");
+    }
+    Ok(())
+}
