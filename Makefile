@@ -2,7 +2,7 @@
 #   make reproduce-all            quick scale (minutes on a laptop)
 #   make reproduce-all SCALE=paper
 #   make fig-asap-fig3            one figure (experiment + render + report)
-#   make test | make bench | make lint
+#   make test | make bench | make bench-libsvm | make lint
 SCALE   ?= quick
 SEED    ?= 1
 RESULTS ?= results
@@ -14,7 +14,7 @@ FIGURES  = $(BIN)/figures --results $(RESULTS)
 FIGS := asap-fig3 asap-fig10 asap-fig6 asap-fig7 asap-fig9 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
         async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 hop-fig12 hop-fig13 hop-fig14-16 hop-fig17 hop-fig18-19 hop-fig20-21 ps-modes
 
-.PHONY: all build reproduce-all report test bench lint clean $(addprefix fig-,$(FIGS))
+.PHONY: all build reproduce-all report test bench bench-libsvm lint clean $(addprefix fig-,$(FIGS))
 
 all: reproduce-all
 
@@ -180,6 +180,10 @@ test:
 
 bench:
 	$(CARGO) bench -p bench-core --bench core
+
+# LIBSVM reader vs scikit-learn's load_svmlight_file (pip-installs scikit-learn into target/).
+bench-libsvm:
+	./scripts/bench-libsvm-vs-sklearn.sh
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -33,6 +33,25 @@ pub enum DatasetsCommand {
         /// Lock-file name.
         name: String,
     },
+    /// Write a seeded synthetic twin of NAME (its column count, density, value distribution
+    /// and class balance, ROWS rows) in the dataset's own format (ratings twins as MovieLens
+    /// CSV).
+    Twin {
+        /// Lock-file name.
+        name: String,
+        /// Rows (examples, images, ratings or documents).
+        #[arg(long, default_value_t = 10_000)]
+        rows: usize,
+        /// Seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Mean non-zeros per row for sparse LIBSVM twins (default: the dataset's own).
+        #[arg(long)]
+        nnz_per_row: Option<f64>,
+        /// Output file (written under a temporary name, renamed when complete).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Parse a local LIBSVM file and print rows, features, non-zeros, label counts and parse
     /// time.
     Inspect {
@@ -165,6 +184,37 @@ pub fn run(command: DatasetsCommand, lock: Option<PathBuf>) -> Result<()> {
                 }
             }
         }
+        DatasetsCommand::Twin {
+            name,
+            rows,
+            seed,
+            nnz_per_row,
+            out,
+        } => {
+            let e = lock.get(&name)?;
+            let mut twin = bench_core::data::Twin::of(e, rows)?;
+            if let Some(z) = nnz_per_row {
+                match &mut twin {
+                    bench_core::data::Twin::Sparse(s) if z > 0.0 => s.nnz_per_row = z,
+                    _ => anyhow::bail!(
+                        "--nnz-per-row must be > 0 and applies to sparse LIBSVM twins only ({name} is {})",
+                        e.format
+                    ),
+                }
+            }
+            let tmp = out.with_extension("twin.tmp");
+            let written = twin.write(seed, &tmp).and_then(|()| {
+                std::fs::rename(&tmp, &out).map_err(|err| bench_core::CoreError::io(&out, err))
+            });
+            if let Err(err) = written {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(err.into());
+            }
+            eprintln!(
+                "{name}: {rows} rows of its synthetic twin (seed {seed}) -> {}",
+                out.display()
+            );
+        }
         DatasetsCommand::Inspect { .. } => unreachable!("handled above"),
     }
     Ok(())
@@ -173,7 +223,11 @@ pub fn run(command: DatasetsCommand, lock: Option<PathBuf>) -> Result<()> {
 fn inspect(file: &Path, features: Option<usize>, json: bool) -> Result<()> {
     let f = std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
     let t0 = std::time::Instant::now();
-    let m = bench_core::data::read_libsvm(std::io::BufReader::new(f), file, features)?;
+    let m = bench_core::data::read_libsvm(
+        std::io::BufReader::with_capacity(1 << 20, f),
+        file,
+        features,
+    )?;
     let secs = t0.elapsed().as_secs_f64();
     let mut labels: std::collections::BTreeMap<String, usize> = Default::default();
     for l in &m.labels {
@@ -187,6 +241,8 @@ fn inspect(file: &Path, features: Option<usize>, json: bool) -> Result<()> {
             "nnz": m.nnz(),
             "labels": labels,
             "parse_seconds": secs,
+            "raw_bytes": m.raw_bytes(),
+            "heap_bytes": m.heap_bytes(),
         });
         println!("{}", serde_json::to_string(&v)?);
     } else {
@@ -200,6 +256,12 @@ fn inspect(file: &Path, features: Option<usize>, json: bool) -> Result<()> {
         );
         println!("labels:    {labels:?}");
         println!("parsed in  {secs:.3} s");
+        println!(
+            "memory:    {} bytes for {} bytes of arrays ({:.2}x)",
+            m.heap_bytes(),
+            m.raw_bytes(),
+            m.heap_bytes() as f64 / m.raw_bytes().max(1) as f64
+        );
     }
     Ok(())
 }

@@ -27,6 +27,31 @@ impl CsrMatrix {
         }
     }
 
+    /// Bytes the arrays hold: 8 per non-zero (u32 index, f32 value), plus a row pointer and a
+    /// label per row.
+    pub fn raw_bytes(&self) -> usize {
+        self.indices.len() * 4
+            + self.values.len() * 4
+            + self.indptr.len() * std::mem::size_of::<usize>()
+            + self.labels.len() * 4
+    }
+
+    /// Bytes allocated for the arrays (their capacities).
+    pub fn heap_bytes(&self) -> usize {
+        self.indices.capacity() * 4
+            + self.values.capacity() * 4
+            + self.indptr.capacity() * std::mem::size_of::<usize>()
+            + self.labels.capacity() * 4
+    }
+
+    /// Releases spare capacity.
+    pub fn shrink_to_fit(&mut self) {
+        self.indices.shrink_to_fit();
+        self.values.shrink_to_fit();
+        self.indptr.shrink_to_fit();
+        self.labels.shrink_to_fit();
+    }
+
     /// Appends a row; `entries` must have indices `< cols`.
     pub fn push_row(&mut self, entries: &[(u32, f32)], label: f32) {
         for &(i, v) in entries {

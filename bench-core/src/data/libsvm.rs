@@ -2,8 +2,10 @@
 //!
 //! Format: `label index:value index:value ... [# comment]`, indices 1-based and strictly
 //! increasing within a row, `qid:N` ignored, blank and `#` lines skipped. Labels are kept as
-//! parsed (±1 for binary sets, class numbers for multi-class). Memory is the CSR arrays only:
-//! the file is read line by line. Every error names file, line and column.
+//! parsed (±1 for binary sets, class numbers for multi-class). Memory is the CSR arrays only
+//! (grown by a quarter at a time, trimmed at the end: at most 1.25x their contents while
+//! reading) plus the reader's buffer: the file is streamed. Every error names file, line and
+//! column.
 
 use super::CsrMatrix;
 use crate::error::{CoreError, Result};
@@ -17,44 +19,155 @@ use std::path::Path;
 /// [`CoreError::DataFile`] for a bad label, a token without `:`, an index of 0, beyond `d`,
 /// or not increasing, a bad or non-finite value; [`CoreError::Io`] when reading fails.
 pub fn read_libsvm<R: BufRead>(
-    reader: R,
+    mut reader: R,
     path: &Path,
     features: Option<usize>,
 ) -> Result<CsrMatrix> {
-    let mut m = CsrMatrix::new(features.unwrap_or(0));
-    let mut max_index = 0usize;
-    let mut row: Vec<(u32, f32)> = Vec::new();
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| CoreError::io(path, e))?;
-        let lineno = i + 1;
+    let mut p = LineParser {
+        m: CsrMatrix::new(features.unwrap_or(0)),
+        max_index: 0,
+        path,
+        features,
+        lineno: 0,
+    };
+    // Lines are parsed in place in the reader's buffer; only a line that straddles two
+    // buffer fills is copied (into `carry`). Memory stays the CSR arrays plus one buffer.
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let buf = reader.fill_buf().map_err(|e| CoreError::io(path, e))?;
+        if buf.is_empty() {
+            if !carry.is_empty() {
+                p.line(&carry)?;
+            }
+            break;
+        }
+        let len = buf.len();
+        let mut start = 0;
+        if !carry.is_empty() {
+            match memchr::memchr(b'\n', buf) {
+                Some(nl) => {
+                    carry.extend_from_slice(&buf[..=nl]);
+                    p.line(&carry)?;
+                    carry.clear();
+                    start = nl + 1;
+                }
+                None => {
+                    carry.extend_from_slice(buf);
+                    reader.consume(len);
+                    continue;
+                }
+            }
+        }
+        while let Some(nl) = memchr::memchr(b'\n', &buf[start..]) {
+            p.line(&buf[start..start + nl + 1])?;
+            start += nl + 1;
+        }
+        carry.extend_from_slice(&buf[start..]);
+        reader.consume(len);
+    }
+    let LineParser {
+        mut m, max_index, ..
+    } = p;
+    if features.is_none() {
+        m.cols = max_index;
+    }
+    m.shrink_to_fit();
+    Ok(m)
+}
+
+/// Parses lines into a growing matrix.
+struct LineParser<'a> {
+    m: CsrMatrix,
+    max_index: usize,
+    path: &'a Path,
+    features: Option<usize>,
+    lineno: usize,
+}
+
+impl LineParser<'_> {
+    fn line(&mut self, line: &[u8]) -> Result<()> {
+        self.lineno += 1;
+        let (path, lineno, features) = (self.path, self.lineno, self.features);
+        let m = &mut self.m;
         let err = |column: usize, message: String| CoreError::DataFile {
             path: path.to_path_buf(),
             line: lineno,
             column,
             message,
         };
-        let content = line.split('#').next().unwrap_or("");
-        let mut tokens = tokens_with_columns(content);
+        // A comment runs from '#' to the end of the line.
+        let content = line;
+        let mut tokens = Tokens { s: content, pos: 0 };
         let Some((col, label_tok)) = tokens.next() else {
-            continue;
+            return Ok(());
         };
-        let label: f32 = label_tok
-            .parse()
+        let label: f32 = std::str::from_utf8(label_tok)
             .ok()
+            .and_then(|t| t.parse().ok())
             .filter(|v: &f32| v.is_finite())
-            .ok_or_else(|| err(col, format!("label '{label_tok}' is not a number")))?;
-        row.clear();
+            .ok_or_else(|| {
+                err(
+                    col,
+                    format!(
+                        "label '{}' is not a number",
+                        String::from_utf8_lossy(label_tok)
+                    ),
+                )
+            })?;
+        let s = content;
+        let mut i = tokens.pos;
         let mut last = 0usize;
-        for (col, tok) in tokens {
-            let Some((k, v)) = tok.split_once(':') else {
-                return Err(err(col, format!("expected index:value, got '{tok}'")));
-            };
-            if k == "qid" {
-                continue;
+        loop {
+            while i < s.len() && s[i].is_ascii_whitespace() {
+                i += 1;
             }
-            let idx: usize = k
-                .parse()
-                .map_err(|_| err(col, format!("index '{k}' is not a positive integer")))?;
+            if i == s.len() || s[i] == b'#' {
+                break;
+            }
+            let col = i + 1;
+            // index digits, then ':'
+            let kstart = i;
+            let mut idx = 0usize;
+            while i < s.len() && s[i].is_ascii_digit() && i - kstart < 19 {
+                idx = idx * 10 + usize::from(s[i] - b'0');
+                i += 1;
+            }
+            if i == s.len() || s[i] != b':' || i == kstart {
+                let mut end = i;
+                while end < s.len() && !s[end].is_ascii_whitespace() && s[end] != b'#' {
+                    end += 1;
+                }
+                let tok = &s[kstart..end];
+                i = end;
+                match tok.iter().position(|&b| b == b':') {
+                    Some(3) if tok.starts_with(b"qid") => continue,
+                    Some(c) => {
+                        return Err(err(
+                            col,
+                            format!(
+                                "index '{}' is not a positive integer",
+                                String::from_utf8_lossy(&tok[..c])
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(err(
+                            col,
+                            format!(
+                                "expected index:value, got '{}'",
+                                String::from_utf8_lossy(tok)
+                            ),
+                        ))
+                    }
+                }
+            }
+            let klen = i - kstart;
+            i += 1;
+            let vstart = i;
+            while i < s.len() && !s[i].is_ascii_whitespace() && s[i] != b'#' {
+                i += 1;
+            }
+            let v = &s[vstart..i];
             if idx == 0 {
                 return Err(err(col, "index 0: LIBSVM indices start at 1".into()));
             }
@@ -75,40 +188,63 @@ pub fn read_libsvm<R: BufRead>(
             if idx > u32::MAX as usize {
                 return Err(err(col, format!("index {idx} too large")));
             }
-            let val: f32 = v
-                .parse()
-                .ok()
+            let val: f32 = super::fast_float::fast_f32(v)
+                .or_else(|| std::str::from_utf8(v).ok().and_then(|t| t.parse().ok()))
                 .filter(|x: &f32| x.is_finite())
                 .ok_or_else(|| {
                     err(
-                        col + k.len() + 1,
-                        format!("value '{v}' is not a finite number"),
+                        col + klen + 1,
+                        format!(
+                            "value '{}' is not a finite number",
+                            String::from_utf8_lossy(v)
+                        ),
                     )
                 })?;
             last = idx;
-            max_index = max_index.max(idx);
-            row.push(((idx - 1) as u32, val));
+            if m.indices.len() == m.indices.capacity() {
+                // Grow by a quarter, not double: the arrays never hold more than 1.25x their
+                // contents (and are trimmed when the file ends).
+                let extra = (m.indices.capacity() / 4).max(1 << 12);
+                m.indices.reserve_exact(extra);
+                m.values.reserve_exact(extra);
+            }
+            m.indices.push((idx - 1) as u32);
+            m.values.push(val);
         }
-        if features.is_none() {
-            m.cols = max_index;
-        }
-        m.push_row(&row, label);
+        self.max_index = self.max_index.max(last);
+        m.indptr.push(m.indices.len());
+        m.labels.push(label);
+        Ok(())
     }
-    Ok(m)
 }
 
-/// Whitespace-separated tokens with their 1-based starting columns.
-fn tokens_with_columns(s: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut pos = 0;
-    std::iter::from_fn(move || {
-        let rest = &s[pos..];
-        let start = rest.find(|c: char| !c.is_whitespace())?;
-        let tail = &rest[start..];
-        let len = tail.find(char::is_whitespace).unwrap_or(tail.len());
-        let col = pos + start + 1;
-        pos += start + len;
-        Some((col, &tail[..len]))
-    })
+/// Tokens separated by ASCII whitespace, up to a `#` comment, with their 1-based starting
+/// columns.
+struct Tokens<'a> {
+    s: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = (usize, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let s = self.s;
+        let mut i = self.pos;
+        while i < s.len() && s[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == s.len() || s[i] == b'#' {
+            self.pos = i;
+            return None;
+        }
+        let start = i;
+        while i < s.len() && !s[i].is_ascii_whitespace() && s[i] != b'#' {
+            i += 1;
+        }
+        self.pos = i;
+        Some((start + 1, &s[start..i]))
+    }
 }
 
 /// Writes `m` in LIBSVM format (1-based indices), e.g. to ship a synthetic twin as a file.
@@ -118,9 +254,10 @@ fn tokens_with_columns(s: &str) -> impl Iterator<Item = (usize, &str)> {
 pub fn write_libsvm<W: std::io::Write>(m: &CsrMatrix, mut w: W, path: &Path) -> Result<()> {
     for r in 0..m.rows() {
         let (idx, val) = m.row(r);
+        use std::fmt::Write as _;
         let mut line = format!("{}", m.labels[r]);
         for (i, v) in idx.iter().zip(val) {
-            line.push_str(&format!(" {}:{}", i + 1, v));
+            let _ = write!(line, " {}:{}", i + 1, v);
         }
         line.push('\n');
         w.write_all(line.as_bytes())
@@ -167,6 +304,42 @@ mod tests {
             let e = parse(text, Some(5)).unwrap_err().to_string();
             assert!(e.starts_with(at) && e.contains(what), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn lines_straddling_buffer_fills_parse_the_same() {
+        let mut shape = Rcv1Shape::with_rows(50);
+        shape.features = 500;
+        let m = shape.generate(9);
+        let mut buf = Vec::new();
+        write_libsvm(&m, &mut buf, Path::new("t")).unwrap();
+        buf.pop(); // no final newline
+        for cap in [1, 7, 64, 1 << 16] {
+            let r = std::io::BufReader::with_capacity(cap, buf.as_slice());
+            assert_eq!(
+                read_libsvm(r, Path::new("t"), Some(500)).unwrap(),
+                m,
+                "capacity {cap}"
+            );
+        }
+        let e = read_libsvm(
+            std::io::BufReader::with_capacity(3, "1 1:1\n1 2:x\n".as_bytes()),
+            Path::new("s.svm"),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("s.svm:2:5:"), "{e}");
+    }
+
+    #[test]
+    fn memory_is_the_arrays_only() {
+        let m = Rcv1Shape::with_rows(2000).generate(1);
+        let mut buf = Vec::new();
+        write_libsvm(&m, &mut buf, Path::new("t")).unwrap();
+        let back = read_libsvm(buf.as_slice(), Path::new("t"), None).unwrap();
+        assert_eq!(back.heap_bytes(), back.raw_bytes());
+        assert_eq!(back.raw_bytes(), back.nnz() * 8 + 2001 * 8 + 2000 * 4);
     }
 
     #[test]
