@@ -46,6 +46,11 @@ pub struct CommonArgs {
     /// errors). See experiments/configs/ for the defaults.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// SVM experiments' data: `synthetic` (seeded twins of the datasets' shapes; default at
+    /// quick scale) or `real` (the files of datasets.lock from the cache, fetched and verified
+    /// with `syncbench datasets fetch NAME`; default at paper scale).
+    #[arg(long, value_enum)]
+    pub data: Option<crate::svm_setup::DataMode>,
 }
 
 impl CommonArgs {
@@ -54,6 +59,7 @@ impl CommonArgs {
     /// # Errors
     /// When the file cannot be read or does not parse (the message names the file and key).
     pub fn load_config<T: DeserializeOwned>(&self, quick: &str, paper: &str) -> Result<T> {
+        crate::svm_setup::set_data_mode(self.data_mode());
         let (text, origin) = match &self.config {
             Some(p) => (
                 std::fs::read_to_string(p)
@@ -69,6 +75,14 @@ impl CommonArgs {
             ),
         };
         toml::from_str(&text).with_context(|| format!("invalid configuration in {origin}"))
+    }
+
+    /// `--data`, or its default for the scale.
+    pub fn data_mode(&self) -> crate::svm_setup::DataMode {
+        self.data.unwrap_or(match self.scale {
+            Scale::Quick => crate::svm_setup::DataMode::Synthetic,
+            Scale::Paper => crate::svm_setup::DataMode::Real,
+        })
     }
 
     /// The drivers to run, defaulting to `default`.

@@ -62,8 +62,9 @@ impl ExperimentOutput {
         seed: u64,
         scale: &str,
         driver: &str,
-        notes: Vec<String>,
+        mut notes: Vec<String>,
     ) -> Result<PathBuf> {
+        notes.extend(crate::svm_setup::provenance());
         self.dir.write_csv("claims.csv", &self.claims)?;
         let manifest = Manifest {
             experiment: self.figure.clone(),

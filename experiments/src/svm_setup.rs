@@ -1,15 +1,21 @@
-//! The `[data]` section of SVM experiments: RCV1-shaped synthetic data and the SVM workload.
+//! The `[data]` section of SVM experiments: a synthetic twin of the dataset's shape (`--data
+//! synthetic`, the default at quick scale) or the real file from the dataset cache (`--data
+//! real`, the default at paper scale), and the SVM workload over it.
 
-use anyhow::{bail, Result};
-use bench_core::data::SparseClassification;
+use anyhow::{bail, Context, Result};
+use bench_core::data::{read_libsvm, DatasetCache, DatasetLock, SparseClassification};
 use bench_core::workload::{SvmConfig, SvmSgd, Workload};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+use std::sync::{Mutex, OnceLock};
 
 /// Synthetic sparse classification data of a paper dataset's shape.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SparseData {
+    /// The dataset this twins, by its datasets.lock name (read with `--data real`).
+    #[serde(default)]
+    pub dataset: Option<String>,
     /// Training rows (split contiguously over workers).
     pub train_rows: usize,
     /// Held-out rows for evaluation.
@@ -36,11 +42,20 @@ impl SparseData {
         Ok(())
     }
 
-    /// Generates the data from `seed` and builds the SVM workload over it.
+    /// Builds the SVM workload over the twin generated from `seed`, or over the real dataset
+    /// when the process runs with `--data real`.
     ///
     /// # Errors
-    /// For invalid SVM hyper-parameters.
+    /// For invalid SVM hyper-parameters; with real data, a config that names no dataset, a
+    /// dataset not fetched and verified, or a file that does not parse.
     pub fn svm_workload(&self, svm: SvmConfig, seed: u64) -> Result<Arc<dyn Workload>> {
+        if data_mode() == DataMode::Real {
+            return self.real_workload(svm);
+        }
+        self.synthetic_workload(svm, seed)
+    }
+
+    fn synthetic_workload(&self, svm: SvmConfig, seed: u64) -> Result<Arc<dyn Workload>> {
         let shape = SparseClassification {
             rows: self.train_rows + self.test_rows,
             features: self.features,
@@ -49,10 +64,105 @@ impl SparseData {
             informative: self.informative,
         };
         let data = shape.generate(seed);
+        record(format!(
+            "data: synthetic twin{} ({} + {} rows, {} features, {} non-zeros per row, seed {seed})",
+            self.dataset
+                .as_ref()
+                .map_or(String::new(), |d| format!(" of {d}")),
+            self.train_rows,
+            self.test_rows,
+            self.features,
+            self.nnz_per_row
+        ));
         Ok(Arc::new(SvmSgd::new(
             svm,
             data.slice_rows(0..self.train_rows),
             data.slice_rows(self.train_rows..data.rows()),
         )?))
     }
+
+    fn real_workload(&self, svm: SvmConfig) -> Result<Arc<dyn Workload>> {
+        let Some(name) = &self.dataset else {
+            // A proxy by design (e.g. the small model standing in for a CNN under a time
+            // profile): there is no real file to read.
+            record("data: --data real, but this configuration's [data] names no dataset: it is a synthetic proxy, used as such".into());
+            return self.synthetic_workload(svm, 1);
+        };
+        let lock_path = crate::datasets_cli::lock_path(None);
+        let lock = DatasetLock::read(&lock_path)?;
+        let entry = lock.get(name)?;
+        if entry.format != "libsvm" {
+            bail!("dataset '{name}' is {}, not LIBSVM", entry.format);
+        }
+        let path = DatasetCache::from_env()?.path(entry)?;
+        let features = entry.features.map(|f| f as usize);
+        let f = std::fs::File::open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        let m = read_libsvm(
+            std::io::BufReader::with_capacity(1 << 20, f),
+            &path,
+            features,
+        )?;
+        let rows = m.rows();
+        if rows < 2 {
+            bail!(
+                "{}: {rows} rows, too few to train and evaluate",
+                path.display()
+            );
+        }
+        // The configured split when the file is large enough, else 90% / 10%.
+        let (train, test) = if self.train_rows + self.test_rows <= rows {
+            (self.train_rows, self.test_rows)
+        } else {
+            let test = (rows / 10).max(1);
+            (rows - test, test)
+        };
+        record(format!(
+            "data: real {name} from {} ({train} training + {test} evaluation rows of {rows}, {} features, checksum {})",
+            path.display(),
+            m.cols,
+            entry.checksum.label()
+        ));
+        // Real datasets decide their own width: the workload uses the file's columns.
+        Ok(Arc::new(SvmSgd::new(
+            svm,
+            m.slice_rows(0..train),
+            m.slice_rows(train..train + test),
+        )?))
+    }
+}
+
+/// Where SVM experiments take their data from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataMode {
+    /// Seeded synthetic twins of the datasets' shapes.
+    Synthetic,
+    /// The real files, fetched and verified with `syncbench datasets fetch`.
+    Real,
+}
+
+static DATA_MODE: OnceLock<DataMode> = OnceLock::new();
+static PROVENANCE: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Sets the process's data mode (once: one experiment process, one mode).
+pub fn set_data_mode(mode: DataMode) {
+    let _ = DATA_MODE.set(mode);
+}
+
+/// The process's data mode (synthetic unless set).
+pub fn data_mode() -> DataMode {
+    DATA_MODE.get().copied().unwrap_or(DataMode::Synthetic)
+}
+
+fn record(line: String) {
+    let mut p = PROVENANCE.lock().expect("provenance lock");
+    if !p.contains(&line) {
+        p.push(line);
+    }
+}
+
+/// What data the process's workloads were built on, for the manifest.
+pub fn provenance() -> Vec<String> {
+    PROVENANCE.lock().expect("provenance lock").clone()
 }

@@ -126,3 +126,95 @@ fn fetch_path_pin_and_verify_from_the_command_line() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown dataset 'other'"));
 }
+
+#[test]
+fn experiments_read_real_data_from_the_cache_only_once_verified() {
+    let dir = std::env::temp_dir().join(format!("syncbench-real-data-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut shape = Rcv1Shape::with_rows(1000);
+    shape.features = 3000;
+    let m = shape.generate(5);
+    let mut body = Vec::new();
+    write_libsvm(&m, &mut body, Path::new("tiny.svm")).unwrap();
+    let base = serve(body.clone());
+    std::fs::write(
+        dir.join("datasets.lock"),
+        format!(
+            "[[dataset]]\nname = \"tiny\"\nurl = \"{base}/tiny.svm\"\nbytes = {}\nchecksum = \"unpinned\"\ncompression = \"none\"\nformat = \"libsvm\"\nfeatures = 3000\nsource = \"test\"\nlicence = \"test\"\n",
+            body.len()
+        ),
+    )
+    .unwrap();
+    let cfg = r#"
+good_inputs = 5
+[common]
+workers = 8
+graph = "complete"
+iterations = 6
+eval_every = 3
+jitter_sigma = 0.3
+copy_gbps = 5.0
+stall_timeout_ms = 30000
+[common.data]
+dataset = "tiny"
+train_rows = 800
+test_rows = 100
+features = 3000
+nnz_per_row = 40.0
+label_noise = 0.1
+informative = 0.05
+[common.svm]
+loss = "hinge"
+lambda = 1e-4
+eta0 = 20.0
+batch = 16
+[common.compute]
+ns_per_example = 1000.0
+[common.network]
+latency_ns = 2000
+bandwidth_gbps = 40.0
+"#;
+    std::fs::write(dir.join("cfg.toml"), cfg).unwrap();
+    let run = |bin: &str, args: &[&str]| {
+        Command::new(bin)
+            .args(args)
+            .current_dir(&dir)
+            .env("SYNCBENCH_DATA", dir.join("cache"))
+            .output()
+            .unwrap()
+    };
+    let fig7 = env!("CARGO_BIN_EXE_asap-fig7");
+    let args = [
+        "--data", "real", "--driver", "sim", "--config", "cfg.toml", "--out", "out",
+    ];
+    let o = run(fig7, &args);
+    assert!(!o.status.success(), "ran on data it never fetched");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("syncbench datasets fetch tiny"), "{err}");
+    assert!(!dir.join("out/asap-fig7").exists());
+    let o = run(
+        env!("CARGO_BIN_EXE_syncbench"),
+        &["datasets", "fetch", "tiny"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(fig7, &args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let manifest = std::fs::read_to_string(dir.join("out/asap-fig7/manifest.json")).unwrap();
+    assert!(
+        manifest.contains("data: real tiny")
+            && manifest.contains("800 training + 100 evaluation rows of 1000"),
+        "{manifest}"
+    );
+    // The default at quick scale stays synthetic.
+    let o = run(
+        fig7,
+        &["--driver", "sim", "--config", "cfg.toml", "--out", "out2"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let manifest = std::fs::read_to_string(dir.join("out2/asap-fig7/manifest.json")).unwrap();
+    assert!(
+        manifest.contains("data: synthetic twin of tiny"),
+        "{manifest}"
+    );
+}
