@@ -358,6 +358,20 @@ mod tests {
         fn never_panics_on_arbitrary_input(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
             let _ = read_libsvm(bytes.as_slice(), Path::new("fuzz"), None);
             let _ = read_libsvm(bytes.as_slice(), Path::new("fuzz"), Some(10));
+            // Lines straddling buffer fills take the copying path.
+            let small = std::io::BufReader::with_capacity(5, bytes.as_slice());
+            let _ = read_libsvm(small, Path::new("fuzz"), None);
+        }
+
+        #[test]
+        fn never_panics_on_near_valid_input(lines in proptest::collection::vec(
+            proptest::string::string_regex("[-+]?[0-9]{0,3}( +[0-9]{0,4}:[-+0-9.eE]{0,12}| qid:[0-9]| #x){0,6}").unwrap(),
+            0..30,
+        )) {
+            let text = lines.join("\n");
+            let a = read_libsvm(text.as_bytes(), Path::new("fuzz"), Some(5000));
+            let b = read_libsvm(std::io::BufReader::with_capacity(7, text.as_bytes()), Path::new("fuzz"), Some(5000));
+            proptest::prop_assert_eq!(a.map_err(|e| e.to_string()), b.map_err(|e| e.to_string()));
         }
 
         #[test]
