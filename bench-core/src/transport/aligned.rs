@@ -65,6 +65,17 @@ impl AlignedWords {
         self.len == 0
     }
 
+    /// The words as bytes (native order), for backends that hand them to a socket.
+    ///
+    /// The words must not be written while the returned slice lives: [`super::Endpoint`]
+    /// requires a posted source to stay unchanged until its completion, and that is the only
+    /// use. Reading them as plain bytes then races with nothing.
+    pub fn bytes_unchanging(&self) -> &[u8] {
+        // SAFETY: the allocation holds `len` initialised u64 words (AtomicU64 has u64's layout);
+        // any bit pattern is a valid u8; no write happens while the slice lives (see above).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr() as *const u8, self.len * 8) }
+    }
+
     /// Address of the first word (for alignment checks).
     pub fn addr(&self) -> usize {
         self.ptr.as_ptr() as usize

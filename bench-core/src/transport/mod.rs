@@ -6,10 +6,13 @@
 //! Every slot holds `[header version, length, payload..., footer version]`: the writer stores the
 //! header first and the footer last, the reader loads the footer first and the header last
 //! (a seqlock), so a reader can tell a torn (partly overwritten) buffer from a whole one, as
-//! ASAP does over RDMA. Backends: [`threads`] (in-process copy engines) today; shm, tcp and rdma
+//! ASAP does over RDMA. Backends: [`threads`] (in-process copy engines) and [`tcp`] (a
+//! connection per peer pair, frames landed into the slots by receiver threads); shm and rdma
 //! implement the same [`Endpoint`].
 
 mod aligned;
+mod ring;
+pub mod tcp;
 pub mod threads;
 
 pub use aligned::AlignedWords;
@@ -99,4 +102,12 @@ pub trait Endpoint: Send {
     /// # Errors
     /// [`crate::CoreError::Transport`] for an unregistered sender or a slot out of range.
     fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead>;
+    /// A failure the backend noticed by itself (a lost peer, a malformed frame), naming the
+    /// peer; drivers ask when a wait comes back empty.
+    ///
+    /// # Errors
+    /// [`crate::CoreError::Transport`] describing the first such failure.
+    fn health(&self) -> Result<()> {
+        Ok(())
+    }
 }

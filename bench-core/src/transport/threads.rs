@@ -2,78 +2,15 @@
 //! asynchronously into the receiver's registered slots, like a NIC, then delivers the
 //! notification and the completion.
 
-use super::aligned::copy_words;
+use super::ring::{Inbox, Ring};
 use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
 use crate::error::{CoreError, Result};
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
-
-/// A ring of slots one receiver registered for one sender.
-#[derive(Debug)]
-pub struct Ring {
-    slots: Vec<AlignedWords>,
-    capacity: usize,
-}
-
-impl Ring {
-    fn new(capacity: usize, depth: usize) -> Self {
-        Ring {
-            slots: (0..depth)
-                .map(|_| AlignedWords::zeroed(capacity + 3))
-                .collect(),
-            capacity,
-        }
-    }
-
-    fn footer_index(&self) -> usize {
-        self.capacity + 2
-    }
-
-    /// Header first, then length and payload, footer last (release).
-    fn write(&self, slot: usize, version: u64, src: Option<&AlignedWords>, len: usize) {
-        let s = self.slots[slot].as_slice();
-        s[0].store(version, Ordering::Relaxed);
-        fence(Ordering::Release);
-        s[1].store(len as u64, Ordering::Relaxed);
-        if let Some(src) = src {
-            copy_words(&s[2..2 + len], &src.as_slice()[..len]);
-        }
-        s[self.footer_index()].store(version, Ordering::Release);
-    }
-
-    /// Footer first (acquire), then length and payload, header last.
-    fn read(&self, slot: usize, out: &mut Vec<u64>) -> SlotRead {
-        let s = self.slots[slot].as_slice();
-        let footer = s[self.footer_index()].load(Ordering::Acquire);
-        let len = (s[1].load(Ordering::Relaxed) as usize).min(self.capacity);
-        out.clear();
-        out.extend(s[2..2 + len].iter().map(|w| w.load(Ordering::Relaxed)));
-        fence(Ordering::Acquire);
-        let header = s[0].load(Ordering::Relaxed);
-        SlotRead {
-            header,
-            footer,
-            len,
-        }
-    }
-}
-
-#[derive(Debug, Default)]
-struct Inbox {
-    queue: Mutex<VecDeque<Notification>>,
-    ready: Condvar,
-}
-
-impl Inbox {
-    fn push(&self, n: Notification) {
-        self.queue.lock().expect("inbox lock").push_back(n);
-        self.ready.notify_one();
-    }
-}
 
 struct WorkRequest {
     wr_id: u64,
@@ -207,7 +144,7 @@ impl ThreadsEndpoint {
     /// # Errors
     /// [`CoreError::Transport`] when no such ring exists.
     pub fn remote_capacity(&self, to: NodeId) -> Result<usize> {
-        self.ring_to(to).map(|r| r.capacity)
+        self.ring_to(to).map(|r| r.capacity())
     }
 
     fn ring_to(&self, to: NodeId) -> Result<&Arc<Ring>> {
@@ -226,7 +163,7 @@ impl Endpoint for ThreadsEndpoint {
     }
 
     fn remote_depth(&self, to: NodeId) -> Result<usize> {
-        self.ring_to(to).map(|r| r.slots.len())
+        self.ring_to(to).map(|r| r.depth())
     }
 
     fn post_write(
@@ -239,18 +176,18 @@ impl Endpoint for ThreadsEndpoint {
         notify: Option<[u64; IMM_WORDS]>,
     ) -> Result<u64> {
         let ring = self.ring_to(to)?.clone();
-        if slot >= ring.slots.len() {
+        if slot >= ring.depth() {
             return Err(CoreError::Transport(format!(
                 "slot {slot} out of range: node {to} registered {} slots for node {}",
-                ring.slots.len(),
+                ring.depth(),
                 self.node
             )));
         }
         let src_len = data.as_ref().map_or(0, |d| d.len());
-        if len > ring.capacity || len > src_len {
+        if len > ring.capacity() || len > src_len {
             return Err(CoreError::Transport(format!(
                 "write of {len} words from node {} to node {to} exceeds the slot ({} words) or the source ({src_len} words)",
-                self.node, ring.capacity
+                self.node, ring.capacity()
             )));
         }
         let inbox = self
@@ -325,13 +262,7 @@ impl Endpoint for ThreadsEndpoint {
     }
 
     fn wait_notification(&mut self, timeout: Duration) -> Option<Notification> {
-        let inbox = &self.inboxes[self.node];
-        let q = inbox.queue.lock().expect("inbox lock");
-        let (mut q, _) = inbox
-            .ready
-            .wait_timeout_while(q, timeout, |q| q.is_empty())
-            .expect("inbox lock");
-        q.pop_front()
+        self.inboxes[self.node].wait(timeout)
     }
 
     fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead> {
@@ -341,10 +272,10 @@ impl Endpoint for ThreadsEndpoint {
                 self.node
             ))
         })?;
-        if slot >= ring.slots.len() {
+        if slot >= ring.depth() {
             return Err(CoreError::Transport(format!(
                 "slot {slot} out of range for the ring of node {from} ({} slots)",
-                ring.slots.len()
+                ring.depth()
             )));
         }
         Ok(ring.read(slot, out))
@@ -366,7 +297,7 @@ pub type Word = AtomicU64;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     fn pair(capacity: usize, depth: usize) -> (ThreadsEndpoint, ThreadsEndpoint) {
         let mut f = ThreadsFabric::new(2);

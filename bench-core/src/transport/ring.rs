@@ -1,0 +1,115 @@
+//! The receive side every backend shares: per-sender rings of version-stamped slots (a seqlock:
+//! header first and footer last on write, footer first and header last on read) and the inbox
+//! of notifications.
+
+use super::aligned::copy_words;
+use super::{AlignedWords, Notification, SlotRead};
+use std::collections::VecDeque;
+use std::sync::atomic::{fence, Ordering};
+use std::sync::{Condvar, Mutex};
+
+/// A ring of slots one receiver registered for one sender.
+#[derive(Debug)]
+pub(crate) struct Ring {
+    slots: Vec<AlignedWords>,
+    capacity: usize,
+}
+
+impl Ring {
+    pub(crate) fn new(capacity: usize, depth: usize) -> Self {
+        Ring {
+            slots: (0..depth)
+                .map(|_| AlignedWords::zeroed(capacity + 3))
+                .collect(),
+            capacity,
+        }
+    }
+
+    /// Slots in the ring.
+    pub(crate) fn depth(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Payload words per slot.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Starts a write of `len` words of `version` into `slot` (header first), for backends that
+    /// land the payload in pieces as it arrives ([`Ring::land`], then [`Ring::finish`]).
+    pub(crate) fn begin(&self, slot: usize, version: u64, len: usize) {
+        let s = self.slots[slot].as_slice();
+        s[0].store(version, Ordering::Relaxed);
+        fence(Ordering::Release);
+        s[1].store(len as u64, Ordering::Relaxed);
+    }
+
+    /// Lands `words` at payload offset `offset` of `slot`.
+    pub(crate) fn land(&self, slot: usize, offset: usize, words: &[u64]) {
+        let s = self.slots[slot].as_slice();
+        for (d, &w) in s[2 + offset..2 + offset + words.len()].iter().zip(words) {
+            d.store(w, Ordering::Relaxed);
+        }
+    }
+
+    /// Completes a write begun with [`Ring::begin`] (footer last).
+    pub(crate) fn finish(&self, slot: usize, version: u64) {
+        let f = self.footer_index();
+        self.slots[slot].as_slice()[f].store(version, Ordering::Release);
+    }
+
+    fn footer_index(&self) -> usize {
+        self.capacity + 2
+    }
+
+    /// Header first, then length and payload, footer last (release).
+    pub(crate) fn write(&self, slot: usize, version: u64, src: Option<&AlignedWords>, len: usize) {
+        let s = self.slots[slot].as_slice();
+        s[0].store(version, Ordering::Relaxed);
+        fence(Ordering::Release);
+        s[1].store(len as u64, Ordering::Relaxed);
+        if let Some(src) = src {
+            copy_words(&s[2..2 + len], &src.as_slice()[..len]);
+        }
+        s[self.footer_index()].store(version, Ordering::Release);
+    }
+
+    /// Footer first (acquire), then length and payload, header last.
+    pub(crate) fn read(&self, slot: usize, out: &mut Vec<u64>) -> SlotRead {
+        let s = self.slots[slot].as_slice();
+        let footer = s[self.footer_index()].load(Ordering::Acquire);
+        let len = (s[1].load(Ordering::Relaxed) as usize).min(self.capacity);
+        out.clear();
+        out.extend(s[2..2 + len].iter().map(|w| w.load(Ordering::Relaxed)));
+        fence(Ordering::Acquire);
+        let header = s[0].load(Ordering::Relaxed);
+        SlotRead {
+            header,
+            footer,
+            len,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Inbox {
+    queue: Mutex<VecDeque<Notification>>,
+    ready: Condvar,
+}
+
+impl Inbox {
+    pub(crate) fn push(&self, n: Notification) {
+        self.queue.lock().expect("inbox lock").push_back(n);
+        self.ready.notify_one();
+    }
+
+    /// Waits up to `timeout` for the next notification.
+    pub(crate) fn wait(&self, timeout: std::time::Duration) -> Option<Notification> {
+        let q = self.queue.lock().expect("inbox lock");
+        let (mut q, _) = self
+            .ready
+            .wait_timeout_while(q, timeout, |q| q.is_empty())
+            .expect("inbox lock");
+        q.pop_front()
+    }
+}

@@ -1,0 +1,636 @@
+//! The TCP backend: one connection per ordered peer pair; each endpoint's receiver threads land
+//! incoming frames into the registered slot rings (header first, payload in pieces as it
+//! arrives, footer last, the same seqlock as every backend) and deliver the notification after
+//! the data.
+//!
+//! A connection opens with a handshake `[magic, job token, sender]`; a connection with another
+//! token is rejected and logged, and the run goes on. Every frame is
+//! `[magic | kind, job token, slot, version, length in words, imm0, imm1]` then the payload;
+//! the length is bounded by the slot the receiver registered, so a peer sending garbage is cut
+//! off with an error naming it. A connection that ends without its closing frame is a lost
+//! peer: [`Endpoint::health`] names it, and writes to it fail.
+
+use super::ring::{Inbox, Ring};
+use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
+use crate::error::{CoreError, Result};
+use std::collections::{HashMap, VecDeque};
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+const MAGIC: u64 = 0x5342_5446_0000_0000; // "SBTF"
+const KIND_WRITE: u64 = 1;
+const KIND_NOTIFY: u64 = 2;
+const KIND_BYE: u64 = 3;
+/// Frame header words.
+const HEADER: usize = 7;
+/// Payload words landed per read.
+const CHUNK_WORDS: usize = 8192;
+
+/// Shape of a ring a receiver registered for a sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RingShape {
+    /// Payload words per slot.
+    pub capacity: usize,
+    /// Slots.
+    pub depth: usize,
+}
+
+/// Builder of a TCP fabric whose endpoints all live in this process (tests, benchmarks, and
+/// the pattern each rank follows with its own part of the table).
+#[derive(Debug)]
+pub struct TcpFabric {
+    nodes: usize,
+    token: u64,
+    rings: HashMap<(NodeId, NodeId), RingShape>,
+}
+
+impl TcpFabric {
+    /// A fabric of `nodes` endpoints sharing job token `token`.
+    pub fn new(nodes: usize, token: u64) -> Self {
+        TcpFabric {
+            nodes,
+            token,
+            rings: HashMap::new(),
+        }
+    }
+
+    /// Receiver `to` registers a ring of `depth` slots of `capacity` words for `from`.
+    ///
+    /// # Errors
+    /// [`CoreError::Transport`] for a node out of range or a zero depth.
+    pub fn register(
+        &mut self,
+        from: NodeId,
+        to: NodeId,
+        capacity: usize,
+        depth: usize,
+    ) -> Result<()> {
+        if from >= self.nodes || to >= self.nodes || depth == 0 {
+            return Err(CoreError::Transport(format!(
+                "cannot register ring {from} -> {to} of depth {depth} on a fabric of {} nodes",
+                self.nodes
+            )));
+        }
+        self.rings.insert((from, to), RingShape { capacity, depth });
+        Ok(())
+    }
+
+    /// Binds every endpoint to a loopback port and returns them, in node order.
+    ///
+    /// # Errors
+    /// [`CoreError::Transport`] when a port cannot be bound.
+    pub fn endpoints(self) -> Result<Vec<TcpEndpoint>> {
+        let listeners = (0..self.nodes)
+            .map(|i| {
+                TcpListener::bind("127.0.0.1:0").map_err(|e| {
+                    CoreError::Transport(format!("node {i}: cannot bind a loopback port: {e}"))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let addrs = listeners
+            .iter()
+            .map(|l| {
+                l.local_addr()
+                    .map_err(|e| CoreError::Transport(e.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        listeners
+            .into_iter()
+            .enumerate()
+            .map(|(node, listener)| {
+                let local = self
+                    .rings
+                    .iter()
+                    .filter(|((_, t), _)| *t == node)
+                    .map(|((f, _), s)| (*f, *s))
+                    .collect();
+                let remote = self
+                    .rings
+                    .iter()
+                    .filter(|((f, _), _)| *f == node)
+                    .map(|((_, t), s)| (*t, *s))
+                    .collect();
+                TcpEndpoint::start(node, self.token, listener, addrs.clone(), local, remote)
+            })
+            .collect()
+    }
+}
+
+/// What the receiver threads share with the endpoint.
+#[derive(Debug, Default)]
+struct Shared {
+    inbox: Inbox,
+    /// Receive-side failures (peer lost, malformed frame), each naming the peer.
+    failures: Mutex<Vec<String>>,
+    /// Connections rejected for a wrong token (logged; counted for tests).
+    rejected: Mutex<u64>,
+    stop: AtomicBool,
+}
+
+/// One node's endpoint on a TCP fabric.
+pub struct TcpEndpoint {
+    node: NodeId,
+    token: u64,
+    addrs: Vec<SocketAddr>,
+    local: Arc<HashMap<NodeId, Arc<Ring>>>,
+    remote: HashMap<NodeId, RingShape>,
+    conns: HashMap<NodeId, TcpStream>,
+    shared: Arc<Shared>,
+    cq: VecDeque<Completion>,
+    next_wr: u64,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl TcpEndpoint {
+    /// Starts node `node`: `listener` accepts its incoming connections; `addrs[j]` is where node
+    /// `j` listens; `local` are the rings this node registered per sender, `remote` those each
+    /// receiver registered for it.
+    ///
+    /// # Errors
+    /// [`CoreError::Transport`] when the listener cannot be configured.
+    pub fn start(
+        node: NodeId,
+        token: u64,
+        listener: TcpListener,
+        addrs: Vec<SocketAddr>,
+        local: HashMap<NodeId, RingShape>,
+        remote: HashMap<NodeId, RingShape>,
+    ) -> Result<Self> {
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| CoreError::Transport(format!("node {node}: listener: {e}")))?;
+        let rings: Arc<HashMap<NodeId, Arc<Ring>>> = Arc::new(
+            local
+                .iter()
+                .map(|(&f, s)| (f, Arc::new(Ring::new(s.capacity, s.depth))))
+                .collect(),
+        );
+        let shared = Arc::new(Shared::default());
+        let (sh, rg) = (shared.clone(), rings.clone());
+        let acceptor = std::thread::Builder::new()
+            .name(format!("tcp-accept-{node}"))
+            .spawn(move || accept_loop(node, token, listener, rg, sh))
+            .map_err(|e| CoreError::Transport(format!("node {node}: spawn: {e}")))?;
+        Ok(TcpEndpoint {
+            node,
+            token,
+            addrs,
+            local: rings,
+            remote,
+            conns: HashMap::new(),
+            shared,
+            cq: VecDeque::new(),
+            next_wr: 0,
+            acceptor: Some(acceptor),
+        })
+    }
+
+    /// Connections this endpoint rejected for a wrong job token.
+    pub fn rejected_connections(&self) -> u64 {
+        *self.shared.rejected.lock().expect("rejected lock")
+    }
+
+    /// Where this endpoint listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addrs[self.node]
+    }
+
+    fn conn(&mut self, to: NodeId) -> Result<&mut TcpStream> {
+        if !self.conns.contains_key(&to) {
+            let addr = *self
+                .addrs
+                .get(to)
+                .ok_or_else(|| CoreError::Transport(format!("no node {to} on this fabric")))?;
+            let mut s =
+                TcpStream::connect_timeout(&addr, Duration::from_secs(10)).map_err(|e| {
+                    CoreError::Transport(format!(
+                        "node {}: cannot connect to node {to} at {addr}: {e}",
+                        self.node
+                    ))
+                })?;
+            let _ = s.set_nodelay(true);
+            let hello = [MAGIC, self.token, self.node as u64];
+            s.write_all(&words_to_bytes(&hello)).map_err(|e| {
+                CoreError::Transport(format!("node {}: handshake with node {to}: {e}", self.node))
+            })?;
+            self.conns.insert(to, s);
+        }
+        Ok(self.conns.get_mut(&to).expect("inserted"))
+    }
+
+    fn send_frame(&mut self, to: NodeId, header: [u64; HEADER], payload: &[u8]) -> Result<()> {
+        let node = self.node;
+        let s = self.conn(to)?;
+        let head = words_to_bytes(&header);
+        let r = s.write_all(&head).and_then(|()| s.write_all(payload));
+        r.map_err(|e| {
+            self.conns.remove(&to);
+            CoreError::Transport(format!("node {node}: connection to node {to} lost: {e}"))
+        })
+    }
+}
+
+fn words_to_bytes(w: &[u64]) -> Vec<u8> {
+    w.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn accept_loop(
+    node: NodeId,
+    token: u64,
+    listener: TcpListener,
+    rings: Arc<HashMap<NodeId, Arc<Ring>>>,
+    shared: Arc<Shared>,
+) {
+    let mut readers = Vec::new();
+    while !shared.stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok((stream, peer)) => {
+                let (rg, sh) = (rings.clone(), shared.clone());
+                readers.push(std::thread::spawn(move || {
+                    receive(node, token, stream, peer, &rg, &sh);
+                }));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+    drop(readers);
+}
+
+/// Reads one connection's frames until its closing frame, a failure, or shutdown.
+fn receive(
+    node: NodeId,
+    token: u64,
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    rings: &HashMap<NodeId, Arc<Ring>>,
+    shared: &Shared,
+) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut hello = [0u8; 24];
+    if stream.read_exact(&mut hello).is_err() {
+        return;
+    }
+    let w = |i: usize| u64::from_le_bytes(hello[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    if w(0) != MAGIC || w(1) != token {
+        eprintln!(
+            "tcp: node {node} rejected a connection from {peer}: {}",
+            if w(0) != MAGIC {
+                "not a syncbench peer"
+            } else {
+                "wrong job token"
+            }
+        );
+        *shared.rejected.lock().expect("rejected lock") += 1;
+        let _ = stream.shutdown(Shutdown::Both);
+        return;
+    }
+    let from = w(2) as NodeId;
+    let _ = stream.set_read_timeout(None);
+    let fail = |msg: String| {
+        shared.failures.lock().expect("failures lock").push(msg);
+    };
+    let mut head = [0u8; HEADER * 8];
+    let mut chunk = vec![0u64; CHUNK_WORDS];
+    loop {
+        if let Err(e) = stream.read_exact(&mut head) {
+            if !shared.stop.load(Ordering::Relaxed) {
+                fail(format!(
+                    "node {node}: connection from node {from} lost ({e})"
+                ));
+            }
+            return;
+        }
+        let h = |i: usize| u64::from_le_bytes(head[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let (magic_kind, tok, slot, version, len) =
+            (h(0), h(1), h(2) as usize, h(3), h(4) as usize);
+        let imm = [h(5), h(6)];
+        if magic_kind & !0xFF != MAGIC || tok != token {
+            fail(format!("node {node}: node {from} sent a malformed frame (bad magic or token); connection dropped"));
+            let _ = stream.shutdown(Shutdown::Both);
+            return;
+        }
+        match magic_kind & 0xFF {
+            KIND_BYE => return,
+            KIND_NOTIFY => shared.inbox.push(Notification {
+                from,
+                slot: 0,
+                version: 0,
+                imm,
+            }),
+            KIND_WRITE => {
+                let Some(ring) = rings.get(&from) else {
+                    fail(format!(
+                        "node {node}: node {from} wrote without a registered ring"
+                    ));
+                    return;
+                };
+                if slot >= ring.depth() || len > ring.capacity() {
+                    fail(format!(
+                        "node {node}: node {from} sent a frame for slot {slot} of {} words, but its ring has {} slots of {} words; connection dropped",
+                        len,
+                        ring.depth(),
+                        ring.capacity()
+                    ));
+                    let _ = stream.shutdown(Shutdown::Both);
+                    return;
+                }
+                ring.begin(slot, version, len);
+                let mut done = 0;
+                while done < len {
+                    let n = (len - done).min(CHUNK_WORDS);
+                    // SAFETY: u64 has no invalid bit patterns; the byte view covers exactly
+                    // the first n words of `chunk`.
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts_mut(chunk.as_mut_ptr() as *mut u8, n * 8)
+                    };
+                    if let Err(e) = stream.read_exact(bytes) {
+                        fail(format!(
+                            "node {node}: connection from node {from} lost mid-frame ({e})"
+                        ));
+                        return;
+                    }
+                    if cfg!(target_endian = "big") {
+                        chunk[..n].iter_mut().for_each(|w| *w = u64::from_le(*w));
+                    }
+                    ring.land(slot, done, &chunk[..n]);
+                    done += n;
+                }
+                ring.finish(slot, version);
+                if imm != [u64::MAX, u64::MAX] {
+                    shared.inbox.push(Notification {
+                        from,
+                        slot,
+                        version,
+                        imm,
+                    });
+                }
+            }
+            k => {
+                fail(format!(
+                    "node {node}: node {from} sent an unknown frame kind {k}; connection dropped"
+                ));
+                let _ = stream.shutdown(Shutdown::Both);
+                return;
+            }
+        }
+    }
+}
+
+impl Endpoint for TcpEndpoint {
+    fn node(&self) -> NodeId {
+        self.node
+    }
+
+    fn remote_depth(&self, to: NodeId) -> Result<usize> {
+        self.remote.get(&to).map(|s| s.depth).ok_or_else(|| {
+            CoreError::Transport(format!(
+                "node {to} registered no ring for node {}",
+                self.node
+            ))
+        })
+    }
+
+    fn post_write(
+        &mut self,
+        to: NodeId,
+        slot: usize,
+        version: u64,
+        data: Option<Arc<AlignedWords>>,
+        len: usize,
+        notify: Option<[u64; IMM_WORDS]>,
+    ) -> Result<u64> {
+        let shape = *self.remote.get(&to).ok_or_else(|| {
+            CoreError::Transport(format!(
+                "node {to} registered no ring for node {}",
+                self.node
+            ))
+        })?;
+        let src_len = data.as_ref().map_or(0, |d| d.len());
+        if slot >= shape.depth || len > shape.capacity || len > src_len {
+            return Err(CoreError::Transport(format!(
+                "write of {len} words into slot {slot} from node {} to node {to}: the ring has {} slots of {} words, the source {src_len} words",
+                self.node, shape.depth, shape.capacity
+            )));
+        }
+        let imm = notify.unwrap_or([u64::MAX, u64::MAX]);
+        let header = [
+            MAGIC | KIND_WRITE,
+            self.token,
+            slot as u64,
+            version,
+            len as u64,
+            imm[0],
+            imm[1],
+        ];
+        let payload: &[u8] = match &data {
+            Some(d) => &d.bytes_unchanging()[..len * 8],
+            None => &[],
+        };
+        if cfg!(target_endian = "big") {
+            return Err(CoreError::Transport(
+                "the tcp backend needs a little-endian host".into(),
+            ));
+        }
+        self.send_frame(to, header, payload)?;
+        self.next_wr += 1;
+        self.cq.push_back(Completion {
+            wr_id: self.next_wr,
+        });
+        Ok(self.next_wr)
+    }
+
+    fn post_notify(&mut self, to: NodeId, imm: [u64; IMM_WORDS]) -> Result<u64> {
+        let header = [MAGIC | KIND_NOTIFY, self.token, 0, 0, 0, imm[0], imm[1]];
+        self.send_frame(to, header, &[])?;
+        self.next_wr += 1;
+        self.cq.push_back(Completion {
+            wr_id: self.next_wr,
+        });
+        Ok(self.next_wr)
+    }
+
+    fn poll_completion(&mut self) -> Option<Completion> {
+        self.cq.pop_front()
+    }
+
+    fn wait_notification(&mut self, timeout: Duration) -> Option<Notification> {
+        // In slices, so that a failure ends the wait early (the caller then asks `health`).
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if let Some(n) = self.shared.inbox.wait(left.min(Duration::from_millis(50))) {
+                return Some(n);
+            }
+            if left.is_zero()
+                || !self
+                    .shared
+                    .failures
+                    .lock()
+                    .expect("failures lock")
+                    .is_empty()
+            {
+                return None;
+            }
+        }
+    }
+
+    fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead> {
+        let ring = self.local.get(&from).ok_or_else(|| {
+            CoreError::Transport(format!(
+                "node {} registered no ring for node {from}",
+                self.node
+            ))
+        })?;
+        if slot >= ring.depth() {
+            return Err(CoreError::Transport(format!(
+                "slot {slot} out of range for the ring of node {from} ({} slots)",
+                ring.depth()
+            )));
+        }
+        Ok(ring.read(slot, out))
+    }
+
+    fn health(&self) -> Result<()> {
+        match self.shared.failures.lock().expect("failures lock").first() {
+            Some(f) => Err(CoreError::Transport(f.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for TcpEndpoint {
+    fn drop(&mut self) {
+        let bye = words_to_bytes(&[MAGIC | KIND_BYE, self.token, 0, 0, 0, 0, 0]);
+        for s in self.conns.values_mut() {
+            let _ = s.write_all(&bye);
+            let _ = s.flush();
+        }
+        self.conns.clear();
+        // Give receivers a moment to read the closing frames before they are told to stop.
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.acceptor.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn pair(capacity: usize, depth: usize) -> (TcpEndpoint, TcpEndpoint) {
+        let mut f = TcpFabric::new(2, 42);
+        f.register(0, 1, capacity, depth).unwrap();
+        f.register(1, 0, capacity, depth).unwrap();
+        let mut eps = f.endpoints().unwrap();
+        let b = eps.pop().unwrap();
+        let a = eps.pop().unwrap();
+        (a, b)
+    }
+
+    #[test]
+    fn write_lands_before_its_notification() {
+        let (mut a, mut b) = pair(100_000, 2);
+        let words: Vec<u64> = (0..100_000).collect();
+        let src = Arc::new(AlignedWords::from_words(&words));
+        let id = a
+            .post_write(1, 1, 7, Some(src), 100_000, Some([5, 6]))
+            .unwrap();
+        assert_eq!(a.poll_completion().map(|c| c.wr_id), Some(id));
+        let n = b
+            .wait_notification(Duration::from_secs(10))
+            .expect("notification");
+        assert_eq!((n.from, n.slot, n.version, n.imm), (0, 1, 7, [5, 6]));
+        let mut out = Vec::new();
+        let r = b.read_slot(0, 1, &mut out).unwrap();
+        assert!(r.consistent() && r.header == 7);
+        assert_eq!(out, words);
+        b.post_notify(0, [9, 9]).unwrap();
+        let n = a.wait_notification(Duration::from_secs(10)).unwrap();
+        assert_eq!((n.from, n.imm), (1, [9, 9]));
+        assert!(a.health().is_ok() && b.health().is_ok());
+    }
+
+    #[test]
+    fn bad_requests_are_errors() {
+        let (mut a, _b) = pair(4, 1);
+        let src = Arc::new(AlignedWords::zeroed(8));
+        assert!(a.post_write(1, 1, 1, Some(src.clone()), 1, None).is_err());
+        assert!(a.post_write(1, 0, 1, Some(src), 8, None).is_err());
+        assert!(a.post_write(0, 0, 1, None, 0, None).is_err());
+    }
+
+    #[test]
+    fn a_stranger_is_rejected_and_the_run_goes_on() {
+        let (mut a, mut b) = pair(4, 1);
+        let mut s = TcpStream::connect(b.addr()).unwrap();
+        s.write_all(&words_to_bytes(&[MAGIC, 7, 0])).unwrap();
+        let mut garbage = TcpStream::connect(b.addr()).unwrap();
+        garbage.write_all(b"GET / HTTP/1.1\r\n\r\n1234567").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while b.rejected_connections() < 2 {
+            assert!(Instant::now() < deadline, "strangers not rejected");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let src = Arc::new(AlignedWords::from_words(&[1, 2]));
+        a.post_write(1, 0, 1, Some(src), 2, Some([0, 0])).unwrap();
+        assert!(b.wait_notification(Duration::from_secs(10)).is_some());
+        assert!(b.health().is_ok(), "{:?}", b.health());
+    }
+
+    #[test]
+    fn a_lost_peer_is_named() {
+        let (a, b) = pair(4, 1);
+        // A raw peer that handshakes as node 0, starts a frame, then dies.
+        let mut s = TcpStream::connect(b.addr()).unwrap();
+        s.write_all(&words_to_bytes(&[MAGIC, 42, 0])).unwrap();
+        s.write_all(&words_to_bytes(&[MAGIC | KIND_WRITE, 42, 0, 1, 4, 0, 0]))
+            .unwrap();
+        s.write_all(&[1, 2, 3]).unwrap();
+        drop(s);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Err(e) = b.health() {
+                assert!(e.to_string().contains("connection from node 0 lost"), "{e}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "loss not detected");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(a);
+    }
+
+    #[test]
+    fn an_oversized_frame_is_refused() {
+        let (_a, b) = pair(4, 1);
+        let mut s = TcpStream::connect(b.addr()).unwrap();
+        s.write_all(&words_to_bytes(&[MAGIC, 42, 0])).unwrap();
+        s.write_all(&words_to_bytes(&[
+            MAGIC | KIND_WRITE,
+            42,
+            0,
+            1,
+            1 << 40,
+            0,
+            0,
+        ]))
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while b.health().is_ok() {
+            assert!(Instant::now() < deadline, "oversized frame accepted");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let e = b.health().unwrap_err().to_string();
+        assert!(e.contains("node 0 sent a frame for slot 0"), "{e}");
+    }
+}
