@@ -13,6 +13,7 @@ pub mod peer_setup;
 pub mod profiled;
 pub mod runner;
 pub mod svm_setup;
+pub mod transport_bench;
 
 pub use cli::{CommonArgs, Scale};
 pub use output::ExperimentOutput;

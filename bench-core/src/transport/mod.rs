@@ -11,6 +11,7 @@
 //! implement the same [`Endpoint`].
 
 mod aligned;
+pub mod perf;
 mod ring;
 pub mod tcp;
 pub mod threads;

@@ -30,6 +30,11 @@ enum Command {
         #[command(subcommand)]
         command: DatasetsCommand,
     },
+    /// Measure the transport backends like perftest: one-way latency (min, median, average,
+    /// p99, p99.9) and bandwidth (average, peak) for message sizes from 2 B to 8 MiB, beside
+    /// memcpy, a raw loopback socket and a cache-line ping-pong measured in the same run, with
+    /// the ratios to them (threads vs memcpy, tcp vs the raw socket).
+    TransportBench(experiments::transport_bench::BenchArgs),
     /// Analyse a communication graph: nodes, edges, degrees, regularity, connectivity,
     /// shortest paths and both spectral gaps (ASAP's 1 - sigma_2(P), Hop's |l1| - |l2|).
     Graph {
@@ -57,6 +62,7 @@ fn main() -> std::process::ExitCode {
 fn run() -> Result<()> {
     match Cli::parse().command {
         Command::Datasets { lock, command } => experiments::datasets_cli::run(command, lock),
+        Command::TransportBench(args) => experiments::transport_bench::run(args),
         Command::Graph {
             kind,
             nodes,
