@@ -2,7 +2,7 @@
 //! `datasets.lock`, and inspect local files.
 
 use anyhow::{Context, Result};
-use bench_core::data::{pin_in_text, CacheStatus, DatasetCache, DatasetLock};
+use bench_core::data::{pin_in_text, DatasetCache, DatasetLock};
 use clap::Subcommand;
 use std::path::{Path, PathBuf};
 
@@ -176,13 +176,7 @@ pub fn run(command: DatasetsCommand, lock: Option<PathBuf>) -> Result<()> {
             );
         }
         DatasetsCommand::Path { name } => {
-            let e = lock.get(&name)?;
-            match cache.status(e) {
-                CacheStatus::Ready(p) => println!("{}", p.display()),
-                _ => {
-                    cache.path(e)?;
-                }
-            }
+            println!("{}", cache.path(lock.get(&name)?)?.display());
         }
         DatasetsCommand::Twin {
             name,

@@ -230,15 +230,7 @@ stall_timeout_ms = 30000
 "#;
 
 fn run_fig20(dir: &std::path::Path, cfg: &str) -> Output {
-    let path = dir.join("cfg.toml");
-    std::fs::write(&path, cfg).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_hop-fig20-21"))
-        .arg("--out")
-        .arg(dir.join("out"))
-        .arg("--config")
-        .arg(&path)
-        .output()
-        .unwrap()
+    run_bin(env!("CARGO_BIN_EXE_hop-fig20-21"), dir, cfg, &[])
 }
 
 #[test]

@@ -16,6 +16,20 @@ pub use learning::{payload_words, Learning};
 pub use network::{HostPlacement, LinkOverride, NetworkModel};
 pub use node_model::{NodeModel, Payload, PayloadEffect};
 
+/// Keeps the error a threaded run reports: the first failure, except that a node's real failure
+/// replaces a deadlock seen earlier (a deadlock elsewhere is usually its consequence).
+pub(crate) fn keep_failure(
+    first: &mut Option<crate::error::CoreError>,
+    e: crate::error::CoreError,
+) {
+    use crate::error::CoreError;
+    let replace = matches!(first, None | Some(CoreError::Deadlock { .. }))
+        && !matches!(e, CoreError::Deadlock { .. });
+    if first.is_none() || replace {
+        *first = Some(e);
+    }
+}
+
 /// True when counting from `before` to `after` passes a multiple of `every` (0: never).
 pub(crate) fn crosses(before: u64, after: u64, every: u64) -> bool {
     every > 0 && before / every != after / every

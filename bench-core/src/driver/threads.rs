@@ -192,15 +192,7 @@ pub fn run<L: Learning + ?Sized + 'static>(
                 records.dropped_updates += o.dropped;
                 records.makespan = records.makespan.max(o.end);
             }
-            Ok(Err(e)) => {
-                // A deadlock elsewhere is usually the consequence of a node that failed: report
-                // the failure itself when there is one.
-                let replace = matches!(first_err, None | Some(CoreError::Deadlock { .. }))
-                    && !matches!(e, CoreError::Deadlock { .. });
-                if first_err.is_none() || replace {
-                    first_err = Some(e);
-                }
-            }
+            Ok(Err(e)) => super::keep_failure(&mut first_err, e),
             Err(_) => {
                 first_err.get_or_insert(CoreError::Protocol {
                     node,

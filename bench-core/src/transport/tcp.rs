@@ -245,22 +245,17 @@ fn accept_loop(
     rings: Arc<HashMap<NodeId, Arc<Ring>>>,
     shared: Arc<Shared>,
 ) {
-    let mut readers = Vec::new();
     while !shared.stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((stream, peer)) => {
+                // Detached: a reader ends with its connection's closing frame or loss.
                 let (rg, sh) = (rings.clone(), shared.clone());
-                readers.push(std::thread::spawn(move || {
-                    receive(node, token, stream, peer, &rg, &sh);
-                }));
+                std::thread::spawn(move || receive(node, token, stream, peer, &rg, &sh));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(2));
-            }
+            // Nothing pending (non-blocking listener) or a transient accept error.
             Err(_) => std::thread::sleep(Duration::from_millis(2)),
         }
     }
-    drop(readers);
 }
 
 /// Reads one connection's frames until its closing frame, a failure, or shutdown.
@@ -515,7 +510,7 @@ impl Drop for TcpEndpoint {
             let _ = s.flush();
         }
         self.conns.clear();
-        // Give receivers a moment to read the closing frames before they are told to stop.
+        // Stop accepting; this endpoint's readers then take a connection's end as expected.
         self.shared.stop.store(true, Ordering::Relaxed);
         if let Some(h) = self.acceptor.take() {
             let _ = h.join();

@@ -189,15 +189,11 @@ fn main() -> std::process::ExitCode {
             for (g, r) in graphs.iter().zip(&runs).skip(1) {
                 let t = r.time_to_loss(target);
                 out.claim(Claim::check(
-                    format!(
-                        "{FIGURE}/{}-before-{}{}",
-                        g.name(),
-                        graphs[0].name(),
-                        if drivers.len() > 1 {
-                            format!("/{}", driver.label())
-                        } else {
-                            String::new()
-                        }
+                    driver_tag(
+                        &format!("{FIGURE}/{}-before-{}", g.name(), graphs[0].name()),
+                        "/",
+                        driver,
+                        &drivers,
                     ),
                     format!(
                         "{} reaches loss {target:.4} before {} under the two-level network",

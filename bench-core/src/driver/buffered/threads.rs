@@ -141,13 +141,7 @@ pub fn run(cfg: &BufferedConfig, setup: &BufferedSetup<'_>) -> Result<BufferedRe
                 records.bytes_sent[i] = o.bytes;
                 records.makespan = records.makespan.max(o.end);
             }
-            Ok(Err(e)) => {
-                let replace = matches!(first_err, None | Some(CoreError::Deadlock { .. }))
-                    && !matches!(e, CoreError::Deadlock { .. });
-                if first_err.is_none() || replace {
-                    first_err = Some(e);
-                }
-            }
+            Ok(Err(e)) => crate::driver::keep_failure(&mut first_err, e),
             Err(_) => {
                 first_err.get_or_insert(CoreError::Protocol {
                     node: i,
