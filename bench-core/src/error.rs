@@ -53,6 +53,15 @@ pub enum CoreError {
         /// Which nodes were waiting on what.
         message: String,
     },
+    /// A node stopped because another node (or rank) failed first; the first failure is the
+    /// error worth reporting, this one only explains why the rest stopped.
+    #[error("node {node} stopped: {message}")]
+    Stopped {
+        /// Node that stopped.
+        node: usize,
+        /// Whose failure stopped it.
+        message: String,
+    },
     /// The transport rejected an operation (unregistered ring, oversized write, peer gone).
     #[error("transport: {0}")]
     Transport(String),

@@ -7,6 +7,7 @@ mod control_only;
 mod learning;
 mod network;
 mod node_model;
+pub mod node_thread;
 mod profile;
 pub mod sim;
 pub mod threads;
@@ -17,14 +18,15 @@ pub use network::{HostPlacement, LinkOverride, NetworkModel};
 pub use node_model::{NodeModel, Payload, PayloadEffect};
 
 /// Keeps the error a threaded run reports: the first failure, except that a node's real failure
-/// replaces a deadlock seen earlier (a deadlock elsewhere is usually its consequence).
+/// replaces a deadlock or a stop seen earlier (those are usually its consequence).
 pub(crate) fn keep_failure(
     first: &mut Option<crate::error::CoreError>,
     e: crate::error::CoreError,
 ) {
     use crate::error::CoreError;
-    let replace = matches!(first, None | Some(CoreError::Deadlock { .. }))
-        && !matches!(e, CoreError::Deadlock { .. });
+    let secondary =
+        |e: &CoreError| matches!(e, CoreError::Deadlock { .. } | CoreError::Stopped { .. });
+    let replace = first.as_ref().is_none_or(secondary) && !secondary(&e);
     if first.is_none() || replace {
         *first = Some(e);
     }
