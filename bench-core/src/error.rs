@@ -62,6 +62,14 @@ pub enum CoreError {
         /// Whose failure stopped it.
         message: String,
     },
+    /// A multi-process run failed on one rank, or lost one.
+    #[error("rank {rank}: {message}")]
+    Cluster {
+        /// Rank that failed or was lost.
+        rank: usize,
+        /// What happened there.
+        message: String,
+    },
     /// The transport rejected an operation (unregistered ring, oversized write, peer gone).
     #[error("transport: {0}")]
     Transport(String),

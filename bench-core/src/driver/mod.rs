@@ -1,8 +1,9 @@
 //! Drivers run protocol nodes: [`sim`] in deterministic virtual time, [`threads`] with one OS
-//! thread per node in real time over the threads transport. Both carry out the same
-//! [`crate::protocol::Action`]s through one [`Learning`], so the learning is identical in kind.
+//! thread per node in real time over the threads transport, [`cluster`] with one process per
+//! rank over tcp. All carry out the same [`crate::protocol::Action`]s through one [`Learning`], so the learning is identical in kind.
 
 pub mod buffered;
+pub mod cluster;
 mod control_only;
 mod learning;
 mod network;
@@ -59,6 +60,9 @@ pub enum DriverKind {
     Sim,
     /// One OS thread per node, real time.
     Threads,
+    /// One process per rank (mpirun, srun or `syncbench launch`), nodes spread over the ranks,
+    /// real time over a real transport.
+    Cluster,
 }
 
 impl DriverKind {
@@ -67,6 +71,7 @@ impl DriverKind {
         match self {
             DriverKind::Sim => "sim",
             DriverKind::Threads => "threads",
+            DriverKind::Cluster => "cluster",
         }
     }
 }

@@ -6,8 +6,8 @@
 //! process too.
 
 use super::learning::Learning;
-use super::node_thread::{self, AbortFlag, NodeContext, NodeOutcome};
-use crate::error::{CoreError, Result};
+use super::node_thread::{self, AbortFlag, RunShared};
+use crate::error::Result;
 use crate::metrics::RunRecords;
 use crate::protocol::{Protocol, Role};
 use crate::straggler::StragglerConfig;
@@ -36,14 +36,6 @@ pub(crate) fn ring_pairs(roles: &[Role]) -> Vec<(usize, usize)> {
     pairs
 }
 
-/// The node whose model progress.csv evaluates: the learning's choice, the server, or peer 0.
-pub(crate) fn evaluator<L: Learning + ?Sized>(workload: &L, roles: &[Role]) -> usize {
-    workload
-        .eval_node()
-        .or_else(|| roles.iter().position(|r| *r == Role::Server))
-        .unwrap_or(0)
-}
-
 /// Runs `nodes` with one thread each until all finish.
 ///
 /// # Errors
@@ -68,61 +60,29 @@ pub fn run<L: Learning + ?Sized + 'static>(
     for &(from, to) in &pairs {
         fabric.register(from, to, cap, cfg.ring_depth)?;
     }
-    let evaluator = evaluator(&*workload, &roles);
     let endpoints = fabric.endpoints();
-    let start = Instant::now();
     let abort = Arc::new(AbortFlag::default());
-    let handles: Vec<_> = nodes
-        .into_iter()
-        .zip(endpoints)
-        .map(|(proto, ep)| {
-            let node = proto.node();
-            let sampler = match proto.role() {
-                Role::Worker(w) => Some(stragglers.sampler(workers, w, seed)),
-                Role::Server => None,
-            }
-            .transpose();
-            let ctx = sampler.map(|sampler| NodeContext {
-                workload: workload.clone(),
-                roles: roles.clone(),
-                cfg: *cfg,
-                sampler,
-                start,
-                evaluator: node == evaluator,
-                sends_to: pairs.iter().filter(|p| p.0 == node).map(|p| p.1).collect(),
-                hears_from: pairs.iter().filter(|p| p.1 == node).map(|p| p.0).collect(),
-                abort: abort.clone(),
-            });
-            std::thread::Builder::new()
-                .name(format!("node-{node}"))
-                .spawn(move || -> Result<NodeOutcome> { node_thread::run_node(proto, ep, ctx?) })
-                .expect("spawn node thread")
-        })
-        .collect();
-    let mut outcomes = Vec::with_capacity(n);
-    let mut first_err = None;
-    for (node, h) in handles.into_iter().enumerate() {
-        match h.join() {
-            Ok(Ok(o)) => outcomes.push(o),
-            Ok(Err(e)) => super::keep_failure(&mut first_err, e),
-            Err(_) => {
-                first_err.get_or_insert(CoreError::Protocol {
-                    node,
-                    message: "node thread panicked".into(),
-                });
-            }
-        }
-    }
-    if let Some(e) = first_err {
-        return Err(e);
-    }
-    Ok(node_thread::merge(n, outcomes))
+    let handles = node_thread::spawn_nodes(
+        nodes.into_iter().zip(endpoints).collect(),
+        &RunShared {
+            workload: &workload,
+            roles: &roles,
+            pairs: &pairs,
+            cfg,
+            stragglers,
+            seed,
+            start: Instant::now(),
+            abort: &abort,
+        },
+    )?;
+    Ok(node_thread::merge(n, node_thread::join_nodes(handles)?))
 }
 
 #[cfg(test)]
 mod stall_tests {
     use super::*;
     use crate::driver::ComputeModel;
+    use crate::error::CoreError;
     use crate::protocol::{Action, Input, Nanos, NodeId};
 
     struct Silent(NodeId);

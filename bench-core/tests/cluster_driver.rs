@@ -1,0 +1,280 @@
+//! The cluster driver with its ranks as threads of this test (the control plane and the
+//! transport are real TCP on loopback; only the processes are shared): the same parameter-server
+//! scenario the other drivers run gives the threads driver's schema on every rank, several runs
+//! share one session, and a rank whose node fails stops every rank with an error naming it.
+
+use bench_core::data::Rcv1Shape;
+use bench_core::driver::cluster::{self, ClusterTransport, RankSpec, Session};
+use bench_core::driver::threads::{self, ThreadsConfig};
+use bench_core::driver::ComputeModel;
+use bench_core::error::{CoreError, Result};
+use bench_core::metrics::RunRecords;
+use bench_core::protocol::{Action, Input, Nanos, NodeId, Protocol, ProtocolSpec, Role, SyncMode};
+use bench_core::straggler::StragglerConfig;
+use bench_core::workload::{Loss, SvmConfig, SvmSgd, Workload};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn workload() -> Arc<dyn Workload> {
+    let mut shape = Rcv1Shape::with_rows(1200);
+    shape.features = 2048;
+    let d = shape.generate(3);
+    let cfg = SvmConfig {
+        loss: Loss::Hinge,
+        lambda: 1e-4,
+        eta0: 20.0,
+        batch: 16,
+    };
+    Arc::new(SvmSgd::new(cfg, d.slice_rows(0..1000), d.slice_rows(1000..1200)).unwrap())
+}
+
+fn stragglers() -> StragglerConfig {
+    StragglerConfig {
+        slow: vec![],
+        jitter_sigma: 0.1,
+        production: None,
+        random: None,
+    }
+}
+
+const CFG: ThreadsConfig = ThreadsConfig {
+    compute: ComputeModel {
+        ns_per_example: 10_000.0,
+        measured: false,
+    },
+    ring_depth: 16,
+    eval_every: 20,
+    stall_timeout_ms: 5_000,
+};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn spec(rank: usize, size: usize, port: u16) -> RankSpec {
+    RankSpec {
+        rank,
+        size,
+        root: format!("127.0.0.1:{port}").parse().unwrap(),
+        token: 0x5eed,
+        timeout: Duration::from_secs(10),
+        source: "test".into(),
+    }
+}
+
+/// Runs `body` on `size` ranks, each a thread with its own session; results by rank.
+fn on_ranks<T: Send + 'static>(
+    size: usize,
+    body: impl Fn(usize, &mut Session) -> T + Send + Sync + 'static,
+) -> Vec<T> {
+    let port = free_port();
+    let body = Arc::new(body);
+    let handles: Vec<_> = (0..size)
+        .map(|rank| {
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let mut s = Session::connect(spec(rank, size, port)).unwrap();
+                body(rank, &mut s)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+fn ps(mode: SyncMode) -> Vec<Box<dyn Protocol>> {
+    ProtocolSpec {
+        mode,
+        workers: 4,
+        iterations: 20,
+    }
+    .build()
+    .unwrap()
+}
+
+#[test]
+fn every_mode_on_four_ranks_matches_the_threads_schema() {
+    let modes = [
+        SyncMode::Bsp,
+        SyncMode::Asp,
+        SyncMode::Ssp { staleness: 2 },
+        SyncMode::Essp { staleness: 2 },
+        SyncMode::BspBackup { backups: 1 },
+    ];
+    let per_rank: Vec<Vec<RunRecords>> = on_ranks(4, move |_, s| {
+        modes
+            .iter()
+            .map(|&m| {
+                cluster::run(
+                    s,
+                    ClusterTransport::Tcp,
+                    ps(m),
+                    workload(),
+                    &CFG,
+                    &stragglers(),
+                    1,
+                )
+                .unwrap()
+            })
+            .collect()
+    });
+    for (i, &mode) in modes.iter().enumerate() {
+        let r = &per_rank[0][i];
+        // Every rank goes on with the same records.
+        for other in &per_rank[1..] {
+            assert_eq!(&other[i], r, "{mode:?}");
+        }
+        let t = threads::run(ps(mode), workload(), &CFG, &stragglers(), 1).unwrap();
+        assert_eq!(r.bytes_sent.len(), t.bytes_sent.len());
+        match mode {
+            SyncMode::BspBackup { backups } => assert_eq!(
+                r.iterations.len() as u64,
+                (4 - backups) as u64 * 20 + r.dropped_updates
+            ),
+            _ => assert_eq!(r.iterations.len(), t.iterations.len(), "{mode:?}"),
+        }
+        if let Some(s) = mode.bound() {
+            assert!(r.iterations.iter().all(|x| x.staleness <= s), "{mode:?}");
+        }
+        if mode == SyncMode::Bsp {
+            assert!(r.iterations.iter().all(|x| x.staleness == 0));
+        }
+        let (first, last) = (r.progress.first().unwrap(), r.progress.last().unwrap());
+        assert!(
+            last.loss < first.loss,
+            "{mode:?}: {} -> {}",
+            first.loss,
+            last.loss
+        );
+        assert!(r.bytes_sent.iter().all(|&b| b > 0), "{mode:?}");
+        // Workers 0..4 ran on ranks 1, 2, 3, 0 (node = worker + 1): all of them are in.
+        let mut workers: Vec<usize> = r.iterations.iter().map(|x| x.worker).collect();
+        workers.dedup();
+        workers.sort();
+        workers.dedup();
+        assert_eq!(workers, vec![0, 1, 2, 3], "{mode:?}");
+    }
+}
+
+/// A protocol that fails at its `after`-th input.
+struct FailsAfter {
+    inner: Box<dyn Protocol>,
+    after: usize,
+}
+
+impl Protocol for FailsAfter {
+    fn node(&self) -> NodeId {
+        self.inner.node()
+    }
+    fn role(&self) -> Role {
+        self.inner.role()
+    }
+    fn handle(&mut self, now: Nanos, input: Input) -> Result<()> {
+        if self.after == 0 {
+            return Err(CoreError::Protocol {
+                node: self.node(),
+                message: "injected failure".into(),
+            });
+        }
+        self.after -= 1;
+        self.inner.handle(now, input)
+    }
+    fn poll_action(&mut self) -> Option<Action> {
+        self.inner.poll_action()
+    }
+    fn is_finished(&self) -> bool {
+        self.inner.is_finished()
+    }
+    fn waiting_on(&self) -> String {
+        self.inner.waiting_on()
+    }
+}
+
+#[test]
+fn a_failing_rank_stops_every_rank_with_its_name() {
+    let results = on_ranks(3, |rank, s| {
+        let nodes: Vec<Box<dyn Protocol>> = ps(SyncMode::Bsp)
+            .into_iter()
+            .map(|p| -> Box<dyn Protocol> {
+                // Node 2 lives on rank 2; it fails after a few messages.
+                if rank == 2 && p.node() == 2 {
+                    Box::new(FailsAfter { inner: p, after: 6 })
+                } else {
+                    p
+                }
+            })
+            .collect();
+        let t0 = std::time::Instant::now();
+        let r = cluster::run(
+            s,
+            ClusterTransport::Tcp,
+            nodes,
+            workload(),
+            &CFG,
+            &stragglers(),
+            1,
+        );
+        (r, t0.elapsed())
+    });
+    for (rank, (r, took)) in results.into_iter().enumerate() {
+        let e = r.unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(e, CoreError::Cluster { rank: 2, .. }),
+            "rank {rank}: {text}"
+        );
+        assert!(text.contains("injected failure"), "rank {rank}: {text}");
+        assert!(text.contains("node(s) 2"), "rank {rank}: {text}");
+        // Well before the 5 s stall timeout: the stop is signalled, not waited out.
+        assert!(took < Duration::from_secs(4), "rank {rank} took {took:?}");
+    }
+}
+
+#[test]
+fn ranks_with_different_configurations_are_refused() {
+    let results = on_ranks(2, |rank, s| {
+        cluster::run(
+            s,
+            ClusterTransport::Tcp,
+            ps(SyncMode::Bsp),
+            workload(),
+            &CFG,
+            &stragglers(),
+            1 + rank as u64,
+        )
+        .map(|_| ())
+    });
+    for r in results {
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("different configuration"), "{e}");
+    }
+}
+
+#[test]
+fn a_stranger_at_the_root_is_rejected_and_the_job_goes_on() {
+    let port = free_port();
+    let stranger = std::thread::spawn(move || {
+        // Knock until rank 0 listens, then send a handshake with the wrong token.
+        for _ in 0..200 {
+            if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+                use std::io::Write;
+                let words = [0x5342_4354_4c00_0001u64, 0xbad, 1, 2];
+                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                let _ = s.write_all(&bytes);
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    });
+    // Rank 1 arrives late, after the stranger.
+    let root = std::thread::spawn(move || Session::connect(spec(0, 2, port)).map(|_| ()));
+    assert!(stranger.join().unwrap());
+    std::thread::sleep(Duration::from_millis(100));
+    let member = Session::connect(spec(1, 2, port)).map(|_| ());
+    assert!(member.is_ok(), "{member:?}");
+    assert!(root.join().unwrap().is_ok());
+}
