@@ -119,6 +119,9 @@ pub fn run_buffered(
     match driver {
         DriverKind::Sim => buffered::sim::run(&cfg, &setup),
         DriverKind::Threads => buffered::threads::run(&cfg, &setup),
+        DriverKind::Cluster => Err(bench_core::CoreError::Config(
+            "receive-buffer reduce (asap-fig7, asap-fig9) does not run under the cluster driver yet; use sim or threads".into(),
+        )),
     }
     .with_context(|| {
         format!(

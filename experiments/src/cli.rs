@@ -32,8 +32,10 @@ pub struct CommonArgs {
     /// Problem size: `quick` (minutes on a laptop) or `paper` (the papers' sizes).
     #[arg(long, value_enum, default_value_t = Scale::Quick, env = "SCALE")]
     pub scale: Scale,
-    /// Driver(s) to run under, comma-separated: `sim` (deterministic virtual time) and/or
-    /// `threads` (one OS thread per node, real time). Default: the experiment's own list.
+    /// Driver(s) to run under, comma-separated: `sim` (deterministic virtual time), `threads`
+    /// (one OS thread per node, real time) and/or `cluster` (one process per rank, started by
+    /// `syncbench launch --ranks N --`, mpirun or srun; only rank 0 writes results). Default: the
+    /// experiment's own list.
     #[arg(long, value_delimiter = ',')]
     pub driver: Vec<String>,
     /// Run seed: every random number of the run derives from it.
@@ -51,6 +53,9 @@ pub struct CommonArgs {
     /// with `syncbench datasets fetch NAME`; default at paper scale).
     #[arg(long, value_enum)]
     pub data: Option<crate::svm_setup::DataMode>,
+    /// Cluster-driver flags.
+    #[command(flatten)]
+    pub cluster: crate::cluster_cli::ClusterArgs,
 }
 
 impl CommonArgs {
@@ -85,20 +90,33 @@ impl CommonArgs {
         })
     }
 
-    /// The drivers to run, defaulting to `default`.
+    /// The drivers to run, defaulting to `default`; with `cluster` among them, the process joins
+    /// its job first.
     ///
     /// # Errors
-    /// For an unknown driver name.
+    /// For an unknown driver name, or a cluster job that cannot be joined.
     pub fn drivers(&self, default: &[DriverKind]) -> Result<Vec<DriverKind>> {
-        if self.driver.is_empty() {
-            return Ok(default.to_vec());
+        let drivers = if self.driver.is_empty() {
+            default.to_vec()
+        } else {
+            self.parse_drivers()?
+        };
+        if drivers.contains(&DriverKind::Cluster) {
+            crate::cluster_cli::join(&self.cluster)?;
+        } else if let Some(how) = crate::cluster_cli::started_as_rank() {
+            bail!("this process was started as {how}, but the drivers ({}) do not include cluster: every rank would run the whole experiment and write the same files; add --driver cluster", drivers_label(&drivers));
         }
+        Ok(drivers)
+    }
+
+    fn parse_drivers(&self) -> Result<Vec<DriverKind>> {
         self.driver
             .iter()
             .map(|d| match d.trim() {
                 "sim" => Ok(DriverKind::Sim),
                 "threads" => Ok(DriverKind::Threads),
-                other => bail!("unknown driver '{other}'; expected sim or threads"),
+                "cluster" => Ok(DriverKind::Cluster),
+                other => bail!("unknown driver '{other}'; expected sim, threads or cluster"),
             })
             .collect()
     }

@@ -10,7 +10,8 @@ use std::time::Instant;
 /// Results of one figure under construction at `<out>/<figure-id>/`.
 pub struct ExperimentOutput {
     figure: String,
-    dir: RunDir,
+    /// None on a cluster rank other than 0, which writes nothing.
+    dir: Option<RunDir>,
     claims: Vec<Claim>,
     started: Instant,
 }
@@ -21,8 +22,14 @@ impl ExperimentOutput {
     /// # Errors
     /// When the results directory cannot be created.
     pub fn new(out: &std::path::Path, figure: &str) -> Result<Self> {
-        let dir = RunDir::create(out.join(figure))
-            .with_context(|| format!("cannot create results for {figure}"))?;
+        let dir = if crate::cluster_cli::is_writer() {
+            Some(
+                RunDir::create(out.join(figure))
+                    .with_context(|| format!("cannot create results for {figure}"))?,
+            )
+        } else {
+            None
+        };
         Ok(ExperimentOutput {
             figure: figure.to_string(),
             dir,
@@ -36,7 +43,10 @@ impl ExperimentOutput {
     /// # Errors
     /// On I/O or serialisation failure.
     pub fn csv<T: Serialize>(&self, name: &str, rows: &[T]) -> Result<()> {
-        Ok(self.dir.write_csv(name, rows)?)
+        match &self.dir {
+            Some(d) => Ok(d.write_csv(name, rows)?),
+            None => Ok(()),
+        }
     }
 
     /// Writes a JSON file of the figure.
@@ -44,7 +54,10 @@ impl ExperimentOutput {
     /// # Errors
     /// On I/O failure.
     pub fn json<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
-        Ok(self.dir.write_json(name, value)?)
+        match &self.dir {
+            Some(d) => Ok(d.write_json(name, value)?),
+            None => Ok(()),
+        }
     }
 
     /// Adds a claim.
@@ -65,7 +78,12 @@ impl ExperimentOutput {
         mut notes: Vec<String>,
     ) -> Result<PathBuf> {
         notes.extend(crate::svm_setup::provenance());
-        self.dir.write_csv("claims.csv", &self.claims)?;
+        notes.extend(crate::cluster_cli::notes());
+        let Some(dir) = self.dir else {
+            // A cluster rank other than 0: rank 0 writes the same results.
+            return Ok(PathBuf::new());
+        };
+        dir.write_csv("claims.csv", &self.claims)?;
         let manifest = Manifest {
             experiment: self.figure.clone(),
             config: serde_json::to_value(config)?,
@@ -84,7 +102,7 @@ impl ExperimentOutput {
             wall_seconds: self.started.elapsed().as_secs_f64(),
             notes,
         };
-        self.dir.write_json("manifest.json", &manifest)?;
+        dir.write_json("manifest.json", &manifest)?;
         let failed = self
             .claims
             .iter()
@@ -95,7 +113,7 @@ impl ExperimentOutput {
             .iter()
             .filter(|c| c.verdict == Verdict::Pass)
             .count();
-        let path = self.dir.commit()?;
+        let path = dir.commit()?;
         eprintln!(
             "{}: {} claims passed, {} failed -> {}",
             self.figure,

@@ -2,6 +2,7 @@
 //! experiment shares.
 
 use anyhow::Result;
+use bench_core::driver::cluster;
 use bench_core::driver::sim::{self, SimConfig};
 use bench_core::driver::threads::{self, ThreadsConfig};
 use bench_core::driver::{ComputeModel, DriverKind, Learning, NetworkModel};
@@ -85,14 +86,29 @@ pub fn run_nodes<L: Learning + ?Sized + 'static>(
         DriverKind::Threads => threads::run(
             nodes,
             learning.clone(),
-            &ThreadsConfig {
-                compute: settings.compute,
-                ring_depth: settings.threads.ring_depth,
-                eval_every: settings.eval_every,
-                stall_timeout_ms: settings.threads.stall_timeout_ms,
-            },
+            &threads_config(settings),
             &settings.stragglers,
             seed,
         )?,
+        DriverKind::Cluster => crate::cluster_cli::with_session(|session, transport| {
+            cluster::run(
+                session,
+                transport,
+                nodes,
+                learning.clone(),
+                &threads_config(settings),
+                &settings.stragglers,
+                seed,
+            )
+        })?,
     })
+}
+
+fn threads_config(settings: &RunSettings) -> ThreadsConfig {
+    ThreadsConfig {
+        compute: settings.compute,
+        ring_depth: settings.threads.ring_depth,
+        eval_every: settings.eval_every,
+        stall_timeout_ms: settings.threads.stall_timeout_ms,
+    }
 }

@@ -1,5 +1,5 @@
-//! `syncbench`: the harness's general command line: graphs and datasets (launch and transport
-//! benchmarks join as they land).
+//! `syncbench`: the harness's general command line: datasets, transport benchmarks, graphs, and
+//! launching the ranks of a cluster-driver run on one machine.
 
 use anyhow::{Context, Result};
 use bench_core::topology::{read_edge_list, GraphReport, TopologyKind};
@@ -35,6 +35,11 @@ enum Command {
     /// memcpy, a raw loopback socket and a cache-line ping-pong measured in the same run, with
     /// the ratios to them (threads vs memcpy, tcp vs the raw socket).
     TransportBench(experiments::transport_bench::BenchArgs),
+    /// Start N ranks of an experiment binary on this machine for `--driver cluster` (as
+    /// torchrun does, where there is no mpirun): `syncbench launch --ranks 4 -- ps-modes
+    /// --driver cluster`. Ranks find each other through a free loopback port; only rank 0
+    /// writes results.
+    Launch(experiments::launch::LaunchArgs),
     /// Analyse a communication graph: nodes, edges, degrees, regularity, connectivity,
     /// shortest paths and both spectral gaps (ASAP's 1 - sigma_2(P), Hop's |l1| - |l2|).
     Graph {
@@ -56,11 +61,22 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    experiments::main_with(run)
+    let cli = Cli::parse();
+    if let Command::Launch(args) = cli.command {
+        return match experiments::launch::run(args) {
+            Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
+    experiments::main_with(|| run(cli))
 }
 
-fn run() -> Result<()> {
-    match Cli::parse().command {
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Launch(_) => unreachable!("handled in main"),
         Command::Datasets { lock, command } => experiments::datasets_cli::run(command, lock),
         Command::TransportBench(args) => experiments::transport_bench::run(args),
         Command::Graph {

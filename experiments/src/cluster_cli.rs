@@ -1,0 +1,123 @@
+//! The experiment binaries' side of `--driver cluster`: the process's one control session,
+//! opened when the driver list names `cluster`, and which rank writes results (rank 0 only; the
+//! others compute the same records and write nothing).
+
+use anyhow::{Context, Result};
+use bench_core::driver::cluster::{ClusterTransport, RankFlags, RankSpec, Session};
+use clap::{Args, ValueEnum};
+use std::sync::{Mutex, OnceLock};
+
+/// Transports `--transport` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TransportArg {
+    /// A TCP connection per node pair (loopback or between hosts).
+    Tcp,
+}
+
+impl TransportArg {
+    fn core(self) -> ClusterTransport {
+        match self {
+            TransportArg::Tcp => ClusterTransport::Tcp,
+        }
+    }
+}
+
+/// Flags of the cluster driver (ignored by the other drivers).
+#[derive(Debug, Clone, Args)]
+pub struct ClusterArgs {
+    /// Cluster driver: transport between ranks.
+    #[arg(long, value_enum, default_value_t = TransportArg::Tcp)]
+    pub transport: TransportArg,
+    /// Cluster driver: this process's rank (default: from `syncbench launch`, mpirun, PMI or
+    /// srun variables).
+    #[arg(long, requires = "world_size")]
+    pub rank: Option<usize>,
+    /// Cluster driver: number of ranks (with --rank).
+    #[arg(long, requires = "rank")]
+    pub world_size: Option<usize>,
+    /// Cluster driver: HOST:PORT where rank 0 listens (default: $SYNCBENCH_ROOT, else
+    /// $MASTER_ADDR:$MASTER_PORT, else 127.0.0.1:29517).
+    #[arg(long)]
+    pub root: Option<String>,
+    /// Cluster driver: how long ranks wait to connect, and for each other's reports after a
+    /// failure, in ms (default: $SYNCBENCH_TIMEOUT_MS, else 30000).
+    #[arg(long)]
+    pub cluster_timeout_ms: Option<u64>,
+}
+
+struct Joined {
+    session: Session,
+    transport: ClusterTransport,
+}
+
+static JOINED: OnceLock<Mutex<Joined>> = OnceLock::new();
+
+/// Joins the job once per process (later calls do nothing).
+///
+/// # Errors
+/// When the rank cannot be determined or the ranks cannot connect (the message names which).
+pub fn join(args: &ClusterArgs) -> Result<()> {
+    if JOINED.get().is_some() {
+        return Ok(());
+    }
+    let flags = RankFlags {
+        rank: args.rank,
+        size: args.world_size,
+        root: args.root.clone(),
+        timeout_ms: args.cluster_timeout_ms,
+    };
+    let spec = RankSpec::resolve(&flags, &|k| std::env::var(k).ok())?;
+    let (rank, size, root) = (spec.rank, spec.size, spec.root);
+    let session = Session::connect(spec)
+        .with_context(|| format!("rank {rank} of {size} could not join the job at {root}"))?;
+    let _ = JOINED.set(Mutex::new(Joined {
+        session,
+        transport: args.transport.core(),
+    }));
+    Ok(())
+}
+
+/// Runs `f` with the session and transport.
+///
+/// # Errors
+/// When the process has not joined a job (a driver list without `cluster`), or `f`'s error.
+pub fn with_session<T>(
+    f: impl FnOnce(&mut Session, ClusterTransport) -> bench_core::error::Result<T>,
+) -> Result<T> {
+    let joined = JOINED.get().context(
+        "the cluster driver runs only after the process joined a job (--driver cluster)",
+    )?;
+    let mut j = joined.lock().expect("cluster session lock");
+    let transport = j.transport;
+    Ok(f(&mut j.session, transport)?)
+}
+
+/// `rank R of N (VARIABLES)` when a launcher started this process as one of several ranks.
+pub fn started_as_rank() -> Option<String> {
+    bench_core::driver::cluster::rank::RANK_VARIABLES
+        .iter()
+        .find_map(|(rv, sv)| {
+            let r = std::env::var(rv).ok()?;
+            let s = std::env::var(sv).ok()?;
+            (s.trim().parse::<usize>().ok()? > 1).then(|| format!("rank {r} of {s} ({rv}/{sv})"))
+        })
+}
+
+/// True unless this process is a rank other than 0 of a job: only one process writes results.
+pub fn is_writer() -> bool {
+    JOINED
+        .get()
+        .is_none_or(|j| j.lock().expect("cluster session lock").session.spec().rank == 0)
+}
+
+/// Manifest notes describing the job, if the process joined one.
+pub fn notes() -> Vec<String> {
+    JOINED.get().map_or_else(Vec::new, |j| {
+        let j = j.lock().expect("cluster session lock");
+        let s = j.session.spec();
+        vec![format!(
+            "cluster driver: {} ranks over {:?} (rank from {}; rank 0 at {}); node i ran on rank i mod {}; times are each rank's clock since a barrier at the run's start",
+            s.size, j.transport, s.source, s.root, s.size
+        )]
+    })
+}
