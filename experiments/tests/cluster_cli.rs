@@ -1,0 +1,233 @@
+//! The cluster driver as separate processes: `syncbench launch --ranks 4 -- ps-modes --driver
+//! cluster` gives the threads driver's files and columns; a rank killed mid-run makes the others
+//! stop with an error naming it, leaves no partial results, and keeps earlier results intact; a
+//! process started as a rank without the cluster driver is refused.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("syncbench-cluster-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// ps-modes on 4 workers; `iterations` sets the length (BSP runs ~3 ms per iteration).
+fn config(dir: &Path, iterations: u64) -> PathBuf {
+    let text = format!(
+        r#"
+workers = 4
+iterations = {iterations}
+modes = ["bsp", "asp", "ssp2"]
+eval_every = 8
+[data]
+train_rows = 600
+test_rows = 100
+features = 500
+nnz_per_row = 10.0
+label_noise = 0.1
+informative = 0.1
+[svm]
+loss = "hinge"
+lambda = 1e-4
+eta0 = 10.0
+batch = 8
+[compute]
+ns_per_example = 200000.0
+[network]
+latency_ns = 5000
+bandwidth_gbps = 10.0
+[threads]
+ring_depth = 16
+stall_timeout_ms = 60000
+[stragglers]
+jitter_sigma = 0.1
+slow = [{{ worker = 0, factor = 2.0 }}]
+"#
+    );
+    let p = dir.join("cfg.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Every file of a results directory with its CSV header line (JSON files: their name only).
+fn schema(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().to_string();
+            let header = if rel.ends_with(".csv") {
+                std::fs::read_to_string(&p)
+                    .unwrap()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            } else {
+                String::new()
+            };
+            out.push((rel, header));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn four_ranks_give_the_threads_schema() {
+    let dir = tmpdir("schema");
+    let cfg = config(&dir, 12);
+    let (cluster, threads) = (dir.join("cluster"), dir.join("threads"));
+    let out = Command::new(env!("CARGO_BIN_EXE_syncbench"))
+        .args(["launch", "--ranks", "4", "--"])
+        .arg(env!("CARGO_BIN_EXE_ps-modes"))
+        .args(["--driver", "cluster", "--out"])
+        .arg(&cluster)
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // One rank wrote, the others wrote nothing.
+    assert_eq!(err.matches("claims passed").count(), 1, "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_ps-modes"))
+        .args(["--driver", "threads", "--out"])
+        .arg(&threads)
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rename = |s: Vec<(String, String)>, from: &str| -> Vec<(String, String)> {
+        let mut s: Vec<_> = s
+            .into_iter()
+            .map(|(f, h)| (f.replace(from, "DRIVER"), h))
+            .collect();
+        s.sort();
+        s
+    };
+    let c = rename(schema(&cluster.join("ps-modes")), "cluster");
+    let t = rename(schema(&threads.join("ps-modes")), "threads");
+    assert_eq!(c, t);
+    let iterations =
+        std::fs::read_to_string(cluster.join("ps-modes/cluster-bsp/iterations.csv")).unwrap();
+    // 4 workers x 12 iterations, every worker present (they ran on ranks 1, 2, 3 and 0).
+    assert_eq!(iterations.lines().count(), 1 + 48);
+    let manifest = std::fs::read_to_string(cluster.join("ps-modes/manifest.json")).unwrap();
+    assert!(manifest.contains("4 ranks over Tcp"), "{manifest}");
+    let claims = std::fs::read_to_string(cluster.join("ps-modes/claims.csv")).unwrap();
+    assert!(claims.contains("ps-modes/cluster/ssp-bound"), "{claims}");
+}
+
+#[test]
+fn a_killed_rank_stops_the_others_naming_it() {
+    let dir = tmpdir("kill");
+    let out = dir.join("results");
+    // An earlier, completed result that must survive the failed run.
+    std::fs::create_dir_all(out.join("ps-modes")).unwrap();
+    std::fs::write(out.join("ps-modes/claims.csv"), "earlier\n").unwrap();
+    let cfg = config(&dir, 4000);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut ranks: Vec<_> = (0..4)
+        .map(|rank| {
+            Command::new(env!("CARGO_BIN_EXE_ps-modes"))
+                .args([
+                    "--driver",
+                    "cluster",
+                    "--cluster-timeout-ms",
+                    "5000",
+                    "--out",
+                ])
+                .arg(&out)
+                .arg("--config")
+                .arg(&cfg)
+                .env("SYNCBENCH_RANK", rank.to_string())
+                .env("SYNCBENCH_SIZE", "4")
+                .env("SYNCBENCH_ROOT", format!("127.0.0.1:{port}"))
+                .env("SYNCBENCH_JOB_TOKEN", "feed")
+                .stderr(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Let the first run get going (4000 BSP iterations take far longer than this), then kill
+    // rank 2.
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(ranks[2].try_wait().unwrap().is_none(), "rank 2 ended early");
+    ranks[2].kill().unwrap();
+    let _ = ranks[2].wait();
+    let killed_at = Instant::now();
+    for (rank, c) in ranks.into_iter().enumerate() {
+        if rank == 2 {
+            continue;
+        }
+        let o = c.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "rank {rank} succeeded: {err}");
+        assert!(err.contains("rank 2"), "rank {rank}: {err}");
+    }
+    // Well within the 60 s stall timeout and the 5 s cluster timeout plus start-up.
+    let took = killed_at.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "the others took {took:?} to stop"
+    );
+    // Nothing partial: the earlier result is intact and no temporary directory is left.
+    assert_eq!(
+        std::fs::read_to_string(out.join("ps-modes/claims.csv")).unwrap(),
+        "earlier\n"
+    );
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(left, vec!["ps-modes".to_string()], "{left:?}");
+}
+
+#[test]
+fn a_rank_without_the_cluster_driver_is_refused() {
+    let dir = tmpdir("refuse");
+    let cfg = config(&dir, 4);
+    let o = Command::new(env!("CARGO_BIN_EXE_ps-modes"))
+        .args(["--driver", "threads", "--out"])
+        .arg(dir.join("r"))
+        .arg("--config")
+        .arg(&cfg)
+        .env("OMPI_COMM_WORLD_RANK", "1")
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("add --driver cluster"), "{err}");
+    assert!(!dir.join("r").exists());
+}
+
+#[test]
+fn launch_reports_a_binary_that_cannot_start() {
+    let o = Command::new(env!("CARGO_BIN_EXE_syncbench"))
+        .args(["launch", "--ranks", "2", "--", "/nonexistent/binary"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("cannot start /nonexistent/binary"), "{err}");
+}
