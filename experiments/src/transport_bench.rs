@@ -4,6 +4,7 @@
 
 use anyhow::{bail, Result};
 use bench_core::transport::perf::{self, BandwidthGbps, LatencyNs};
+use bench_core::transport::shm::{self, ShmFabric};
 use bench_core::transport::tcp::TcpFabric;
 use bench_core::transport::threads::ThreadsFabric;
 use clap::Args;
@@ -14,8 +15,9 @@ use std::path::PathBuf;
 /// Flags of `syncbench transport-bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Backends, comma-separated: threads, tcp (shm and rdma come with their backends).
-    #[arg(long, value_delimiter = ',', default_value = "threads,tcp")]
+    /// Backends, comma-separated: threads (in-process copy engines), shm (shared-memory
+    /// segments in /dev/shm) and tcp (loopback); rdma comes with its backend.
+    #[arg(long, value_delimiter = ',', default_value = "threads,shm,tcp")]
     backends: Vec<String>,
     /// Message sizes in bytes, comma-separated (rounded up to whole 8-byte words on the wire).
     #[arg(
@@ -27,6 +29,10 @@ pub struct BenchArgs {
     /// Measured iterations per size (fewer for large sizes: at most 256 MiB moved per size).
     #[arg(long, default_value_t = 1000)]
     iters: usize,
+    /// Slots per ring; the memcpy baseline copies into as many buffers in turn, so both touch
+    /// the same memory (at 4 MiB, 8 slots overflow a 32 MiB cache where 2 do not).
+    #[arg(long, default_value_t = 8)]
+    depth: usize,
     /// Unrecorded warm-up iterations per size.
     #[arg(long, default_value_t = 50)]
     warmup: usize,
@@ -53,6 +59,8 @@ struct Report {
     sizes_bytes: Vec<usize>,
     iterations: usize,
     warmup: usize,
+    /// Slots per ring, and buffers the memcpy baseline rotates over.
+    depth: usize,
     /// Backend -> size in bytes -> measurements.
     backends: BTreeMap<String, BTreeMap<usize, Point>>,
     /// memcpy and raw socket per size, and the cache-line ping-pong.
@@ -88,8 +96,8 @@ fn run_backend(
     words: usize,
     n: usize,
     warmup: usize,
+    depth: usize,
 ) -> Result<(LatencyNs, BandwidthGbps)> {
-    let depth = 8;
     Ok(match name {
         "threads" => {
             let mut f = ThreadsFabric::new(2);
@@ -111,8 +119,19 @@ fn run_backend(
             let (bw, _, _) = perf::bandwidth(a, b, words, n)?;
             (lat, bw)
         }
-        "shm" | "rdma" => bail!("the {name} backend is not built yet (threads and tcp are)"),
-        other => bail!("unknown backend '{other}' (threads, tcp)"),
+        "shm" => {
+            let token = 0x5eed_0000 ^ u64::from(std::process::id()) ^ ((words as u64) << 32);
+            let mut f = ShmFabric::new(2, token, shm::default_dir());
+            f.register(0, 1, words, depth)?;
+            f.register(1, 0, words, depth)?;
+            let mut e = f.endpoints()?;
+            let (b, a) = (e.pop().expect("2"), e.pop().expect("2"));
+            let (lat, a, b) = perf::latency(a, b, words, n, warmup)?;
+            let (bw, _, _) = perf::bandwidth(a, b, words, n)?;
+            (lat, bw)
+        }
+        "rdma" => bail!("the rdma backend is not built yet (threads, shm and tcp are)"),
+        other => bail!("unknown backend '{other}' (threads, shm, tcp)"),
     })
 }
 
@@ -127,15 +146,19 @@ pub fn run(args: BenchArgs) -> Result<()> {
     if args.iters == 0 {
         bail!("--iters must be >= 1");
     }
+    if args.depth == 0 {
+        bail!("--depth must be >= 1");
+    }
     for b in &args.backends {
         if !["threads", "tcp", "shm", "rdma"].contains(&b.as_str()) {
-            bail!("unknown backend '{b}' (threads, tcp)");
+            bail!("unknown backend '{b}' (threads, shm, tcp)");
         }
     }
     let cl = perf::cache_line_ping_pong(100_000);
     let mut report = Report {
         sizes_bytes: args.sizes.clone(),
         iterations: args.iters,
+        depth: args.depth,
         warmup: args.warmup,
         backends: BTreeMap::new(),
         baselines: BTreeMap::new(),
@@ -152,7 +175,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         let n = iters_for(size, args.iters);
         let words = size.div_ceil(8);
         pb.set_message(format!("memcpy {size} B"));
-        let (ml, mb) = perf::memcpy(size, n);
+        let (ml, mb) = perf::memcpy(size, n, args.depth);
         pb.inc(1);
         pb.set_message(format!("raw socket {size} B"));
         let (sl, sb) = perf::raw_socket(size, n, args.warmup)?;
@@ -181,7 +204,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             );
         for b in &args.backends {
             pb.set_message(format!("{b} {size} B"));
-            let (lat, bw) = run_backend(b, words, n, args.warmup)?;
+            let (lat, bw) = run_backend(b, words, n, args.warmup, args.depth)?;
             pb.inc(1);
             let (rm, rs) = match b.as_str() {
                 "tcp" => (None, Some(bw.average / sb.average.max(1e-12))),

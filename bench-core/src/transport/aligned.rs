@@ -95,11 +95,66 @@ impl std::fmt::Debug for AlignedWords {
     }
 }
 
-/// Copies `src` into `dst` word by word with relaxed atomics.
+/// Words from which a copy goes through the CPU's string move instead of word by word.
+const BULK_WORDS: usize = 64;
+
+/// Copies `n` words from `src` to `dst` with `rep movsb`.
+///
+/// The buffers may be read or written by other threads or processes meanwhile (that is what a
+/// torn buffer is); the copy is inline assembly, which the language's memory model treats as
+/// an opaque operation of the hardware, so such a race is the hardware's byte-wise behaviour
+/// and not undefined behaviour, as with word-sized atomics. With fast-string support it runs
+/// at memcpy speed, which a loop of atomic word moves (never vectorised) does not reach.
+///
+/// # Safety
+/// `src` must be valid for reads and `dst` for writes of `n` words.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+unsafe fn rep_movsb(dst: *mut u64, src: *const u64, n: usize) {
+    // SAFETY: the caller guarantees both ranges; rep movsb touches exactly n * 8 bytes of each
+    // and clobbers only rdi, rsi and rcx (declared).
+    unsafe {
+        std::arch::asm!(
+            "rep movsb",
+            inout("rcx") n * 8 => _,
+            inout("rdi") dst => _,
+            inout("rsi") src => _,
+            options(nostack, preserves_flags)
+        );
+    }
+}
+
+/// Copies the words of `src` (which others may write meanwhile) into `out` (resized).
+#[inline]
+pub fn load_words(src: &[AtomicU64], out: &mut Vec<u64>) {
+    out.clear();
+    #[cfg(target_arch = "x86_64")]
+    if src.len() >= BULK_WORDS {
+        out.reserve(src.len());
+        // SAFETY: `out` has room for src.len() words; src is valid for as many; AtomicU64 has
+        // u64's layout. The words are initialised by the copy before the length is set.
+        unsafe {
+            rep_movsb(out.as_mut_ptr(), src.as_ptr() as *const u64, src.len());
+            out.set_len(src.len());
+        }
+        return;
+    }
+    out.extend(src.iter().map(|w| w.load(Ordering::Relaxed)));
+}
+
+/// Copies `src` into `dst`; either may be accessed concurrently by others (see
+/// [`load_words`]): large copies use the CPU's string move, small ones relaxed atomics.
 #[inline]
 pub fn copy_words(dst: &[AtomicU64], src: &[AtomicU64]) {
     let n = dst.len().min(src.len());
     let (dst, src) = (&dst[..n], &src[..n]);
+    #[cfg(target_arch = "x86_64")]
+    if n >= BULK_WORDS {
+        // SAFETY: both slices hold n words; AtomicU64 has u64's layout, and concurrent access
+        // is what the assembly copy permits (see rep_movsb).
+        unsafe { rep_movsb(dst.as_ptr() as *mut u64, src.as_ptr() as *const u64, n) };
+        return;
+    }
     // Unrolled by 8 so the loop is load/store bound rather than loop-overhead bound.
     let mut d8 = dst.chunks_exact(8);
     let mut s8 = src.chunks_exact(8);
@@ -133,5 +188,18 @@ mod tests {
             .map(|w| w.load(Ordering::Relaxed))
             .collect();
         assert_eq!(got, words);
+    }
+
+    #[test]
+    fn bulk_copies_match_word_copies() {
+        for n in [0usize, 1, 63, 64, 65, 1000, 4097] {
+            let words: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
+            let src = AlignedWords::from_words(&words);
+            let dst = AlignedWords::zeroed(n);
+            copy_words(dst.as_slice(), src.as_slice());
+            let mut out = vec![1, 2, 3];
+            load_words(dst.as_slice(), &mut out);
+            assert_eq!(out, words, "{n}");
+        }
     }
 }

@@ -13,6 +13,7 @@
 mod aligned;
 pub mod perf;
 mod ring;
+pub mod shm;
 pub mod tcp;
 pub mod threads;
 

@@ -191,18 +191,23 @@ pub fn bandwidth<E: Endpoint + 'static>(
     ))
 }
 
-/// memcpy between two page-aligned buffers of `bytes`: (time per copy as latency, bandwidth).
-pub fn memcpy(bytes: usize, iters: usize) -> (LatencyNs, BandwidthGbps) {
+/// memcpy from one page-aligned buffer of `bytes` into `buffers` destinations in turn, as a
+/// transport writes into the slots of a ring of that depth (the same memory footprint, so the
+/// same cache behaviour): (time per copy as latency, bandwidth).
+pub fn memcpy(bytes: usize, iters: usize, buffers: usize) -> (LatencyNs, BandwidthGbps) {
     let src = AlignedWords::from_words(&vec![7u64; bytes.div_ceil(8).max(1)]);
-    let mut dst = vec![0u8; bytes.max(1)];
+    let mut dsts: Vec<Vec<u8>> = (0..buffers.max(1))
+        .map(|_| vec![1u8; bytes.max(1)])
+        .collect();
     let s = &src.bytes_unchanging()[..bytes.max(1)];
     let mut h = histogram();
     let mut arrivals = Vec::with_capacity(iters);
     let start = Instant::now();
-    for _ in 0..iters {
+    for k in 0..iters {
         let t0 = Instant::now();
+        let dst = &mut dsts[k % buffers.max(1)];
         dst.copy_from_slice(s);
-        std::hint::black_box(&mut dst);
+        std::hint::black_box(dst);
         h.record((t0.elapsed().as_nanos() as u64).max(1))
             .expect("in range");
         arrivals.push(start.elapsed().as_nanos() as u64);
@@ -338,7 +343,7 @@ mod tests {
         let (bw, _, _) = bandwidth(a, b, 1024, 50).unwrap();
         assert!(bw.average > 0.0);
 
-        let (l, b) = memcpy(1 << 16, 50);
+        let (l, b) = memcpy(1 << 16, 50, 2);
         assert!(l.min > 0.0 && b.average > 0.0);
         let (l, b) = raw_socket(1 << 12, 20, 2).unwrap();
         assert!(l.median > 0.0 && b.average > 0.0);

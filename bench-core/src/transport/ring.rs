@@ -2,10 +2,10 @@
 //! header first and footer last on write, footer first and header last on read) and the inbox
 //! of notifications.
 
-use super::aligned::copy_words;
+use super::aligned::{copy_words, load_words};
 use super::{AlignedWords, Notification, SlotRead};
 use std::collections::VecDeque;
-use std::sync::atomic::{fence, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 /// A ring of slots one receiver registered for one sender.
@@ -19,7 +19,7 @@ impl Ring {
     pub(crate) fn new(capacity: usize, depth: usize) -> Self {
         Ring {
             slots: (0..depth)
-                .map(|_| AlignedWords::zeroed(capacity + 3))
+                .map(|_| AlignedWords::zeroed(slot_words(capacity)))
                 .collect(),
             capacity,
         }
@@ -64,30 +64,55 @@ impl Ring {
 
     /// Header first, then length and payload, footer last (release).
     pub(crate) fn write(&self, slot: usize, version: u64, src: Option<&AlignedWords>, len: usize) {
-        let s = self.slots[slot].as_slice();
-        s[0].store(version, Ordering::Relaxed);
-        fence(Ordering::Release);
-        s[1].store(len as u64, Ordering::Relaxed);
-        if let Some(src) = src {
-            copy_words(&s[2..2 + len], &src.as_slice()[..len]);
-        }
-        s[self.footer_index()].store(version, Ordering::Release);
+        write_slot(
+            self.slots[slot].as_slice(),
+            self.capacity,
+            version,
+            src,
+            len,
+        );
     }
 
     /// Footer first (acquire), then length and payload, header last.
     pub(crate) fn read(&self, slot: usize, out: &mut Vec<u64>) -> SlotRead {
-        let s = self.slots[slot].as_slice();
-        let footer = s[self.footer_index()].load(Ordering::Acquire);
-        let len = (s[1].load(Ordering::Relaxed) as usize).min(self.capacity);
-        out.clear();
-        out.extend(s[2..2 + len].iter().map(|w| w.load(Ordering::Relaxed)));
-        fence(Ordering::Acquire);
-        let header = s[0].load(Ordering::Relaxed);
-        SlotRead {
-            header,
-            footer,
-            len,
-        }
+        read_slot(self.slots[slot].as_slice(), self.capacity, out)
+    }
+}
+
+/// Words a slot of `capacity` payload words occupies: header, length, payload, footer.
+pub(crate) const fn slot_words(capacity: usize) -> usize {
+    capacity + 3
+}
+
+/// The seqlock write of one slot `s` (of [`slot_words`]): header first, then length and
+/// payload, footer last (release). Every backend's writes land this way.
+pub(crate) fn write_slot(
+    s: &[AtomicU64],
+    capacity: usize,
+    version: u64,
+    src: Option<&AlignedWords>,
+    len: usize,
+) {
+    s[0].store(version, Ordering::Relaxed);
+    fence(Ordering::Release);
+    s[1].store(len as u64, Ordering::Relaxed);
+    if let Some(src) = src {
+        copy_words(&s[2..2 + len], &src.as_slice()[..len]);
+    }
+    s[capacity + 2].store(version, Ordering::Release);
+}
+
+/// The seqlock read of one slot: footer first (acquire), then length and payload, header last.
+pub(crate) fn read_slot(s: &[AtomicU64], capacity: usize, out: &mut Vec<u64>) -> SlotRead {
+    let footer = s[capacity + 2].load(Ordering::Acquire);
+    let len = (s[1].load(Ordering::Relaxed) as usize).min(capacity);
+    load_words(&s[2..2 + len], out);
+    fence(Ordering::Acquire);
+    let header = s[0].load(Ordering::Relaxed);
+    SlotRead {
+        header,
+        footer,
+        len,
     }
 }
 
@@ -101,7 +126,7 @@ pub(crate) struct Inbox {
 
 /// How long a waiter spins on the queue before it sleeps: a notification that arrives within
 /// it is seen at cache-line speed instead of a thread wake-up.
-const SPIN: std::time::Duration = std::time::Duration::from_micros(30);
+pub(crate) const SPIN: std::time::Duration = std::time::Duration::from_micros(30);
 
 impl Inbox {
     pub(crate) fn push(&self, n: Notification) {
