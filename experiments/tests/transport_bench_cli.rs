@@ -29,7 +29,11 @@ fn json_has_percentiles_bandwidth_and_ratios() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    for (backend, ratio) in [("threads", "ratio_to_memcpy"), ("tcp", "ratio_to_socket")] {
+    for (backend, ratio) in [
+        ("threads", "ratio_to_memcpy"),
+        ("shm", "ratio_to_memcpy"),
+        ("tcp", "ratio_to_socket"),
+    ] {
         for size in ["2", "4096"] {
             let p = &v["backends"][backend][size];
             for k in ["min", "median", "avg", "p99", "p999"] {
@@ -52,8 +56,14 @@ fn json_has_percentiles_bandwidth_and_ratios() {
     assert!(v["cache_line_ping_pong_ns"]["median"].as_f64().unwrap() > 0.0);
     let rows = std::fs::read_to_string(&csv).unwrap();
     assert!(rows.starts_with("backend,size_bytes,lat_min_ns"), "{rows}");
-    assert_eq!(rows.lines().count(), 1 + 4 * 2, "{rows}");
-    for bad in [["--sizes", "0"], ["--backends", "carrier-pigeon"]] {
+    // memcpy, raw socket, threads, shm, tcp at two sizes.
+    assert_eq!(rows.lines().count(), 1 + 5 * 2, "{rows}");
+    assert_eq!(v["depth"].as_u64(), Some(8));
+    for bad in [
+        ["--sizes", "0"],
+        ["--backends", "carrier-pigeon"],
+        ["--depth", "0"],
+    ] {
         let o = Command::new(env!("CARGO_BIN_EXE_syncbench"))
             .arg("transport-bench")
             .args(bad)
