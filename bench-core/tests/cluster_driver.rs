@@ -97,6 +97,15 @@ fn ps(mode: SyncMode) -> Vec<Box<dyn Protocol>> {
 
 #[test]
 fn every_mode_on_four_ranks_matches_the_threads_schema() {
+    every_mode_on_four_ranks(ClusterTransport::Tcp);
+}
+
+#[test]
+fn every_mode_on_four_ranks_over_shared_memory() {
+    every_mode_on_four_ranks(ClusterTransport::Shm);
+}
+
+fn every_mode_on_four_ranks(transport: ClusterTransport) {
     let modes = [
         SyncMode::Bsp,
         SyncMode::Asp,
@@ -108,16 +117,7 @@ fn every_mode_on_four_ranks_matches_the_threads_schema() {
         modes
             .iter()
             .map(|&m| {
-                cluster::run(
-                    s,
-                    ClusterTransport::Tcp,
-                    ps(m),
-                    workload(),
-                    &CFG,
-                    &stragglers(),
-                    1,
-                )
-                .unwrap()
+                cluster::run(s, transport, ps(m), workload(), &CFG, &stragglers(), 1).unwrap()
             })
             .collect()
     });

@@ -12,12 +12,15 @@ use std::sync::{Mutex, OnceLock};
 pub enum TransportArg {
     /// A TCP connection per node pair (loopback or between hosts).
     Tcp,
+    /// Shared-memory segments in /dev/shm (every rank on this host).
+    Shm,
 }
 
 impl TransportArg {
     fn core(self) -> ClusterTransport {
         match self {
             TransportArg::Tcp => ClusterTransport::Tcp,
+            TransportArg::Shm => ClusterTransport::Shm,
         }
     }
 }

@@ -81,15 +81,41 @@ fn schema(dir: &Path) -> Vec<(String, String)> {
     out
 }
 
+fn shm_segments() -> Vec<String> {
+    std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| n.starts_with("syncbench-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[test]
-fn four_ranks_give_the_threads_schema() {
-    let dir = tmpdir("schema");
+fn four_ranks_over_tcp_give_the_threads_schema() {
+    four_ranks_give_the_threads_schema("tcp");
+}
+
+#[test]
+fn four_ranks_over_shm_give_the_threads_schema_and_leave_no_segments() {
+    let before = shm_segments();
+    four_ranks_give_the_threads_schema("shm");
+    let after: Vec<String> = shm_segments()
+        .into_iter()
+        .filter(|s| !before.contains(s))
+        .collect();
+    assert!(after.is_empty(), "left in /dev/shm: {after:?}");
+}
+
+fn four_ranks_give_the_threads_schema(transport: &str) {
+    let dir = tmpdir(&format!("schema-{transport}"));
     let cfg = config(&dir, 12);
     let (cluster, threads) = (dir.join("cluster"), dir.join("threads"));
     let out = Command::new(env!("CARGO_BIN_EXE_syncbench"))
         .args(["launch", "--ranks", "4", "--"])
         .arg(env!("CARGO_BIN_EXE_ps-modes"))
-        .args(["--driver", "cluster", "--out"])
+        .args(["--driver", "cluster", "--transport", transport, "--out"])
         .arg(&cluster)
         .arg("--config")
         .arg(&cfg)
@@ -127,14 +153,27 @@ fn four_ranks_give_the_threads_schema() {
     // 4 workers x 12 iterations, every worker present (they ran on ranks 1, 2, 3 and 0).
     assert_eq!(iterations.lines().count(), 1 + 48);
     let manifest = std::fs::read_to_string(cluster.join("ps-modes/manifest.json")).unwrap();
-    assert!(manifest.contains("4 ranks over Tcp"), "{manifest}");
+    let over = if transport == "tcp" { "Tcp" } else { "Shm" };
+    assert!(
+        manifest.contains(&format!("4 ranks over {over}")),
+        "{manifest}"
+    );
     let claims = std::fs::read_to_string(cluster.join("ps-modes/claims.csv")).unwrap();
     assert!(claims.contains("ps-modes/cluster/ssp-bound"), "{claims}");
 }
 
 #[test]
-fn a_killed_rank_stops_the_others_naming_it() {
-    let dir = tmpdir("kill");
+fn a_killed_rank_stops_the_others_naming_it_over_tcp() {
+    a_killed_rank_stops_the_others_naming_it("tcp");
+}
+
+#[test]
+fn a_killed_rank_stops_the_others_naming_it_over_shm() {
+    a_killed_rank_stops_the_others_naming_it("shm");
+}
+
+fn a_killed_rank_stops_the_others_naming_it(transport: &str) {
+    let dir = tmpdir(&format!("kill-{transport}"));
     let out = dir.join("results");
     // An earlier, completed result that must survive the failed run.
     std::fs::create_dir_all(out.join("ps-modes")).unwrap();
@@ -161,7 +200,10 @@ fn a_killed_rank_stops_the_others_naming_it() {
                 .env("SYNCBENCH_RANK", rank.to_string())
                 .env("SYNCBENCH_SIZE", "4")
                 .env("SYNCBENCH_ROOT", format!("127.0.0.1:{port}"))
-                .env("SYNCBENCH_JOB_TOKEN", "feed")
+                .env(
+                    "SYNCBENCH_JOB_TOKEN",
+                    if transport == "tcp" { "feed" } else { "beef" },
+                )
                 .stderr(Stdio::piped())
                 .stdout(Stdio::null())
                 .spawn()

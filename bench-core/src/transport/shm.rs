@@ -134,7 +134,6 @@ pub struct ShmEndpoint {
     tails: HashMap<NodeId, (u64, u64)>,
     /// Receivers' segments this node maps, with its entry there.
     remote: HashMap<NodeId, (Arc<Segment>, Entry)>,
-    paths: Vec<PathBuf>,
     expected: HashMap<NodeId, RingShape>,
     cq: std::collections::VecDeque<Completion>,
     next_wr: u64,
@@ -142,23 +141,20 @@ pub struct ShmEndpoint {
 }
 
 impl ShmEndpoint {
-    /// Creates node `node`'s segment at `paths[node]` with a ring of the given shape per
-    /// sender (`local`); `remote` are the rings each receiver registered for this node, mapped
-    /// by [`ShmEndpoint::connect`] once every segment exists.
+    /// Creates node `node`'s segment at `path` with a ring of the given shape per sender
+    /// (`local`); `remote` are the rings each receiver registered for this node, mapped by
+    /// [`ShmEndpoint::connect`] once every segment exists.
     ///
     /// # Errors
-    /// [`CoreError::Transport`] when the file cannot be created, sized or mapped.
+    /// [`CoreError::Transport`] when the file cannot be created (it exists already, say),
+    /// sized or mapped.
     pub fn create(
         node: NodeId,
         token: u64,
-        paths: Vec<PathBuf>,
+        path: PathBuf,
         local: HashMap<NodeId, RingShape>,
         remote: HashMap<NodeId, RingShape>,
     ) -> Result<Self> {
-        let path = paths
-            .get(node)
-            .cloned()
-            .ok_or_else(|| CoreError::Transport(format!("no segment path for node {node}")))?;
         let mut senders: Vec<(NodeId, RingShape)> = local.into_iter().collect();
         senders.sort_by_key(|s| s.0);
         let mut offset = round_page(4 + 5 * senders.len());
@@ -210,7 +206,6 @@ impl ShmEndpoint {
             next_sender: 0,
             tails: HashMap::new(),
             remote: HashMap::new(),
-            paths,
             expected: remote,
             cq: Default::default(),
             next_wr: 0,
@@ -218,20 +213,21 @@ impl ShmEndpoint {
         })
     }
 
-    /// Maps every receiver's segment this node writes to, checking token and ring shapes.
+    /// Maps every receiver's segment this node writes to (node `j`'s at `paths[j]`), checking
+    /// token and ring shapes.
     ///
     /// # Errors
     /// [`CoreError::Transport`] naming the receiver whose segment is missing, of another job,
     /// or has no ring of the expected shape for this node.
-    pub fn connect(&mut self) -> Result<()> {
+    pub fn connect(&mut self, paths: &[PathBuf]) -> Result<()> {
         let mut targets: Vec<(NodeId, RingShape)> =
             self.expected.iter().map(|(&t, &s)| (t, s)).collect();
         targets.sort_by_key(|t| t.0);
         for (to, shape) in targets {
-            let path =
-                self.paths.get(to).cloned().ok_or_else(|| {
-                    CoreError::Transport(format!("no segment path for node {to}"))
-                })?;
+            let path = paths
+                .get(to)
+                .cloned()
+                .ok_or_else(|| CoreError::Transport(format!("no segment path for node {to}")))?;
             let file = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -520,11 +516,11 @@ impl ShmFabric {
                     .filter(|((f, _), _)| *f == node)
                     .map(|((_, t), s)| (*t, *s))
                     .collect();
-                ShmEndpoint::create(node, self.token, paths.clone(), local, remote)
+                ShmEndpoint::create(node, self.token, paths[node].clone(), local, remote)
             })
             .collect::<Result<Vec<_>>>()?;
         for e in &mut eps {
-            e.connect()?;
+            e.connect(&paths)?;
         }
         for e in &mut eps {
             e.unlink();
@@ -594,7 +590,7 @@ mod tests {
         let mut a = ShmEndpoint::create(
             0,
             1,
-            paths.clone(),
+            paths[0].clone(),
             HashMap::new(),
             HashMap::from([(1, shape)]),
         )
@@ -603,12 +599,12 @@ mod tests {
         let b = ShmEndpoint::create(
             1,
             2,
-            paths.clone(),
+            paths[1].clone(),
             HashMap::from([(0, shape)]),
             HashMap::new(),
         )
         .unwrap();
-        let e = a.connect().unwrap_err().to_string();
+        let e = a.connect(&paths).unwrap_err().to_string();
         assert!(e.contains("another job"), "{e}");
         drop((a, b));
         assert!(!paths[0].exists() && !paths[1].exists());

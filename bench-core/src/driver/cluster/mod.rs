@@ -2,10 +2,13 @@
 //! rank `i mod size`) with [`node_thread::run_node`] over a real transport, results gathered to
 //! every rank in the threads driver's schema.
 //!
-//! A run goes: every rank binds a listener per node it hosts and the ranks exchange the
-//! addresses over the [`Session`] (also checking that all run the same configuration); each
-//! rank builds its endpoints with the run's own token (a stray connection from an earlier run
-//! or another job is rejected); a barrier sets time zero; the nodes run; every rank reports its
+//! Transports: tcp (a listener per node; one host or several) and shm (a segment per node in
+//! /dev/shm; every rank on one host, checked).
+//!
+//! A run goes: every rank prepares the receive side of each node it hosts (a listener, or a
+//! segment) and the ranks exchange the addresses over the [`Session`] (also checking that all
+//! run the same configuration); each rank builds its endpoints with the run's own token (a
+//! stray connection or segment from an earlier run or another job is rejected); a barrier sets time zero; the nodes run; every rank reports its
 //! outcomes to rank 0, which sends the merged result (or the failure) back to all, so every rank
 //! goes on with the same records, and only rank 0 writes files.
 //!
@@ -29,9 +32,12 @@ use crate::error::{CoreError, Result};
 use crate::metrics::RunRecords;
 use crate::protocol::{NodeId, Protocol, Role};
 use crate::straggler::StragglerConfig;
+use crate::transport::shm::{self, ShmEndpoint};
 use crate::transport::tcp::{RingShape, TcpEndpoint};
+use crate::transport::Endpoint;
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -40,19 +46,128 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClusterTransport {
-    /// A TCP connection per node pair.
+    /// A TCP connection per node pair (one host or several).
     Tcp,
+    /// Shared-memory segments in /dev/shm (every rank on one host).
+    Shm,
+}
+
+/// What a transport does at each step of a cluster run.
+trait Backend {
+    /// A node's endpoint between its address being published and the table being known.
+    type Pending;
+    type Ep: Endpoint + 'static;
+    /// Prepares node `node`'s receive side; returns the address peers reach it by.
+    fn prepare(
+        ip: IpAddr,
+        token: u64,
+        node: NodeId,
+        local: HashMap<NodeId, RingShape>,
+        remote: HashMap<NodeId, RingShape>,
+    ) -> Result<(String, Self::Pending)>;
+    /// Completes the endpoint once every node's address is known.
+    fn build(
+        pending: Self::Pending,
+        token: u64,
+        node: NodeId,
+        table: &[String],
+    ) -> Result<Self::Ep>;
+    /// Called once every rank built its endpoints (after the start barrier).
+    fn started(_ep: &mut Self::Ep) {}
+}
+
+struct TcpBackend;
+
+impl Backend for TcpBackend {
+    type Pending = (
+        TcpListener,
+        HashMap<NodeId, RingShape>,
+        HashMap<NodeId, RingShape>,
+    );
+    type Ep = TcpEndpoint;
+
+    fn prepare(
+        ip: IpAddr,
+        _token: u64,
+        node: NodeId,
+        local: HashMap<NodeId, RingShape>,
+        remote: HashMap<NodeId, RingShape>,
+    ) -> Result<(String, Self::Pending)> {
+        let l = TcpListener::bind((ip, 0)).map_err(|e| {
+            CoreError::Transport(format!("node {node}: cannot listen on {ip}: {e}"))
+        })?;
+        let a = l
+            .local_addr()
+            .map_err(|e| CoreError::Transport(e.to_string()))?;
+        Ok((a.to_string(), (l, local, remote)))
+    }
+
+    fn build(
+        pending: Self::Pending,
+        token: u64,
+        node: NodeId,
+        table: &[String],
+    ) -> Result<TcpEndpoint> {
+        let addrs = table
+            .iter()
+            .enumerate()
+            .map(|(j, a)| {
+                a.parse::<SocketAddr>().map_err(|_| {
+                    CoreError::Transport(format!("node {j} announced {a:?}, not a socket address"))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (listener, local, remote) = pending;
+        TcpEndpoint::start(node, token, listener, addrs, local, remote)
+    }
+}
+
+struct ShmBackend;
+
+impl Backend for ShmBackend {
+    type Pending = ShmEndpoint;
+    type Ep = ShmEndpoint;
+
+    fn prepare(
+        _ip: IpAddr,
+        token: u64,
+        node: NodeId,
+        local: HashMap<NodeId, RingShape>,
+        remote: HashMap<NodeId, RingShape>,
+    ) -> Result<(String, ShmEndpoint)> {
+        let path = shm::segment_path(&shm::default_dir(), token, node);
+        let ep = ShmEndpoint::create(node, token, path.clone(), local, remote)?;
+        Ok((path.to_string_lossy().into_owned(), ep))
+    }
+
+    fn build(
+        mut ep: ShmEndpoint,
+        _token: u64,
+        _node: NodeId,
+        table: &[String],
+    ) -> Result<ShmEndpoint> {
+        let paths: Vec<PathBuf> = table.iter().map(PathBuf::from).collect();
+        ep.connect(&paths)?;
+        Ok(ep)
+    }
+
+    fn started(ep: &mut ShmEndpoint) {
+        ep.unlink();
+    }
 }
 
 /// What a rank publishes before a run.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Hello {
-    /// Nodes of the run, roles hashed, seed: equal on every rank of a consistent job.
+    /// Nodes of the run, roles, seed, transport: equal on every rank of a consistent job.
     nodes: usize,
     roles: String,
     seed: u64,
-    /// Where this rank's nodes listen.
-    addrs: Vec<(NodeId, SocketAddr)>,
+    transport: ClusterTransport,
+    /// The rank's host (shm needs every rank on one).
+    host: String,
+    /// Where this rank's nodes are reached (socket address or segment path).
+    addrs: Vec<(NodeId, String)>,
 }
 
 /// A rank's report after its nodes stopped.
@@ -89,7 +204,25 @@ pub fn run<L: Learning + ?Sized + 'static>(
     stragglers: &StragglerConfig,
     seed: u64,
 ) -> Result<RunRecords> {
-    let ClusterTransport::Tcp = transport;
+    match transport {
+        ClusterTransport::Tcp => {
+            run_on::<L, TcpBackend>(session, transport, nodes, workload, cfg, stragglers, seed)
+        }
+        ClusterTransport::Shm => {
+            run_on::<L, ShmBackend>(session, transport, nodes, workload, cfg, stragglers, seed)
+        }
+    }
+}
+
+fn run_on<L: Learning + ?Sized + 'static, B: Backend>(
+    session: &mut Session,
+    transport: ClusterTransport,
+    nodes: Vec<Box<dyn Protocol>>,
+    workload: Arc<L>,
+    cfg: &ThreadsConfig,
+    stragglers: &StragglerConfig,
+    seed: u64,
+) -> Result<RunRecords> {
     let run_index = session.begin_run()?;
     let (rank, size) = (session.spec().rank, session.spec().size);
     let n = nodes.len();
@@ -107,56 +240,81 @@ pub fn run<L: Learning + ?Sized + 'static>(
         .filter(|r| matches!(r, Role::Worker(_)))
         .count();
     let pairs = ring_pairs(&roles);
-    let cap = workload.payload_words(workers);
+    let shape = RingShape {
+        capacity: workload.payload_words(workers),
+        depth: cfg.ring_depth,
+    };
+    // This run's token, so nothing of an earlier run or another job can connect.
+    let token = session.spec().token ^ run_index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
 
-    // Listeners for this rank's nodes, and the address exchange.
+    // Receive sides of this rank's nodes, and the address exchange.
     let mine: Vec<Box<dyn Protocol>> = nodes
         .into_iter()
         .filter(|p| p.node() % size == rank)
         .collect();
-    let mut listeners = Vec::new();
+    let mut pending = Vec::new();
     let mut addrs = Vec::new();
     for p in &mine {
-        let l = TcpListener::bind((session.ip(), 0)).map_err(|e| CoreError::Cluster {
-            rank,
-            message: format!("node {}: cannot listen on {}: {e}", p.node(), session.ip()),
+        let node = p.node();
+        let local = pairs
+            .iter()
+            .filter(|q| q.1 == node)
+            .map(|q| (q.0, shape))
+            .collect();
+        let remote = pairs
+            .iter()
+            .filter(|q| q.0 == node)
+            .map(|q| (q.1, shape))
+            .collect();
+        let (addr, pend) = B::prepare(session.ip(), token, node, local, remote).map_err(|e| {
+            CoreError::Cluster {
+                rank,
+                message: e.to_string(),
+            }
         })?;
-        addrs.push((
-            p.node(),
-            l.local_addr()
-                .map_err(|e| CoreError::Transport(e.to_string()))?,
-        ));
-        listeners.push(l);
+        addrs.push((node, addr));
+        pending.push(pend);
     }
     let hello = Hello {
         nodes: n,
         roles: format!("{roles:?}"),
         seed,
+        transport,
+        host: crate::metrics::hostname(),
         addrs,
     };
     let all = session.exchange(&hello)?;
-    let mut table: Vec<Option<SocketAddr>> = vec![None; n];
+    let mut table: Vec<Option<String>> = vec![None; n];
     for (r, h) in all.iter().enumerate() {
-        if h.nodes != n || h.roles != hello.roles || h.seed != seed {
+        if h.nodes != n || h.roles != hello.roles || h.seed != seed || h.transport != transport {
             return Err(CoreError::Cluster {
                 rank: r,
                 message: format!(
-                    "runs a different configuration: {} nodes, seed {} (rank {rank} has {n} nodes, seed {seed}); start every rank with the same arguments",
-                    h.nodes, h.seed
+                    "runs a different configuration: {} nodes, seed {}, {:?} (rank {rank} has {n} nodes, seed {seed}, {transport:?}); start every rank with the same arguments",
+                    h.nodes, h.seed, h.transport
                 ),
             });
         }
-        for &(node, a) in &h.addrs {
-            if node >= n || node % size != r {
+        if transport == ClusterTransport::Shm && h.host != hello.host {
+            return Err(CoreError::Cluster {
+                rank: r,
+                message: format!(
+                    "runs on host {:?}, rank {rank} on {:?}: the shm transport needs every rank on one host (use --transport tcp)",
+                    h.host, hello.host
+                ),
+            });
+        }
+        for (node, a) in &h.addrs {
+            if *node >= n || node % size != r {
                 return Err(CoreError::Cluster {
                     rank: r,
                     message: format!("announced node {node}, which is not one of its nodes"),
                 });
             }
-            table[node] = Some(a);
+            table[*node] = Some(a.clone());
         }
     }
-    let table: Vec<SocketAddr> = table
+    let table: Vec<String> = table
         .into_iter()
         .enumerate()
         .map(|(node, a)| {
@@ -166,32 +324,21 @@ pub fn run<L: Learning + ?Sized + 'static>(
             })
         })
         .collect::<Result<_>>()?;
-
-    // This run's endpoints: a token of its own, so nothing of an earlier run can connect.
-    let token = session.spec().token ^ run_index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let shape = RingShape {
-        capacity: cap,
-        depth: cfg.ring_depth,
-    };
     let mut own = Vec::new();
-    for (proto, listener) in mine.into_iter().zip(listeners) {
+    for (proto, pend) in mine.into_iter().zip(pending) {
         let node = proto.node();
-        let local: HashMap<NodeId, RingShape> = pairs
-            .iter()
-            .filter(|p| p.1 == node)
-            .map(|p| (p.0, shape))
-            .collect();
-        let remote: HashMap<NodeId, RingShape> = pairs
-            .iter()
-            .filter(|p| p.0 == node)
-            .map(|p| (p.1, shape))
-            .collect();
-        let ep = TcpEndpoint::start(node, token, listener, table.clone(), local, remote)?;
+        let ep = B::build(pend, token, node, &table).map_err(|e| CoreError::Cluster {
+            rank,
+            message: e.to_string(),
+        })?;
         own.push((proto, ep));
     }
 
     // Time zero, then the nodes.
     session.exchange(&())?;
+    for (_, ep) in &mut own {
+        B::started(ep);
+    }
     let abort = Arc::new(AbortFlag::default());
     let handles = node_thread::spawn_nodes(
         own,
