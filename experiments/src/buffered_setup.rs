@@ -119,9 +119,19 @@ pub fn run_buffered(
     match driver {
         DriverKind::Sim => buffered::sim::run(&cfg, &setup),
         DriverKind::Threads => buffered::threads::run(&cfg, &setup),
-        DriverKind::Cluster => Err(bench_core::CoreError::Config(
-            "receive-buffer reduce (asap-fig7, asap-fig9) does not run under the cluster driver yet; use sim or threads".into(),
-        )),
+        DriverKind::Cluster => {
+            return crate::cluster_cli::with_session(|session, transport| {
+                buffered::cluster::run(session, transport, &cfg, &setup)
+            })
+            .with_context(|| {
+                format!(
+                    "{} on {} under {}",
+                    mode.label(),
+                    topology.name(),
+                    driver.label()
+                )
+            })
+        }
     }
     .with_context(|| {
         format!(

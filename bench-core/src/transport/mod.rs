@@ -113,3 +113,40 @@ pub trait Endpoint: Send {
         Ok(())
     }
 }
+
+/// A boxed endpoint is an endpoint: drivers that pick the transport at run time hold
+/// `Box<dyn Endpoint>`.
+impl<E: Endpoint + ?Sized> Endpoint for Box<E> {
+    fn node(&self) -> NodeId {
+        (**self).node()
+    }
+    fn remote_depth(&self, to: NodeId) -> Result<usize> {
+        (**self).remote_depth(to)
+    }
+    fn post_write(
+        &mut self,
+        to: NodeId,
+        slot: usize,
+        version: u64,
+        data: Option<Arc<AlignedWords>>,
+        len: usize,
+        notify: Option<[u64; IMM_WORDS]>,
+    ) -> Result<u64> {
+        (**self).post_write(to, slot, version, data, len, notify)
+    }
+    fn post_notify(&mut self, to: NodeId, imm: [u64; IMM_WORDS]) -> Result<u64> {
+        (**self).post_notify(to, imm)
+    }
+    fn poll_completion(&mut self) -> Option<Completion> {
+        (**self).poll_completion()
+    }
+    fn wait_notification(&mut self, timeout: Duration) -> Option<Notification> {
+        (**self).wait_notification(timeout)
+    }
+    fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead> {
+        (**self).read_slot(from, slot, out)
+    }
+    fn health(&self) -> Result<()> {
+        (**self).health()
+    }
+}

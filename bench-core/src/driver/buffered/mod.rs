@@ -9,7 +9,9 @@
 //! * [`threads`]: one OS thread per peer over the threads transport; writes are carried out by
 //!   the copy engines while readers read, so torn buffers are real and detected by the header and
 //!   footer versions.
+//! * [`cluster`]: the same peers across processes (tcp or shm), with a barrier of its own.
 
+pub mod cluster;
 pub mod sim;
 pub mod threads;
 
@@ -73,7 +75,7 @@ impl BufferedConfig {
 
 /// One reduce: how many of its buffers were whole, and how many whole and of the reducer's own
 /// iteration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReduceRow {
     /// Reducing peer.
     pub worker: usize,

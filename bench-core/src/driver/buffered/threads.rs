@@ -10,10 +10,12 @@ use super::{
     average_into, step, write_bytes, BufferedConfig, BufferedRecords, BufferedSetup, ReduceRow,
     CONTROL_BYTES,
 };
+use crate::driver::cluster::PeerBarrier;
+use crate::driver::node_thread::AbortFlag;
 use crate::error::{CoreError, Result};
 use crate::metrics::ProgressRow;
 use crate::protocol::buffered::{BufferedAction, BufferedInput, BufferedPeer};
-use crate::transport::threads::{ThreadsEndpoint, ThreadsFabric};
+use crate::transport::threads::ThreadsFabric;
 use crate::transport::{AlignedWords, Endpoint};
 use crate::workload::Workload;
 use std::sync::{Arc, Condvar, Mutex};
@@ -25,14 +27,14 @@ const TAG_ACK: u64 = 2;
 /// A reusable barrier whose wait gives up after a timeout (a failed peer must not hang the
 /// others forever).
 #[derive(Debug)]
-struct TimedBarrier {
+pub(crate) struct TimedBarrier {
     n: usize,
     state: Mutex<(usize, u64)>,
     cv: Condvar,
 }
 
 impl TimedBarrier {
-    fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         TimedBarrier {
             n,
             state: Mutex::new((0, 0)),
@@ -41,7 +43,7 @@ impl TimedBarrier {
     }
 
     /// Waits for all `n`; false on timeout.
-    fn wait(&self, timeout: Duration) -> bool {
+    pub(crate) fn wait(&self, timeout: Duration) -> bool {
         let mut s = self.state.lock().expect("barrier lock");
         let generation = s.1;
         s.0 += 1;
@@ -80,11 +82,101 @@ fn decode(words: &[u64], dim: usize) -> Vec<f32> {
     out
 }
 
-struct PeerOutcome {
-    reduces: Vec<ReduceRow>,
-    progress: Vec<ProgressRow>,
-    bytes: u64,
-    end: u64,
+impl PeerBarrier for TimedBarrier {
+    fn wait(&self, timeout: Duration) -> bool {
+        TimedBarrier::wait(self, timeout)
+    }
+}
+
+/// What one peer measured (serialisable: cluster ranks send theirs to rank 0).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct PeerOutcome {
+    pub(crate) node: usize,
+    pub(crate) reduces: Vec<ReduceRow>,
+    pub(crate) progress: Vec<ProgressRow>,
+    pub(crate) bytes: u64,
+    pub(crate) end: u64,
+}
+
+/// Merges the peers' outcomes of a run of `n` peers.
+pub(crate) fn merge(n: usize, outcomes: Vec<PeerOutcome>) -> BufferedRecords {
+    let mut records = BufferedRecords {
+        bytes_sent: vec![0; n],
+        ..Default::default()
+    };
+    for o in outcomes {
+        records.reduces.extend(o.reduces);
+        records.progress.extend(o.progress);
+        if let Some(b) = records.bytes_sent.get_mut(o.node) {
+            *b = o.bytes;
+        }
+        records.makespan = records.makespan.max(o.end);
+    }
+    records.reduces.sort_by_key(|r| (r.time, r.worker, r.iter));
+    records.progress.sort_by(|a, b| a.time.total_cmp(&b.time));
+    records
+}
+
+/// Starts one thread per peer; each returns its outcome.
+pub(crate) fn spawn_peers<E: Endpoint + 'static>(
+    cfg: &BufferedConfig,
+    setup: &BufferedSetup<'_>,
+    peers: Vec<(BufferedPeer, E)>,
+    barrier: Arc<dyn PeerBarrier>,
+    start: Instant,
+    abort: Arc<AbortFlag>,
+) -> Result<Vec<(usize, std::thread::JoinHandle<Result<PeerOutcome>>)>> {
+    let n = setup.topology.nodes();
+    let dim = setup.workload.dim();
+    peers
+        .into_iter()
+        .map(|(peer, ep)| {
+            let node = peer.node();
+            let sampler = setup.stragglers.sampler(n, node, setup.seed);
+            let thread = PeerThread {
+                cfg: cfg.clone(),
+                workload: setup.workload.clone(),
+                evaluator: node == setup.eval_node,
+                peer,
+                ep,
+                barrier: barrier.clone(),
+                start,
+                n,
+                dim,
+                abort: abort.clone(),
+            };
+            std::thread::Builder::new()
+                .name(format!("peer-{node}"))
+                .spawn(move || thread.run(sampler?))
+                .map(|h| (node, h))
+                .map_err(|e| CoreError::Transport(format!("cannot start peer {node}: {e}")))
+        })
+        .collect()
+}
+
+/// Joins peer threads: their outcomes, or the failure worth reporting.
+pub(crate) fn join_peers(
+    handles: Vec<(usize, std::thread::JoinHandle<Result<PeerOutcome>>)>,
+) -> Result<Vec<PeerOutcome>> {
+    let mut out = Vec::with_capacity(handles.len());
+    let mut first_err: Option<CoreError> = None;
+    for (node, h) in handles {
+        match h.join() {
+            Ok(Ok(o)) => out.push(o),
+            Ok(Err(e)) => crate::driver::keep_failure(&mut first_err, e),
+            Err(_) => crate::driver::keep_failure(
+                &mut first_err,
+                CoreError::Protocol {
+                    node,
+                    message: "peer thread panicked".into(),
+                },
+            ),
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// Runs the peers of `setup` with one thread each.
@@ -104,73 +196,57 @@ pub fn run(cfg: &BufferedConfig, setup: &BufferedSetup<'_>) -> Result<BufferedRe
             fabric.register(from, p.node(), words, 1)?;
         }
     }
-    let barrier = Arc::new(TimedBarrier::new(n));
-    let start = Instant::now();
-    let handles: Vec<_> = peers
-        .into_iter()
-        .zip(fabric.endpoints())
-        .map(|(peer, ep)| {
-            let sampler = setup.stragglers.sampler(n, peer.node(), setup.seed);
-            let thread = PeerThread {
-                cfg: cfg.clone(),
-                workload: setup.workload.clone(),
-                evaluator: peer.node() == setup.eval_node,
-                peer,
-                ep,
-                barrier: barrier.clone(),
-                start,
-                n,
-                dim,
-            };
-            std::thread::Builder::new()
-                .name(format!("peer-{}", thread.peer.node()))
-                .spawn(move || thread.run(sampler?))
-                .expect("spawn peer thread")
-        })
-        .collect();
-    let mut records = BufferedRecords {
-        bytes_sent: vec![0; n],
-        ..Default::default()
-    };
-    let mut first_err: Option<CoreError> = None;
-    for (i, h) in handles.into_iter().enumerate() {
-        match h.join() {
-            Ok(Ok(o)) => {
-                records.reduces.extend(o.reduces);
-                records.progress.extend(o.progress);
-                records.bytes_sent[i] = o.bytes;
-                records.makespan = records.makespan.max(o.end);
-            }
-            Ok(Err(e)) => crate::driver::keep_failure(&mut first_err, e),
-            Err(_) => {
-                first_err.get_or_insert(CoreError::Protocol {
-                    node: i,
-                    message: "peer thread panicked".into(),
-                });
-            }
-        }
-    }
-    if let Some(e) = first_err {
-        return Err(e);
-    }
-    records.reduces.sort_by_key(|r| (r.time, r.worker, r.iter));
-    records.progress.sort_by(|a, b| a.time.total_cmp(&b.time));
-    Ok(records)
+    let barrier: Arc<dyn PeerBarrier> = Arc::new(TimedBarrier::new(n));
+    let handles = spawn_peers(
+        cfg,
+        setup,
+        peers.into_iter().zip(fabric.endpoints()).collect(),
+        barrier,
+        Instant::now(),
+        Arc::new(AbortFlag::default()),
+    )?;
+    Ok(merge(n, join_peers(handles)?))
 }
 
-struct PeerThread {
+struct PeerThread<E: Endpoint> {
     cfg: BufferedConfig,
     workload: Arc<dyn Workload>,
     evaluator: bool,
     peer: BufferedPeer,
-    ep: ThreadsEndpoint,
-    barrier: Arc<TimedBarrier>,
+    ep: E,
+    barrier: Arc<dyn PeerBarrier>,
     start: Instant,
     n: usize,
     dim: usize,
+    abort: Arc<AbortFlag>,
 }
 
-impl PeerThread {
+/// How often an empty wait checks the transport and the abort flag.
+const HEALTH_EVERY: Duration = Duration::from_millis(50);
+
+impl<E: Endpoint> PeerThread<E> {
+    /// Waits up to `limit` for a notification, checking the transport's health and the abort
+    /// flag between slices.
+    fn wait(&mut self, limit: Duration) -> Result<Option<crate::transport::Notification>> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if let Some(n) = self.ep.wait_notification(left.min(HEALTH_EVERY)) {
+                return Ok(Some(n));
+            }
+            self.ep.health()?;
+            if let Some(reason) = self.abort.reason() {
+                return Err(CoreError::Stopped {
+                    node: self.peer.node(),
+                    message: reason,
+                });
+            }
+            if left.is_zero() {
+                return Ok(None);
+            }
+        }
+    }
+
     fn now(&self) -> u64 {
         self.start.elapsed().as_nanos() as u64
     }
@@ -191,10 +267,8 @@ impl PeerThread {
         let stall = Duration::from_millis(self.cfg.stall_timeout_ms);
         let mut model = self.workload.initial_model();
         let mut out = PeerOutcome {
-            reduces: Vec::new(),
-            progress: Vec::new(),
-            bytes: 0,
-            end: 0,
+            node: i,
+            ..PeerOutcome::default()
         };
         if self.evaluator {
             self.evaluate(&model, 0, &mut out);
@@ -207,10 +281,7 @@ impl PeerThread {
                 if self.peer.is_finished() {
                     break;
                 }
-                let note = self
-                    .ep
-                    .wait_notification(stall)
-                    .ok_or_else(|| self.deadlock())?;
+                let note = self.wait(stall)?.ok_or_else(|| self.deadlock())?;
                 let input = match note.imm[0] {
                     TAG_NOTIFY => BufferedInput::Notified {
                         from: note.from,
@@ -262,6 +333,12 @@ impl PeerThread {
                 }
                 BufferedAction::Barrier { .. } => {
                     if !self.barrier.wait(stall) {
+                        if let Some(reason) = self.abort.reason() {
+                            return Err(CoreError::Stopped {
+                                node: i,
+                                message: reason,
+                            });
+                        }
                         return Err(self.deadlock());
                     }
                     self.peer.handle(BufferedInput::Released)?;

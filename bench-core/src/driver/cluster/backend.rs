@@ -1,0 +1,116 @@
+//! The transports a cluster run can use, as the three steps the job runner takes with each:
+//! prepare a node's receive side and say where it is reached, build the endpoint once every
+//! address is known, and a hook once every rank has built its endpoints.
+
+use crate::error::{CoreError, Result};
+use crate::protocol::NodeId;
+use crate::transport::shm::{self, ShmEndpoint};
+use crate::transport::tcp::{RingShape, TcpEndpoint};
+use crate::transport::Endpoint;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::path::PathBuf;
+
+/// What a transport does at each step of a cluster run.
+pub(crate) trait Backend {
+    /// A node's endpoint between its address being published and the table being known.
+    type Pending;
+    type Ep: Endpoint + 'static;
+    /// Prepares node `node`'s receive side; returns the address peers reach it by.
+    fn prepare(
+        ip: IpAddr,
+        token: u64,
+        node: NodeId,
+        local: HashMap<NodeId, RingShape>,
+        remote: HashMap<NodeId, RingShape>,
+    ) -> Result<(String, Self::Pending)>;
+    /// Completes the endpoint once every node's address is known.
+    fn build(
+        pending: Self::Pending,
+        token: u64,
+        node: NodeId,
+        table: &[String],
+    ) -> Result<Self::Ep>;
+    /// Called once every rank built its endpoints (after the start barrier).
+    fn started(_ep: &mut Self::Ep) {}
+}
+
+pub(crate) struct TcpBackend;
+
+impl Backend for TcpBackend {
+    type Pending = (
+        TcpListener,
+        HashMap<NodeId, RingShape>,
+        HashMap<NodeId, RingShape>,
+    );
+    type Ep = TcpEndpoint;
+
+    fn prepare(
+        ip: IpAddr,
+        _token: u64,
+        node: NodeId,
+        local: HashMap<NodeId, RingShape>,
+        remote: HashMap<NodeId, RingShape>,
+    ) -> Result<(String, Self::Pending)> {
+        let l = TcpListener::bind((ip, 0)).map_err(|e| {
+            CoreError::Transport(format!("node {node}: cannot listen on {ip}: {e}"))
+        })?;
+        let a = l
+            .local_addr()
+            .map_err(|e| CoreError::Transport(e.to_string()))?;
+        Ok((a.to_string(), (l, local, remote)))
+    }
+
+    fn build(
+        pending: Self::Pending,
+        token: u64,
+        node: NodeId,
+        table: &[String],
+    ) -> Result<TcpEndpoint> {
+        let addrs = table
+            .iter()
+            .enumerate()
+            .map(|(j, a)| {
+                a.parse::<SocketAddr>().map_err(|_| {
+                    CoreError::Transport(format!("node {j} announced {a:?}, not a socket address"))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (listener, local, remote) = pending;
+        TcpEndpoint::start(node, token, listener, addrs, local, remote)
+    }
+}
+
+pub(crate) struct ShmBackend;
+
+impl Backend for ShmBackend {
+    type Pending = ShmEndpoint;
+    type Ep = ShmEndpoint;
+
+    fn prepare(
+        _ip: IpAddr,
+        token: u64,
+        node: NodeId,
+        local: HashMap<NodeId, RingShape>,
+        remote: HashMap<NodeId, RingShape>,
+    ) -> Result<(String, ShmEndpoint)> {
+        let path = shm::segment_path(&shm::default_dir(), token, node);
+        let ep = ShmEndpoint::create(node, token, path.clone(), local, remote)?;
+        Ok((path.to_string_lossy().into_owned(), ep))
+    }
+
+    fn build(
+        mut ep: ShmEndpoint,
+        _token: u64,
+        _node: NodeId,
+        table: &[String],
+    ) -> Result<ShmEndpoint> {
+        let paths: Vec<PathBuf> = table.iter().map(PathBuf::from).collect();
+        ep.connect(&paths)?;
+        Ok(ep)
+    }
+
+    fn started(ep: &mut ShmEndpoint) {
+        ep.unlink();
+    }
+}
