@@ -273,3 +273,76 @@ fn launch_reports_a_binary_that_cannot_start() {
     assert!(!o.status.success());
     assert!(err.contains("cannot start /nonexistent/binary"), "{err}");
 }
+
+const ASAP_SMALL: &str = r#"
+good_inputs = 5
+[common]
+workers = 8
+graph = "complete"
+iterations = 12
+eval_every = 4
+jitter_sigma = 0.3
+copy_gbps = 5.0
+stall_timeout_ms = 30000
+[common.data]
+train_rows = 1600
+test_rows = 200
+features = 3000
+nnz_per_row = 40.0
+label_noise = 0.1
+informative = 0.05
+[common.svm]
+loss = "hinge"
+lambda = 1e-4
+eta0 = 20.0
+batch = 16
+[common.compute]
+ns_per_example = 1000.0
+[common.network]
+latency_ns = 2000
+bandwidth_gbps = 40.0
+"#;
+
+#[test]
+fn asap_fig7_on_four_ranks_gives_the_threads_schema() {
+    let dir = tmpdir("asap7");
+    let cfg = dir.join("cfg.toml");
+    std::fs::write(&cfg, ASAP_SMALL).unwrap();
+    let run = |driver: &str, out: &Path, launch: bool| {
+        let mut c = if launch {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_syncbench"));
+            c.args(["launch", "--ranks", "4", "--"])
+                .arg(env!("CARGO_BIN_EXE_asap-fig7"));
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_asap-fig7"))
+        };
+        let o = c
+            .args(["--driver", driver, "--out"])
+            .arg(out)
+            .arg("--config")
+            .arg(&cfg)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let (cluster, threads) = (dir.join("cluster"), dir.join("threads"));
+    run("cluster", &cluster, true);
+    run("threads", &threads, false);
+    assert_eq!(
+        schema(&cluster.join("asap-fig7")),
+        schema(&threads.join("asap-fig7"))
+    );
+    let reduces = std::fs::read_to_string(cluster.join("asap-fig7/reduces.csv")).unwrap();
+    // 3 modes x 8 peers x 12 reduces.
+    assert_eq!(reduces.lines().count(), 1 + 3 * 8 * 12);
+    let notify_ack: Vec<&str> = reduces
+        .lines()
+        .filter(|l| l.starts_with("notify-ack,"))
+        .collect();
+    assert_eq!(notify_ack.len(), 96);
+    assert!(
+        notify_ack.iter().all(|l| l.ends_with(",7,7")),
+        "NOTIFY-ACK reduced a torn buffer across processes"
+    );
+}
