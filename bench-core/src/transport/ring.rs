@@ -122,6 +122,9 @@ pub(crate) struct Inbox {
     ready: Condvar,
     /// Notifications queued (read without the lock while spinning).
     queued: AtomicUsize,
+    /// Waiters asleep on `ready` (changed under the lock): a push wakes only when there is
+    /// one, so a spinning receiver costs the sender no futex system call.
+    sleepers: AtomicUsize,
 }
 
 /// How long a waiter spins on the queue before it sleeps: a notification that arrives within
@@ -133,8 +136,11 @@ impl Inbox {
         let mut q = self.queue.lock().expect("inbox lock");
         q.push_back(n);
         self.queued.fetch_add(1, Ordering::Release);
+        let asleep = self.sleepers.load(Ordering::Relaxed) > 0;
         drop(q);
-        self.ready.notify_one();
+        if asleep {
+            self.ready.notify_one();
+        }
     }
 
     /// Waits up to `timeout` for the next notification.
@@ -144,12 +150,17 @@ impl Inbox {
         while self.queued.load(Ordering::Acquire) == 0 && t0.elapsed() < spin {
             std::hint::spin_loop();
         }
-        let q = self.queue.lock().expect("inbox lock");
-        let left = timeout.saturating_sub(t0.elapsed());
-        let (mut q, _) = self
-            .ready
-            .wait_timeout_while(q, left, |q| q.is_empty())
-            .expect("inbox lock");
+        let mut q = self.queue.lock().expect("inbox lock");
+        if q.is_empty() {
+            let left = timeout.saturating_sub(t0.elapsed());
+            self.sleepers.fetch_add(1, Ordering::Relaxed);
+            q = self
+                .ready
+                .wait_timeout_while(q, left, |q| q.is_empty())
+                .expect("inbox lock")
+                .0;
+            self.sleepers.fetch_sub(1, Ordering::Relaxed);
+        }
         let n = q.pop_front();
         if n.is_some() {
             self.queued.fetch_sub(1, Ordering::Release);
