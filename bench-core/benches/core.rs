@@ -1,8 +1,11 @@
 //! Hot-path benchmarks (run with `make bench`):
 //! * `sim_events`: discrete-event simulator throughput (events/s; goal >= 2 M/s) on a
 //!   parameter-server run with a trivial workload, so the event loop itself is measured;
-//! * `transport_4MiB`: threads-transport one-sided write of 4 MiB vs memcpy of the same size
-//!   between page-aligned buffers, both in this run, and their bandwidth ratio (goal >= 0.8);
+//! * `transport_4MiB`: threads- and shm-transport one-sided writes of 4 MiB vs memcpy of the
+//!   same size between page-aligned buffers, all in this run, and their bandwidth ratios
+//!   (goal >= 0.8);
+//! * `notify_2B`: a 2-byte write with notification, ping-pong (half a round trip), threads and
+//!   shm, beside a cache-line ping-pong in the ratio report (goal <= 3x);
 //! * `svm_sgd`: SVM-SGD examples/s on RCV1-shaped data (47,236 features, ~75 nnz/row).
 
 use bench_core::data::Rcv1Shape;
@@ -10,6 +13,8 @@ use bench_core::driver::sim::{self, SimConfig};
 use bench_core::driver::{ComputeModel, NetworkModel};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::StragglerConfig;
+use bench_core::transport::perf;
+use bench_core::transport::shm::{self, ShmEndpoint, ShmFabric};
 use bench_core::transport::threads::{ThreadsEndpoint, ThreadsFabric};
 use bench_core::transport::{AlignedWords, Endpoint};
 use bench_core::workload::{Loss, SvmConfig, SvmSgd, Workload};
@@ -76,7 +81,18 @@ fn transport_pair() -> (ThreadsEndpoint, ThreadsEndpoint) {
     (a, b)
 }
 
-fn transport_write(a: &mut ThreadsEndpoint, src: &Arc<AlignedWords>, v: u64) {
+fn shm_pair(words: usize, tag: u64) -> (ShmEndpoint, ShmEndpoint) {
+    let token = 0xbe00 ^ tag ^ (u64::from(std::process::id()) << 20);
+    let mut f = ShmFabric::new(2, token, shm::default_dir());
+    f.register(0, 1, words, 2).unwrap();
+    f.register(1, 0, words, 2).unwrap();
+    let mut eps = f.endpoints().unwrap();
+    let b = eps.pop().unwrap();
+    let a = eps.pop().unwrap();
+    (a, b)
+}
+
+fn transport_write<E: Endpoint>(a: &mut E, src: &Arc<AlignedWords>, v: u64) {
     a.post_write(1, (v % 2) as usize, v, Some(src.clone()), WORDS_4MIB, None)
         .unwrap();
     while a.poll_completion().is_none() {
@@ -116,8 +132,43 @@ fn transport(c: &mut Criterion) {
             transport_write(&mut a, &tsrc, v)
         })
     });
+    let (mut sa, _sb) = shm_pair(WORDS_4MIB, 1);
+    g.bench_function("shm_write", |b| {
+        b.iter(|| {
+            v += 1;
+            transport_write(&mut sa, &tsrc, v)
+        })
+    });
     g.finish();
     src[so] = tsrc.as_slice()[0].load(Ordering::Relaxed);
+}
+
+/// Ping-pong of 2-byte writes with notification; criterion gets the one-way time per message.
+fn notify(c: &mut Criterion) {
+    let mut g = c.benchmark_group("notify_2B");
+    g.bench_function("threads", |b| {
+        b.iter_custom(|iters| {
+            let mut f = ThreadsFabric::new(2);
+            f.register(0, 1, 1, 2).unwrap();
+            f.register(1, 0, 1, 2).unwrap();
+            let mut e = f.endpoints();
+            let (y, x) = (e.pop().unwrap(), e.pop().unwrap());
+            let t = Instant::now();
+            perf::latency(x, y, 1, iters as usize, 0).unwrap();
+            t.elapsed() / 2
+        })
+    });
+    let mut tag = 10;
+    g.bench_function("shm", |b| {
+        b.iter_custom(|iters| {
+            tag += 1;
+            let (x, y) = shm_pair(1, tag);
+            let t = Instant::now();
+            perf::latency(x, y, 1, iters as usize, 0).unwrap();
+            t.elapsed() / 2
+        })
+    });
+    g.finish();
 }
 
 fn svm_sgd(c: &mut Criterion) {
@@ -153,8 +204,9 @@ fn ratio_report() {
     let (src, so) = aligned_vec(WORDS_4MIB);
     let (mut dst, dof) = aligned_vec(WORDS_4MIB);
     let (mut a, _b) = transport_pair();
+    let (mut sa, _sb) = shm_pair(WORDS_4MIB, 2);
     let tsrc = Arc::new(AlignedWords::from_words(&src[so..so + WORDS_4MIB]));
-    let (mut best_mem, mut best_tr) = (Duration::MAX, Duration::MAX);
+    let (mut best_mem, mut best_tr, mut best_shm) = (Duration::MAX, Duration::MAX, Duration::MAX);
     for v in 1..=200u64 {
         let t = Instant::now();
         memcpy_4mib(&mut dst[dof..dof + WORDS_4MIB], &src[so..so + WORDS_4MIB]);
@@ -162,14 +214,37 @@ fn ratio_report() {
         let t = Instant::now();
         transport_write(&mut a, &tsrc, v);
         best_tr = best_tr.min(t.elapsed());
+        let t = Instant::now();
+        transport_write(&mut sa, &tsrc, v);
+        best_shm = best_shm.min(t.elapsed());
     }
     let gbps = |d: Duration| (WORDS_4MIB * 8) as f64 / d.as_secs_f64() / 1e9;
-    println!(
-        "transport_4MiB ratio: threads write {:.2} GB/s vs memcpy {:.2} GB/s = {:.2}x memcpy (goal >= 0.8)",
-        gbps(best_tr),
-        gbps(best_mem),
-        gbps(best_tr) / gbps(best_mem)
-    );
+    for (name, best) in [("threads", best_tr), ("shm", best_shm)] {
+        println!(
+            "transport_4MiB ratio: {name} write {:.2} GB/s vs memcpy {:.2} GB/s = {:.2}x memcpy (goal >= 0.8)",
+            gbps(best),
+            gbps(best_mem),
+            gbps(best) / gbps(best_mem)
+        );
+    }
+    let cl = perf::cache_line_ping_pong(100_000).median;
+    for name in ["threads", "shm"] {
+        let lat = if name == "threads" {
+            let mut f = ThreadsFabric::new(2);
+            f.register(0, 1, 1, 2).unwrap();
+            f.register(1, 0, 1, 2).unwrap();
+            let mut e = f.endpoints();
+            let (y, x) = (e.pop().unwrap(), e.pop().unwrap());
+            perf::latency(x, y, 1, 20_000, 1_000).unwrap().0.median
+        } else {
+            let (x, y) = shm_pair(1, 3);
+            perf::latency(x, y, 1, 20_000, 1_000).unwrap().0.median
+        };
+        println!(
+            "notify_2B ratio: {name} {lat:.0} ns one way vs cache-line ping-pong {cl:.0} ns = {:.1}x (goal <= 3x)",
+            lat / cl
+        );
+    }
     // best of 5 runs, as for the transport: the event loop's rate without warm-up noise
     let mut best = f64::MAX;
     let mut events = 0;
@@ -184,7 +259,7 @@ fn ratio_report() {
     );
 }
 
-criterion_group!(benches, sim_events, transport, svm_sgd);
+criterion_group!(benches, sim_events, transport, notify, svm_sgd);
 
 fn main() {
     benches();
