@@ -14,14 +14,22 @@ pub enum TransportArg {
     Tcp,
     /// Shared-memory segments in /dev/shm (every rank on this host).
     Shm,
+    /// RDMA verbs (builds with `--features rdma`; device from $SYNCBENCH_RDMA_DEVICE).
+    Rdma,
 }
 
 impl TransportArg {
-    fn core(self) -> ClusterTransport {
-        match self {
+    fn core(self) -> Result<ClusterTransport> {
+        Ok(match self {
             TransportArg::Tcp => ClusterTransport::Tcp,
             TransportArg::Shm => ClusterTransport::Shm,
-        }
+            #[cfg(feature = "rdma")]
+            TransportArg::Rdma => ClusterTransport::Rdma,
+            #[cfg(not(feature = "rdma"))]
+            TransportArg::Rdma => anyhow::bail!(
+                "this build has no rdma transport: build with `cargo build --release --features rdma` (needs cmake, libnl-3-dev, libnl-route-3-dev, libclang-dev, pkg-config)"
+            ),
+        })
     }
 }
 
@@ -69,14 +77,12 @@ pub fn join(args: &ClusterArgs) -> Result<()> {
         root: args.root.clone(),
         timeout_ms: args.cluster_timeout_ms,
     };
+    let transport = args.transport.core()?;
     let spec = RankSpec::resolve(&flags, &|k| std::env::var(k).ok())?;
     let (rank, size, root) = (spec.rank, spec.size, spec.root);
     let session = Session::connect(spec)
         .with_context(|| format!("rank {rank} of {size} could not join the job at {root}"))?;
-    let _ = JOINED.set(Mutex::new(Joined {
-        session,
-        transport: args.transport.core(),
-    }));
+    let _ = JOINED.set(Mutex::new(Joined { session, transport }));
     Ok(())
 }
 

@@ -16,7 +16,8 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Backends, comma-separated: threads (in-process copy engines), shm (shared-memory
-    /// segments in /dev/shm) and tcp (loopback); rdma comes with its backend.
+    /// segments in /dev/shm), tcp (loopback) and rdma (builds with `--features rdma`; loopback
+    /// through the device named by $SYNCBENCH_RDMA_DEVICE).
     #[arg(long, value_delimiter = ',', default_value = "threads,shm,tcp")]
     backends: Vec<String>,
     /// Message sizes in bytes, comma-separated (rounded up to whole 8-byte words on the wire).
@@ -130,7 +131,39 @@ fn run_backend(
             let (bw, _, _) = perf::bandwidth(a, b, words, n)?;
             (lat, bw)
         }
-        "rdma" => bail!("the rdma backend is not built yet (threads, shm and tcp are)"),
+        #[cfg(feature = "rdma")]
+        "rdma" => {
+            use bench_core::transport::rdma::{RdmaDevice, RdmaEndpoint};
+            use bench_core::transport::tcp::RingShape;
+            use std::collections::HashMap;
+            let dev = RdmaDevice::open(None)?;
+            let shape = RingShape {
+                capacity: words,
+                depth,
+            };
+            let (mut a, aa) = RdmaEndpoint::create(
+                dev.clone(),
+                0,
+                &HashMap::from([(1, shape)]),
+                &HashMap::from([(1, shape)]),
+            )?;
+            let (mut b, ba) = RdmaEndpoint::create(
+                dev,
+                1,
+                &HashMap::from([(0, shape)]),
+                &HashMap::from([(0, shape)]),
+            )?;
+            let table = vec![aa, ba];
+            a.connect(&table)?;
+            b.connect(&table)?;
+            let (lat, a, b) = perf::latency(a, b, words, n, warmup)?;
+            let (bw, _, _) = perf::bandwidth(a, b, words, n)?;
+            (lat, bw)
+        }
+        #[cfg(not(feature = "rdma"))]
+        "rdma" => bail!(
+            "this build has no rdma backend: build with `cargo build --release --features rdma`"
+        ),
         other => bail!("unknown backend '{other}' (threads, shm, tcp)"),
     })
 }

@@ -12,6 +12,8 @@
 
 mod aligned;
 pub mod perf;
+#[cfg(feature = "rdma")]
+pub mod rdma;
 mod ring;
 pub mod shm;
 pub mod tcp;

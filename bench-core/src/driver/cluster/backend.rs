@@ -114,3 +114,57 @@ impl Backend for ShmBackend {
         ep.unlink();
     }
 }
+
+/// RDMA verbs: the device is opened once per process.
+#[cfg(feature = "rdma")]
+pub(crate) struct RdmaBackend;
+
+#[cfg(feature = "rdma")]
+fn rdma_device() -> Result<std::sync::Arc<crate::transport::rdma::RdmaDevice>> {
+    use crate::transport::rdma::RdmaDevice;
+    static DEVICE: std::sync::OnceLock<std::sync::Arc<RdmaDevice>> = std::sync::OnceLock::new();
+    if let Some(d) = DEVICE.get() {
+        return Ok(d.clone());
+    }
+    let d = RdmaDevice::open(None)?;
+    Ok(DEVICE.get_or_init(|| d).clone())
+}
+
+#[cfg(feature = "rdma")]
+impl Backend for RdmaBackend {
+    type Pending = crate::transport::rdma::RdmaEndpoint;
+    type Ep = crate::transport::rdma::RdmaEndpoint;
+
+    fn prepare(
+        _ip: IpAddr,
+        _token: u64,
+        node: NodeId,
+        local: HashMap<NodeId, RingShape>,
+        remote: HashMap<NodeId, RingShape>,
+    ) -> Result<(String, Self::Pending)> {
+        let (ep, addr) =
+            crate::transport::rdma::RdmaEndpoint::create(rdma_device()?, node, &local, &remote)?;
+        Ok((serde_json::to_string(&addr)?, ep))
+    }
+
+    fn build(
+        mut ep: Self::Pending,
+        _token: u64,
+        _node: NodeId,
+        table: &[String],
+    ) -> Result<Self::Ep> {
+        let addrs = table
+            .iter()
+            .enumerate()
+            .map(|(j, a)| {
+                serde_json::from_str(a).map_err(|e| {
+                    CoreError::Transport(format!(
+                        "node {j} announced a malformed RDMA address: {e}"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<crate::transport::rdma::RdmaAddress>>>()?;
+        ep.connect(&addrs)?;
+        Ok(ep)
+    }
+}

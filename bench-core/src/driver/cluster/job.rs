@@ -111,6 +111,10 @@ pub(crate) fn run_job<O: Serialize + DeserializeOwned + Send + 'static>(
     match transport {
         ClusterTransport::Tcp => run_on::<O, TcpBackend>(session, transport, plan, start),
         ClusterTransport::Shm => run_on::<O, ShmBackend>(session, transport, plan, start),
+        #[cfg(feature = "rdma")]
+        ClusterTransport::Rdma => {
+            run_on::<O, super::backend::RdmaBackend>(session, transport, plan, start)
+        }
     }
 }
 

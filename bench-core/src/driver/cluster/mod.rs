@@ -49,6 +49,10 @@ pub enum ClusterTransport {
     Tcp,
     /// Shared-memory segments in /dev/shm (every rank on one host).
     Shm,
+    /// RDMA verbs: RC queue pairs, one-sided writes, WRITE_WITH_IMM notifications (cargo
+    /// feature `rdma`).
+    #[cfg(feature = "rdma")]
+    Rdma,
 }
 
 /// Runs `nodes` across the job's ranks (this process runs its share) until all finish.
