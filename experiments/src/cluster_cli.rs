@@ -33,6 +33,15 @@ impl TransportArg {
     }
 }
 
+/// How the ranks of a job find each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BootstrapArg {
+    /// Launcher variables or flags, and a root address.
+    Tcp,
+    /// MPI (under mpirun).
+    Mpi,
+}
+
 /// Flags of the cluster driver (ignored by the other drivers).
 #[derive(Debug, Clone, Args)]
 pub struct ClusterArgs {
@@ -50,6 +59,11 @@ pub struct ClusterArgs {
     /// $MASTER_ADDR:$MASTER_PORT, else 127.0.0.1:29517).
     #[arg(long)]
     pub root: Option<String>,
+    /// Cluster driver: how ranks find each other: `tcp` (rank from the launcher's variables or
+    /// flags, rank 0 at --root) or `mpi` (under mpirun: MPI gives the ranks and broadcasts rank
+    /// 0's address and a job token, then is finalized; builds with `--features mpi`).
+    #[arg(long, value_enum, default_value_t = BootstrapArg::Tcp)]
+    pub bootstrap: BootstrapArg,
     /// Cluster driver: how long ranks wait to connect, and for each other's reports after a
     /// failure, in ms (default: $SYNCBENCH_TIMEOUT_MS, else 30000).
     #[arg(long)]
@@ -78,12 +92,30 @@ pub fn join(args: &ClusterArgs) -> Result<()> {
         timeout_ms: args.cluster_timeout_ms,
     };
     let transport = args.transport.core()?;
-    let spec = RankSpec::resolve(&flags, &|k| std::env::var(k).ok())?;
+    let (spec, listener) = match args.bootstrap {
+        BootstrapArg::Tcp => (RankSpec::resolve(&flags, &|k| std::env::var(k).ok())?, None),
+        BootstrapArg::Mpi => mpi_bootstrap(args)?,
+    };
     let (rank, size, root) = (spec.rank, spec.size, spec.root);
-    let session = Session::connect(spec)
+    let session = Session::connect_with(spec, listener)
         .with_context(|| format!("rank {rank} of {size} could not join the job at {root}"))?;
     let _ = JOINED.set(Mutex::new(Joined { session, transport }));
     Ok(())
+}
+
+#[cfg(feature = "mpi")]
+fn mpi_bootstrap(args: &ClusterArgs) -> Result<(RankSpec, Option<std::net::TcpListener>)> {
+    let timeout = std::time::Duration::from_millis(args.cluster_timeout_ms.unwrap_or(30_000));
+    Ok(bench_core::driver::cluster::mpi_bootstrap::bootstrap(
+        timeout,
+    )?)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_bootstrap(_args: &ClusterArgs) -> Result<(RankSpec, Option<std::net::TcpListener>)> {
+    anyhow::bail!(
+        "this build has no MPI bootstrap: build with `cargo build --release --features experiments/mpi` (needs libopenmpi-dev and libclang-dev), or use --bootstrap tcp"
+    )
 }
 
 /// Runs `f` with the session and transport.

@@ -6,11 +6,26 @@ use std::process::Command;
 
 #[test]
 fn ps_modes_under_mpirun_with_four_ranks() {
+    under_mpirun(&[], "rank from OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE");
+}
+
+/// With the `mpi` feature: MPI gives the ranks and rank 0's address; no root is configured.
+#[cfg(feature = "mpi")]
+#[test]
+fn ps_modes_under_mpirun_bootstrapped_through_mpi() {
+    under_mpirun(&["--bootstrap", "mpi"], "rank from MPI");
+}
+
+fn under_mpirun(extra: &[&str], source: &str) {
     if Command::new("mpirun").arg("--version").output().is_err() {
         eprintln!("SKIPPED: mpirun is not installed (Debian package openmpi-bin)");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("syncbench-mpirun-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "syncbench-mpirun-{}-{}",
+        std::process::id(),
+        extra.len()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("cfg.toml");
@@ -54,10 +69,14 @@ slow = [{ worker = 0, factor = 2.0 }]
         .port();
     let root = format!("127.0.0.1:{port}");
     let out = dir.join("out");
-    let o = Command::new("mpirun")
-        .args(["--allow-run-as-root", "--oversubscribe", "-n", "4"])
-        .args(["-x", &format!("SYNCBENCH_ROOT={root}")])
+    let mut c = Command::new("mpirun");
+    c.args(["--allow-run-as-root", "--oversubscribe", "-n", "4"]);
+    if extra.is_empty() {
+        c.args(["-x", &format!("SYNCBENCH_ROOT={root}")]);
+    }
+    let o = c
         .arg(env!("CARGO_BIN_EXE_ps-modes"))
+        .args(extra)
         .args(["--driver", "cluster", "--out"])
         .arg(&out)
         .arg("--config")
@@ -70,8 +89,5 @@ slow = [{ worker = 0, factor = 2.0 }]
         std::fs::read_to_string(out.join("ps-modes/cluster-bsp/iterations.csv")).unwrap();
     assert_eq!(iterations.lines().count(), 1 + 40);
     let manifest = std::fs::read_to_string(out.join("ps-modes/manifest.json")).unwrap();
-    assert!(
-        manifest.contains("rank from OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE"),
-        "{manifest}"
-    );
+    assert!(manifest.contains(source), "{manifest}");
 }

@@ -18,17 +18,20 @@ pub use learning::{payload_words, Learning};
 pub use network::{HostPlacement, LinkOverride, NetworkModel};
 pub use node_model::{NodeModel, Payload, PayloadEffect};
 
-/// Keeps the error a threaded run reports: the first failure, except that a node's real failure
-/// replaces a deadlock or a stop seen earlier (those are usually its consequence).
+/// Keeps the error a threaded run reports: the first of the most telling kind. A node's own
+/// failure tells most; a deadlock (a node waited in vain) less, as it is usually the consequence
+/// of a failure elsewhere; a stop (a node told that another failed) least.
 pub(crate) fn keep_failure(
     first: &mut Option<crate::error::CoreError>,
     e: crate::error::CoreError,
 ) {
     use crate::error::CoreError;
-    let secondary =
-        |e: &CoreError| matches!(e, CoreError::Deadlock { .. } | CoreError::Stopped { .. });
-    let replace = first.as_ref().is_none_or(secondary) && !secondary(&e);
-    if first.is_none() || replace {
+    let rank = |e: &CoreError| match e {
+        CoreError::Stopped { .. } => 2,
+        CoreError::Deadlock { .. } => 1,
+        _ => 0,
+    };
+    if first.as_ref().is_none_or(|f| rank(&e) < rank(f)) {
         *first = Some(e);
     }
 }

@@ -70,7 +70,7 @@ struct Hello {
 enum Report<O> {
     Done(Vec<O>),
     Failed {
-        /// Stopped because of another failure (a deadlock or a stop), not a cause.
+        /// Stopped because another node or rank failed: a consequence, not a cause.
         secondary: bool,
         message: String,
     },
@@ -274,7 +274,7 @@ fn run_on<O: Serialize + DeserializeOwned + Send + 'static, B: Backend>(
     let report = move || match joiner() {
         Ok(o) => Report::Done(o),
         Err(e) => Report::Failed {
-            secondary: matches!(e, CoreError::Deadlock { .. } | CoreError::Stopped { .. }),
+            secondary: matches!(e, CoreError::Stopped { .. }),
             message: e.to_string(),
         },
     };

@@ -22,6 +22,8 @@
 mod backend;
 pub mod barrier;
 pub(crate) mod job;
+#[cfg(feature = "mpi")]
+pub mod mpi_bootstrap;
 pub mod rank;
 pub mod session;
 

@@ -55,11 +55,24 @@ impl Session {
     /// or not every rank connected in time (naming the missing ranks). Connections with another
     /// job token or a rank out of range are rejected, logged, and do not stop the job.
     pub fn connect(spec: RankSpec) -> Result<Self> {
+        Self::connect_with(spec, None)
+    }
+
+    /// As [`Session::connect`], with rank 0 listening on `listener` (already bound to the root
+    /// address) instead of binding it: the MPI bootstrap binds a free port first and tells the
+    /// others.
+    ///
+    /// # Errors
+    /// As [`Session::connect`].
+    pub fn connect_with(spec: RankSpec, listener: Option<TcpListener>) -> Result<Self> {
         let deadline = Instant::now() + spec.timeout;
         let (links, ip) = if spec.rank == 0 {
-            let listener = TcpListener::bind(spec.root).map_err(|e| {
-                ctl(0, format!("cannot listen on the root address {}: {e} (another job there? choose one with --root or SYNCBENCH_ROOT)", spec.root))
-            })?;
+            let listener = match listener {
+                Some(l) => l,
+                None => TcpListener::bind(spec.root).map_err(|e| {
+                    ctl(0, format!("cannot listen on the root address {}: {e} (another job there? choose one with --root or SYNCBENCH_ROOT)", spec.root))
+                })?,
+            };
             listener
                 .set_nonblocking(true)
                 .map_err(|e| ctl(0, e.to_string()))?;
