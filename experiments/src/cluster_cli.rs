@@ -144,6 +144,11 @@ pub fn started_as_rank() -> Option<String> {
         })
 }
 
+/// True once this process joined a cluster job.
+pub fn joined() -> bool {
+    JOINED.get().is_some()
+}
+
 /// True unless this process is a rank other than 0 of a job: only one process writes results.
 pub fn is_writer() -> bool {
     JOINED

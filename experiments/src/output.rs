@@ -22,6 +22,11 @@ impl ExperimentOutput {
     /// # Errors
     /// When the results directory cannot be created.
     pub fn new(out: &std::path::Path, figure: &str) -> Result<Self> {
+        if !crate::cluster_cli::joined() {
+            if let Some(how) = crate::cluster_cli::started_as_rank() {
+                anyhow::bail!("this process was started as {how}, but {figure} does not run under the cluster driver here: every rank would write the same files; start it once, without a launcher");
+            }
+        }
         let dir = if crate::cluster_cli::is_writer() {
             Some(
                 RunDir::create(out.join(figure))

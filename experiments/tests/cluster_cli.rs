@@ -264,6 +264,25 @@ fn a_rank_without_the_cluster_driver_is_refused() {
 }
 
 #[test]
+fn an_experiment_without_drivers_refuses_to_run_as_a_rank() {
+    let dir = tmpdir("refuse-gap");
+    let o = Command::new(env!("CARGO_BIN_EXE_asap-spectral-gap"))
+        .arg("--out")
+        .arg(dir.join("r"))
+        .env("SLURM_PROCID", "0")
+        .env("SLURM_NTASKS", "3")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("rank 0 of 3 (SLURM_PROCID/SLURM_NTASKS)"),
+        "{err}"
+    );
+    assert!(!dir.join("r").exists());
+}
+
+#[test]
 fn launch_reports_a_binary_that_cannot_start() {
     let o = Command::new(env!("CARGO_BIN_EXE_syncbench"))
         .args(["launch", "--ranks", "2", "--", "/nonexistent/binary"])
