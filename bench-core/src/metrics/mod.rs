@@ -1,6 +1,7 @@
 //! Run records, CSV writing into a run directory that appears only when complete, manifests and
 //! latency histograms.
 
+pub mod float_text;
 mod histogram;
 mod manifest;
 mod records;

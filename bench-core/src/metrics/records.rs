@@ -55,9 +55,11 @@ pub struct ProgressRow {
     pub time: f64,
     /// Updates applied divided by the worker count.
     pub iteration: f64,
-    /// Objective on the evaluation set.
+    /// Objective on the evaluation set (NaN where it diverged).
+    #[serde(with = "crate::metrics::float_text")]
     pub loss: f64,
     /// Accuracy on the evaluation set.
+    #[serde(with = "crate::metrics::float_text")]
     pub accuracy: f64,
 }
 
