@@ -2,7 +2,8 @@
 #   make reproduce-all            quick scale (minutes on a laptop)
 #   make reproduce-all SCALE=paper
 #   make fig-asap-fig3            one figure (experiment + render + report)
-#   make test | make bench | make bench-libsvm | make lint
+#   make test | make bench | make bench-libsvm | make bench-transport | make lint
+#   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
 SCALE   ?= quick
 SEED    ?= 1
 RESULTS ?= results
@@ -14,7 +15,7 @@ FIGURES  = $(BIN)/figures --results $(RESULTS)
 FIGS := asap-fig3 asap-fig10 asap-fig6 asap-fig7 asap-fig9 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
         async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 hop-fig12 hop-fig13 hop-fig14-16 hop-fig17 hop-fig18-19 hop-fig20-21 ps-modes
 
-.PHONY: all build reproduce-all report test bench bench-libsvm lint clean $(addprefix fig-,$(FIGS))
+.PHONY: all build reproduce-all report test bench bench-libsvm bench-transport cluster-smoke lint clean $(addprefix fig-,$(FIGS))
 
 all: reproduce-all
 
@@ -180,6 +181,17 @@ test:
 
 bench:
 	$(CARGO) bench -p bench-core --bench core
+
+# perftest-style transport benchmark (threads, shm, tcp beside memcpy, a raw socket and a
+# cache-line ping-pong), JSON and CSV under $(RESULTS)/.
+bench-transport: build
+	mkdir -p $(RESULTS)
+	$(BIN)/syncbench transport-bench --json $(RESULTS)/transport-bench.json --csv $(RESULTS)/transport-bench.csv
+
+# ps-modes and asap-fig7 as 4 processes on this machine (cluster driver, tcp), into $(RESULTS)/cluster/.
+cluster-smoke: build
+	$(BIN)/syncbench launch --ranks 4 -- ps-modes --driver cluster --scale $(SCALE) --seed $(SEED) --out $(RESULTS)/cluster
+	$(BIN)/syncbench launch --ranks 4 -- asap-fig7 --driver cluster --scale $(SCALE) --seed $(SEED) --out $(RESULTS)/cluster
 
 # LIBSVM reader vs scikit-learn's load_svmlight_file (pip-installs scikit-learn into target/).
 bench-libsvm:
