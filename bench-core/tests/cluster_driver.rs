@@ -342,3 +342,45 @@ fn receive_buffer_reduce_on_three_ranks() {
         }
     }
 }
+
+/// Rings of one slot: every message needs the receiver to have handled the one before it, so
+/// only credit-based flow control keeps the runs from overrunning rings (over tcp, frames land
+/// as soon as they arrive). Every mode completes under the cluster and threads drivers.
+#[test]
+fn one_slot_rings_never_overrun() {
+    let cfg = ThreadsConfig {
+        ring_depth: 1,
+        ..CFG
+    };
+    let modes = [
+        SyncMode::Asp,
+        SyncMode::Essp { staleness: 3 },
+        SyncMode::BspBackup { backups: 1 },
+    ];
+    let per_rank = on_ranks(3, move |_, s| {
+        modes
+            .iter()
+            .map(|&m| {
+                cluster::run(
+                    s,
+                    ClusterTransport::Tcp,
+                    ps(m),
+                    workload(),
+                    &cfg,
+                    &stragglers(),
+                    2,
+                )
+                .map(|r| r.iterations.len())
+            })
+            .collect::<Vec<_>>()
+    });
+    for (i, &mode) in modes.iter().enumerate() {
+        let n = per_rank[0][i]
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+        assert!(*n >= 60, "{mode:?}: {n} iterations");
+        let t = threads::run(ps(mode), workload(), &cfg, &stragglers(), 2)
+            .unwrap_or_else(|e| panic!("threads {mode:?}: {e}"));
+        assert!(t.iterations.len() >= 60);
+    }
+}

@@ -8,9 +8,18 @@
 //! Ending a run takes no shared memory, so it works the same between processes: a node whose
 //! protocol finished posts a *done* notification to every node it has a ring to, and keeps
 //! receiving (a server keeps answering late updates and last reads) until every node with a ring
-//! to it has said done; the transports deliver a notification after everything posted before
-//! it, so nothing can arrive after that. A node that fails posts *stop* to the same nodes, which
+//! to it has said done, and every node it said done to has acknowledged; the transports deliver
+//! a notification after everything posted before it, so no message can arrive after the done,
+//! and no credit (below) after the acknowledgement: nothing is ever posted to a node that left. A node that fails posts *stop* to the same nodes, which
 //! end with [`CoreError::Stopped`] naming it instead of waiting for a timeout.
+//!
+//! Flow control: every message occupies a slot of the receiver's ring until the receiver has
+//! handled it, and one-sided writes cannot tell whether it has. So a sender keeps at most
+//! `depth` messages unacknowledged per receiver, and a receiver returns *credits* (a
+//! notification-only post) each time it has handled a quarter of a ring from one sender; a
+//! sender out of credits goes on receiving (and handling) messages until credits come back. A
+//! ring can then never be overrun, whatever the transport (over tcp, frames land as they arrive,
+//! however far behind the receiver is).
 
 use super::learning::Learning;
 use super::node_model::{Payload, PayloadEffect, HEADER_BYTES};
@@ -41,6 +50,10 @@ pub struct ThreadsConfig {
 /// Notification words no protocol message encodes to (tag 0xFE/0xFD): end-of-run signals.
 const DONE: [u64; IMM_WORDS] = [0xFE, 0x444F_4E45];
 const STOP: [u64; IMM_WORDS] = [0xFD, 0x5354_4F50];
+/// Tag of a credit return: `[CREDIT, slots freed]`.
+const CREDIT: u64 = 0xFC;
+/// Answer to a done: everything its sender posted here has been handled.
+const DONE_ACK: [u64; IMM_WORDS] = [0xFB, 0x4143_4B00];
 /// How often an empty wait asks the transport and the abort flag for failures.
 const HEALTH_EVERY: Duration = Duration::from_millis(50);
 
@@ -311,6 +324,9 @@ pub fn run_node<L: Learning + ?Sized, E: Endpoint>(
         bytes_in_iter: 0,
         applied_total: 0,
         done_from: vec![false; n],
+        acked_by: vec![false; n],
+        unacked: vec![0; n],
+        handled: vec![0; n],
         ctx,
     };
     let result = t.run();
@@ -337,13 +353,20 @@ struct NodeThread<L: Learning + ?Sized, E: Endpoint> {
     applied_total: u64,
     /// Nodes that said done.
     done_from: Vec<bool>,
+    /// Nodes that acknowledged this node's done.
+    acked_by: Vec<bool>,
+    /// Messages posted to each node and not yet acknowledged by credits.
+    unacked: Vec<u64>,
+    /// Messages handled from each node since the last credit return.
+    handled: Vec<u64>,
     ctx: NodeContext<L>,
 }
 
 /// What a wait brought.
 enum Arrival {
     Message(Notification),
-    /// A node said done (recorded in `done_from`).
+    /// A node said done (recorded in `done_from`), or returned credits (recorded in
+    /// `unacked`): nothing for the protocol.
     Done,
     Nothing,
 }
@@ -397,7 +420,15 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
         // A server keeps answering (late updates with backup workers, final reads); other
         // nodes only consume what still arrives.
         let answer = self.proto.role() == Role::Server;
-        while let Some(&waiting) = self.ctx.hears_from.iter().find(|&&f| !self.done_from[f]) {
+        loop {
+            let waiting = match (
+                self.ctx.hears_from.iter().find(|&&f| !self.done_from[f]),
+                self.ctx.sends_to.iter().find(|&&t| !self.acked_by[t]),
+            ) {
+                (Some(&f), _) => f,
+                (None, Some(&t)) => t,
+                (None, None) => break,
+            };
             match self.wait(stall)? {
                 Arrival::Message(n) => {
                     self.deliver(n, &mut buf, answer)?;
@@ -410,7 +441,7 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
                     return Err(CoreError::Deadlock {
                         time_ns: self.now(),
                         message: format!(
-                            "node {} finished but node {waiting} did not end its run within {} ms",
+                            "node {} finished but node {waiting} did not end its run (or acknowledge the end of this one) within {} ms",
                             self.node(),
                             self.ctx.cfg.stall_timeout_ms
                         ),
@@ -431,6 +462,21 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
                 Some(n) if n.imm == DONE => {
                     if let Some(d) = self.done_from.get_mut(n.from) {
                         *d = true;
+                    }
+                    // Everything it sent is handled: its ring needs no more credits.
+                    self.ep.post_notify(n.from, DONE_ACK)?;
+                    while self.ep.poll_completion().is_some() {}
+                    return Ok(Arrival::Done);
+                }
+                Some(n) if n.imm == DONE_ACK => {
+                    if let Some(a) = self.acked_by.get_mut(n.from) {
+                        *a = true;
+                    }
+                    return Ok(Arrival::Done);
+                }
+                Some(n) if n.imm[0] == CREDIT => {
+                    if let Some(u) = self.unacked.get_mut(n.from) {
+                        *u = u.saturating_sub(n.imm[1]);
                     }
                     return Ok(Arrival::Done);
                 }
@@ -460,13 +506,36 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
     /// Reads the payload a notification announces and, when `feed`, gives the message to the
     /// protocol (a finished non-server node only consumes what still arrives).
     fn deliver(&mut self, n: Notification, buf: &mut Vec<u64>, feed: bool) -> Result<()> {
-        let node = self.node();
         self.out.events += 1;
         let imm: [u64; MESSAGE_WORDS] = n.imm;
         let msg = Message::decode(imm, n.from)?;
-        if !feed {
+        let result = if feed { self.feed(n, msg, buf) } else { Ok(()) };
+        // The slot is free now (its payload was copied out, or is not wanted).
+        self.return_credit(n.from)?;
+        result
+    }
+
+    /// Returns credits to `from` once a quarter of its ring has been handled.
+    fn return_credit(&mut self, from: NodeId) -> Result<()> {
+        if self.done_from.get(from).copied().unwrap_or(true) {
             return Ok(());
         }
+        let Some(h) = self.handled.get_mut(from) else {
+            return Ok(());
+        };
+        *h += 1;
+        let every = (self.ctx.cfg.ring_depth as u64 / 4).max(1);
+        if *h >= every {
+            let freed = std::mem::take(h);
+            self.ep.post_notify(from, [CREDIT, freed])?;
+            while self.ep.poll_completion().is_some() {}
+        }
+        Ok(())
+    }
+
+    /// Hands a message (and its payload) to the workload and the protocol.
+    fn feed(&mut self, n: Notification, msg: Message, buf: &mut Vec<u64>) -> Result<()> {
+        let node = self.node();
         if msg.payload() != crate::protocol::PayloadKind::None {
             let r = self.ep.read_slot(n.from, n.slot, buf)?;
             if !r.consistent() || r.footer != n.version {
@@ -508,8 +577,28 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
     }
 
     fn send(&mut self, to: NodeId, msg: Message) -> Result<()> {
-        let payload = self.ctx.workload.outgoing(&mut self.model, to, &msg);
         let depth = self.ep.remote_depth(to)?;
+        // Out of credits: keep receiving until `to` has handled enough of its ring.
+        let stall = Duration::from_millis(self.ctx.cfg.stall_timeout_ms);
+        let mut buf = Vec::new();
+        while self.unacked[to] >= depth as u64 {
+            match self.wait(stall)? {
+                Arrival::Message(n) => self.deliver(n, &mut buf, true)?,
+                Arrival::Done => {}
+                Arrival::Nothing => {
+                    return Err(CoreError::Deadlock {
+                        time_ns: self.now(),
+                        message: format!(
+                        "node {} waited {} ms for node {to} to handle its {depth} queued messages",
+                        self.node(),
+                        self.ctx.cfg.stall_timeout_ms
+                    ),
+                    })
+                }
+            }
+        }
+        self.unacked[to] += 1;
+        let payload = self.ctx.workload.outgoing(&mut self.model, to, &msg);
         self.out_version[to] += 1;
         let version = self.out_version[to];
         let slot = (version as usize) % depth;
@@ -624,6 +713,8 @@ mod tests {
     fn end_signals_are_not_messages() {
         assert!(Message::decode(DONE, 0).is_err());
         assert!(Message::decode(STOP, 0).is_err());
+        assert!(Message::decode(DONE_ACK, 0).is_err());
+        assert!(Message::decode([CREDIT, 4], 0).is_err());
     }
 
     #[test]
