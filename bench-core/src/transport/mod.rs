@@ -28,6 +28,15 @@ use std::time::Duration;
 /// Index of a node on the fabric.
 pub type NodeId = usize;
 
+/// Shape of a ring a receiver registered for a sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RingShape {
+    /// Payload words per slot.
+    pub capacity: usize,
+    /// Slots.
+    pub depth: usize,
+}
+
 /// Words of inline control data a notification carries.
 pub const IMM_WORDS: usize = 2;
 

@@ -18,9 +18,10 @@
 //! The `ibverbs` crate lists devices; its `-sys` layer (same project) provides the verbs that
 //! the safe crate does not wrap (RDMA WRITE, WRITE_WITH_IMM, queue pair transitions by hand).
 
-use super::ring::{read_slot, slot_words, SPIN};
-use super::tcp::RingShape;
-use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
+use super::ring::{poll_with_backoff, read_slot, slot_words};
+use super::{
+    AlignedWords, Completion, Endpoint, NodeId, Notification, RingShape, SlotRead, IMM_WORDS,
+};
 use crate::error::{CoreError, Result};
 use ibverbs_sys as ffi;
 use std::collections::{HashMap, VecDeque};
@@ -850,23 +851,7 @@ impl Endpoint for RdmaEndpoint {
     }
 
     fn wait_notification(&mut self, timeout: Duration) -> Option<Notification> {
-        let t0 = Instant::now();
-        let mut nap = Duration::from_micros(5);
-        loop {
-            if let Some(n) = self.pop() {
-                return Some(n);
-            }
-            let waited = t0.elapsed();
-            if waited >= timeout {
-                return None;
-            }
-            if waited < SPIN {
-                std::hint::spin_loop();
-            } else {
-                std::thread::sleep(nap.min(timeout - waited));
-                nap = (nap * 2).min(Duration::from_micros(200));
-            }
-        }
+        poll_with_backoff(timeout, || self.pop())
     }
 
     fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead> {

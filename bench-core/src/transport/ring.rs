@@ -3,7 +3,9 @@
 //! of notifications.
 
 use super::aligned::{copy_words, load_words};
-use super::{AlignedWords, Notification, SlotRead};
+use super::{AlignedWords, NodeId, Notification, RingShape, SlotRead};
+use crate::error::{CoreError, Result};
+use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -166,5 +168,91 @@ impl Inbox {
             self.queued.fetch_sub(1, Ordering::Release);
         }
         n
+    }
+}
+
+/// Polls `poll` until it yields or `timeout` passes: spinning for [`SPIN`], then sleeping in
+/// growing steps (up to 200 us), for backends whose notifications land in memory another
+/// process or a device writes, with nothing to wake a sleeper.
+pub(crate) fn poll_with_backoff<T>(
+    timeout: std::time::Duration,
+    mut poll: impl FnMut() -> Option<T>,
+) -> Option<T> {
+    let t0 = std::time::Instant::now();
+    let mut nap = std::time::Duration::from_micros(5);
+    loop {
+        if let Some(n) = poll() {
+            return Some(n);
+        }
+        let waited = t0.elapsed();
+        if waited >= timeout {
+            return None;
+        }
+        if waited < SPIN {
+            std::hint::spin_loop();
+        } else {
+            std::thread::sleep(nap.min(timeout - waited));
+            nap = (nap * 2).min(std::time::Duration::from_micros(200));
+        }
+    }
+}
+
+/// Which receiver registered a ring of which shape for which sender: the table every fabric
+/// builder keeps before it makes its endpoints.
+#[derive(Debug)]
+pub(crate) struct RingTable {
+    nodes: usize,
+    rings: HashMap<(NodeId, NodeId), RingShape>,
+}
+
+impl RingTable {
+    pub(crate) fn new(nodes: usize) -> Self {
+        RingTable {
+            nodes,
+            rings: HashMap::new(),
+        }
+    }
+
+    pub(crate) fn nodes(&self) -> usize {
+        self.nodes
+    }
+
+    /// Receiver `to` registers a ring of `depth` slots of `capacity` words for `from`.
+    ///
+    /// # Errors
+    /// [`CoreError::Transport`] for a node out of range or a zero depth.
+    pub(crate) fn register(
+        &mut self,
+        from: NodeId,
+        to: NodeId,
+        capacity: usize,
+        depth: usize,
+    ) -> Result<()> {
+        if from >= self.nodes || to >= self.nodes || depth == 0 {
+            return Err(CoreError::Transport(format!(
+                "cannot register ring {from} -> {to} of depth {depth} on a fabric of {} nodes",
+                self.nodes
+            )));
+        }
+        self.rings.insert((from, to), RingShape { capacity, depth });
+        Ok(())
+    }
+
+    /// The rings `node` registered, by sender.
+    pub(crate) fn local(&self, node: NodeId) -> HashMap<NodeId, RingShape> {
+        self.rings
+            .iter()
+            .filter(|((_, t), _)| *t == node)
+            .map(|((f, _), s)| (*f, *s))
+            .collect()
+    }
+
+    /// The rings registered for `node`, by receiver.
+    pub(crate) fn remote(&self, node: NodeId) -> HashMap<NodeId, RingShape> {
+        self.rings
+            .iter()
+            .filter(|((f, _), _)| *f == node)
+            .map(|((_, t), s)| (*t, *s))
+            .collect()
     }
 }

@@ -12,12 +12,13 @@
 //! single-consumer: the sender's node thread produces, the receiver's consumes. A full queue
 //! makes the sender wait (backpressure) up to [`FULL_TIMEOUT`], then fail naming the receiver.
 //!
-//! Waiting spins for [`super::ring::SPIN`] and then sleeps in growing steps (up to 200 us), as
-//! the queues live in memory another process writes and there is no condition variable to wake.
+//! Waiting spins and then sleeps in growing steps (`poll_with_backoff`), as the queues live in
+//! memory another process writes and there is no condition variable to wake.
 
-use super::ring::{read_slot, slot_words, write_slot, SPIN};
-use super::tcp::RingShape;
-use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
+use super::ring::{poll_with_backoff, read_slot, slot_words, write_slot, RingTable};
+use super::{
+    AlignedWords, Completion, Endpoint, NodeId, Notification, RingShape, SlotRead, IMM_WORDS,
+};
 use crate::error::{CoreError, Result};
 use memmap2::MmapMut;
 use std::collections::HashMap;
@@ -408,23 +409,7 @@ impl Endpoint for ShmEndpoint {
     }
 
     fn wait_notification(&mut self, timeout: Duration) -> Option<Notification> {
-        let t0 = Instant::now();
-        let mut nap = Duration::from_micros(5);
-        loop {
-            if let Some(n) = self.pop() {
-                return Some(n);
-            }
-            let waited = t0.elapsed();
-            if waited >= timeout {
-                return None;
-            }
-            if waited < SPIN {
-                std::hint::spin_loop();
-            } else {
-                std::thread::sleep(nap.min(timeout - waited));
-                nap = (nap * 2).min(Duration::from_micros(200));
-            }
-        }
+        poll_with_backoff(timeout, || self.pop())
     }
 
     fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead> {
@@ -455,20 +440,18 @@ impl Endpoint for ShmEndpoint {
 /// benchmarks), the pattern each rank follows with its own nodes.
 #[derive(Debug)]
 pub struct ShmFabric {
-    nodes: usize,
     token: u64,
     dir: PathBuf,
-    rings: HashMap<(NodeId, NodeId), RingShape>,
+    rings: RingTable,
 }
 
 impl ShmFabric {
     /// A fabric of `nodes` endpoints with segments in `dir` under job token `token`.
     pub fn new(nodes: usize, token: u64, dir: PathBuf) -> Self {
         ShmFabric {
-            nodes,
             token,
             dir,
-            rings: HashMap::new(),
+            rings: RingTable::new(nodes),
         }
     }
 
@@ -483,14 +466,7 @@ impl ShmFabric {
         capacity: usize,
         depth: usize,
     ) -> Result<()> {
-        if from >= self.nodes || to >= self.nodes || depth == 0 {
-            return Err(CoreError::Transport(format!(
-                "cannot register ring {from} -> {to} of depth {depth} on a fabric of {} nodes",
-                self.nodes
-            )));
-        }
-        self.rings.insert((from, to), RingShape { capacity, depth });
-        Ok(())
+        self.rings.register(from, to, capacity, depth)
     }
 
     /// Creates every segment, connects every endpoint and unlinks the files; endpoints in
@@ -499,24 +475,18 @@ impl ShmFabric {
     /// # Errors
     /// [`CoreError::Transport`] when a segment cannot be created or mapped.
     pub fn endpoints(self) -> Result<Vec<ShmEndpoint>> {
-        let paths: Vec<PathBuf> = (0..self.nodes)
+        let paths: Vec<PathBuf> = (0..self.rings.nodes())
             .map(|n| segment_path(&self.dir, self.token, n))
             .collect();
-        let mut eps = (0..self.nodes)
+        let mut eps = (0..self.rings.nodes())
             .map(|node| {
-                let local = self
-                    .rings
-                    .iter()
-                    .filter(|((_, t), _)| *t == node)
-                    .map(|((f, _), s)| (*f, *s))
-                    .collect();
-                let remote = self
-                    .rings
-                    .iter()
-                    .filter(|((f, _), _)| *f == node)
-                    .map(|((_, t), s)| (*t, *s))
-                    .collect();
-                ShmEndpoint::create(node, self.token, paths[node].clone(), local, remote)
+                ShmEndpoint::create(
+                    node,
+                    self.token,
+                    paths[node].clone(),
+                    self.rings.local(node),
+                    self.rings.remote(node),
+                )
             })
             .collect::<Result<Vec<_>>>()?;
         for e in &mut eps {

@@ -10,7 +10,7 @@
 //! off with an error naming it. A connection that ends without its closing frame is a lost
 //! peer: [`Endpoint::health`] names it, and writes to it fail.
 
-use super::ring::{Inbox, Ring};
+use super::ring::{Inbox, Ring, RingTable};
 use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
 use crate::error::{CoreError, Result};
 use std::collections::{HashMap, VecDeque};
@@ -30,31 +30,22 @@ const HEADER: usize = 7;
 /// Payload words landed per read.
 const CHUNK_WORDS: usize = 8192;
 
-/// Shape of a ring a receiver registered for a sender.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RingShape {
-    /// Payload words per slot.
-    pub capacity: usize,
-    /// Slots.
-    pub depth: usize,
-}
+pub use super::RingShape;
 
 /// Builder of a TCP fabric whose endpoints all live in this process (tests, benchmarks, and
 /// the pattern each rank follows with its own part of the table).
 #[derive(Debug)]
 pub struct TcpFabric {
-    nodes: usize,
     token: u64,
-    rings: HashMap<(NodeId, NodeId), RingShape>,
+    rings: RingTable,
 }
 
 impl TcpFabric {
     /// A fabric of `nodes` endpoints sharing job token `token`.
     pub fn new(nodes: usize, token: u64) -> Self {
         TcpFabric {
-            nodes,
             token,
-            rings: HashMap::new(),
+            rings: RingTable::new(nodes),
         }
     }
 
@@ -69,14 +60,7 @@ impl TcpFabric {
         capacity: usize,
         depth: usize,
     ) -> Result<()> {
-        if from >= self.nodes || to >= self.nodes || depth == 0 {
-            return Err(CoreError::Transport(format!(
-                "cannot register ring {from} -> {to} of depth {depth} on a fabric of {} nodes",
-                self.nodes
-            )));
-        }
-        self.rings.insert((from, to), RingShape { capacity, depth });
-        Ok(())
+        self.rings.register(from, to, capacity, depth)
     }
 
     /// Binds every endpoint to a loopback port and returns them, in node order.
@@ -84,7 +68,7 @@ impl TcpFabric {
     /// # Errors
     /// [`CoreError::Transport`] when a port cannot be bound.
     pub fn endpoints(self) -> Result<Vec<TcpEndpoint>> {
-        let listeners = (0..self.nodes)
+        let listeners = (0..self.rings.nodes())
             .map(|i| {
                 TcpListener::bind("127.0.0.1:0").map_err(|e| {
                     CoreError::Transport(format!("node {i}: cannot bind a loopback port: {e}"))
@@ -102,19 +86,14 @@ impl TcpFabric {
             .into_iter()
             .enumerate()
             .map(|(node, listener)| {
-                let local = self
-                    .rings
-                    .iter()
-                    .filter(|((_, t), _)| *t == node)
-                    .map(|((f, _), s)| (*f, *s))
-                    .collect();
-                let remote = self
-                    .rings
-                    .iter()
-                    .filter(|((f, _), _)| *f == node)
-                    .map(|((_, t), s)| (*t, *s))
-                    .collect();
-                TcpEndpoint::start(node, self.token, listener, addrs.clone(), local, remote)
+                TcpEndpoint::start(
+                    node,
+                    self.token,
+                    listener,
+                    addrs.clone(),
+                    self.rings.local(node),
+                    self.rings.remote(node),
+                )
             })
             .collect()
     }

@@ -2,7 +2,7 @@
 //! asynchronously into the receiver's registered slots, like a NIC, then delivers the
 //! notification and the completion.
 
-use super::ring::{Inbox, Ring};
+use super::ring::{Inbox, Ring, RingTable};
 use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
 use crate::error::{CoreError, Result};
 use std::collections::{HashMap, VecDeque};
@@ -25,16 +25,14 @@ struct WorkRequest {
 /// Builder of an in-process fabric: register rings, then take the endpoints.
 #[derive(Debug)]
 pub struct ThreadsFabric {
-    nodes: usize,
-    rings: HashMap<(NodeId, NodeId), Arc<Ring>>,
+    rings: RingTable,
 }
 
 impl ThreadsFabric {
     /// A fabric of `nodes` endpoints with no rings yet.
     pub fn new(nodes: usize) -> Self {
         ThreadsFabric {
-            nodes,
-            rings: HashMap::new(),
+            rings: RingTable::new(nodes),
         }
     }
 
@@ -49,35 +47,30 @@ impl ThreadsFabric {
         capacity: usize,
         depth: usize,
     ) -> Result<()> {
-        if from >= self.nodes || to >= self.nodes {
-            return Err(CoreError::Transport(format!(
-                "cannot register ring {from} -> {to} on a fabric of {} nodes",
-                self.nodes
-            )));
-        }
-        if depth == 0 {
-            return Err(CoreError::Transport("ring depth must be >= 1".into()));
-        }
-        self.rings
-            .insert((from, to), Arc::new(Ring::new(capacity, depth)));
-        Ok(())
+        self.rings.register(from, to, capacity, depth)
     }
 
     /// One endpoint per node, each with its copy engine running.
     pub fn endpoints(self) -> Vec<ThreadsEndpoint> {
-        let inboxes: Vec<Arc<Inbox>> = (0..self.nodes)
-            .map(|_| Arc::new(Inbox::default()))
+        let n = self.rings.nodes();
+        let inboxes: Vec<Arc<Inbox>> = (0..n).map(|_| Arc::new(Inbox::default())).collect();
+        // One ring object per registered pair, shared by its sender and its receiver.
+        let rings: HashMap<(NodeId, NodeId), Arc<Ring>> = (0..n)
+            .flat_map(|to| {
+                self.rings
+                    .local(to)
+                    .into_iter()
+                    .map(move |(from, s)| ((from, to), Arc::new(Ring::new(s.capacity, s.depth))))
+            })
             .collect();
-        (0..self.nodes)
+        (0..n)
             .map(|node| {
-                let remote = self
-                    .rings
+                let remote = rings
                     .iter()
                     .filter(|((f, _), _)| *f == node)
                     .map(|((_, t), r)| (*t, r.clone()))
                     .collect();
-                let local = self
-                    .rings
+                let local = rings
                     .iter()
                     .filter(|((_, t), _)| *t == node)
                     .map(|((f, _), r)| (*f, r.clone()))
