@@ -12,34 +12,8 @@ fn tmpdir(tag: &str) -> PathBuf {
     d
 }
 
-const SMALL: &str = r#"
-good_inputs = 5
-[common]
-workers = 8
-graph = "complete"
-iterations = 12
-eval_every = 4
-jitter_sigma = 0.3
-copy_gbps = 5.0
-stall_timeout_ms = 30000
-[common.data]
-train_rows = 1600
-test_rows = 200
-features = 3000
-nnz_per_row = 40.0
-label_noise = 0.1
-informative = 0.05
-[common.svm]
-loss = "hinge"
-lambda = 1e-4
-eta0 = 20.0
-batch = 16
-[common.compute]
-ns_per_example = 1000.0
-[common.network]
-latency_ns = 2000
-bandwidth_gbps = 40.0
-"#;
+mod common;
+use common::ASAP_SMALL as SMALL;
 
 fn run(dir: &Path, bin: &str, cfg: &str) -> Output {
     let path = dir.join("cfg.toml");

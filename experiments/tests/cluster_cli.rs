@@ -7,48 +7,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{ps_config, ASAP_SMALL};
+
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("syncbench-cluster-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tmpdir(&format!("cluster-{tag}"))
 }
 
 /// ps-modes on 4 workers; `iterations` sets the length (BSP runs ~3 ms per iteration).
 fn config(dir: &Path, iterations: u64) -> PathBuf {
-    let text = format!(
-        r#"
-workers = 4
-iterations = {iterations}
-modes = ["bsp", "asp", "ssp2"]
-eval_every = 8
-[data]
-train_rows = 600
-test_rows = 100
-features = 500
-nnz_per_row = 10.0
-label_noise = 0.1
-informative = 0.1
-[svm]
-loss = "hinge"
-lambda = 1e-4
-eta0 = 10.0
-batch = 8
-[compute]
-ns_per_example = 200000.0
-[network]
-latency_ns = 5000
-bandwidth_gbps = 10.0
-[threads]
-ring_depth = 16
-stall_timeout_ms = 60000
-[stragglers]
-jitter_sigma = 0.1
-slow = [{{ worker = 0, factor = 2.0 }}]
-"#
-    );
     let p = dir.join("cfg.toml");
-    std::fs::write(&p, text).unwrap();
+    std::fs::write(&p, ps_config(4, iterations, 200_000.0)).unwrap();
     p
 }
 
@@ -292,35 +261,6 @@ fn launch_reports_a_binary_that_cannot_start() {
     assert!(!o.status.success());
     assert!(err.contains("cannot start /nonexistent/binary"), "{err}");
 }
-
-const ASAP_SMALL: &str = r#"
-good_inputs = 5
-[common]
-workers = 8
-graph = "complete"
-iterations = 12
-eval_every = 4
-jitter_sigma = 0.3
-copy_gbps = 5.0
-stall_timeout_ms = 30000
-[common.data]
-train_rows = 1600
-test_rows = 200
-features = 3000
-nnz_per_row = 40.0
-label_noise = 0.1
-informative = 0.05
-[common.svm]
-loss = "hinge"
-lambda = 1e-4
-eta0 = 20.0
-batch = 16
-[common.compute]
-ns_per_example = 1000.0
-[common.network]
-latency_ns = 2000
-bandwidth_gbps = 40.0
-"#;
 
 #[test]
 fn asap_fig7_on_four_ranks_gives_the_threads_schema() {

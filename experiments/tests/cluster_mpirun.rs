@@ -2,6 +2,8 @@
 //! bootstrap over TCP through rank 0). Where `mpirun` is not installed (Debian: openmpi-bin),
 //! the test prints why and does nothing; CI installs it.
 
+mod common;
+
 use std::process::Command;
 
 #[test]
@@ -21,47 +23,9 @@ fn under_mpirun(extra: &[&str], source: &str) {
         eprintln!("SKIPPED: mpirun is not installed (Debian package openmpi-bin)");
         return;
     }
-    let dir = std::env::temp_dir().join(format!(
-        "syncbench-mpirun-{}-{}",
-        std::process::id(),
-        extra.len()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::tmpdir(&format!("mpirun-{}", extra.len()));
     let cfg = dir.join("cfg.toml");
-    std::fs::write(
-        &cfg,
-        r#"
-workers = 4
-iterations = 10
-modes = ["bsp", "asp", "ssp2"]
-eval_every = 8
-[data]
-train_rows = 600
-test_rows = 100
-features = 500
-nnz_per_row = 10.0
-label_noise = 0.1
-informative = 0.1
-[svm]
-loss = "hinge"
-lambda = 1e-4
-eta0 = 10.0
-batch = 8
-[compute]
-ns_per_example = 50000.0
-[network]
-latency_ns = 5000
-bandwidth_gbps = 10.0
-[threads]
-ring_depth = 16
-stall_timeout_ms = 30000
-[stragglers]
-jitter_sigma = 0.1
-slow = [{ worker = 0, factor = 2.0 }]
-"#,
-    )
-    .unwrap();
+    std::fs::write(&cfg, common::ps_config(4, 10, 50_000.0)).unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -3,6 +3,8 @@
 //! removed after it. Where the machine does not permit it (not root, no `ip`, no namespaces),
 //! the test prints why and does nothing.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -67,48 +69,9 @@ impl Drop for Hosts {
     }
 }
 
-fn tmpdir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("syncbench-netns-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn config(dir: &Path) -> PathBuf {
     let p = dir.join("cfg.toml");
-    std::fs::write(
-        &p,
-        r#"
-workers = 4
-iterations = 12
-modes = ["bsp", "asp", "ssp2"]
-eval_every = 8
-[data]
-train_rows = 600
-test_rows = 100
-features = 500
-nnz_per_row = 10.0
-label_noise = 0.1
-informative = 0.1
-[svm]
-loss = "hinge"
-lambda = 1e-4
-eta0 = 10.0
-batch = 8
-[compute]
-ns_per_example = 100000.0
-[network]
-latency_ns = 5000
-bandwidth_gbps = 10.0
-[threads]
-ring_depth = 16
-stall_timeout_ms = 30000
-[stragglers]
-jitter_sigma = 0.1
-slow = [{ worker = 0, factor = 2.0 }]
-"#,
-    )
-    .unwrap();
+    std::fs::write(&p, common::ps_config(4, 12, 100_000.0)).unwrap();
     p
 }
 
@@ -121,7 +84,7 @@ fn ps_modes_across_two_hosts_made_of_network_namespaces() {
             return;
         }
     };
-    let dir = tmpdir();
+    let dir = common::tmpdir("netns");
     let cfg = config(&dir);
     let out = dir.join("out");
     let root = format!("{}:29518", hosts.addr_a);

@@ -1,0 +1,79 @@
+//! Helpers the experiment CLI tests share: temporary directories and small configurations.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// A fresh directory under the system's temporary directory, named by `tag` and the process.
+pub fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("syncbench-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A small ps-modes configuration: `workers` workers, `iterations` iterations, the modelled
+/// compute `ns_per_example` (batch 8).
+pub fn ps_config(workers: usize, iterations: u64, ns_per_example: f64) -> String {
+    format!(
+        r#"
+workers = {workers}
+iterations = {iterations}
+modes = ["bsp", "asp", "ssp2"]
+eval_every = 8
+[data]
+train_rows = 600
+test_rows = 100
+features = 500
+nnz_per_row = 10.0
+label_noise = 0.1
+informative = 0.1
+[svm]
+loss = "hinge"
+lambda = 1e-4
+eta0 = 10.0
+batch = 8
+[compute]
+ns_per_example = {ns_per_example:.1}
+[network]
+latency_ns = 5000
+bandwidth_gbps = 10.0
+[threads]
+ring_depth = 16
+stall_timeout_ms = 60000
+[stragglers]
+jitter_sigma = 0.1
+slow = [{{ worker = 0, factor = 2.0 }}]
+"#
+    )
+}
+
+/// A small asap-fig7 configuration: 8 peers all-reduce, 12 iterations, a 3,000-feature model.
+pub const ASAP_SMALL: &str = r#"
+good_inputs = 5
+[common]
+workers = 8
+graph = "complete"
+iterations = 12
+eval_every = 4
+jitter_sigma = 0.3
+copy_gbps = 5.0
+stall_timeout_ms = 30000
+[common.data]
+train_rows = 1600
+test_rows = 200
+features = 3000
+nnz_per_row = 40.0
+label_noise = 0.1
+informative = 0.05
+[common.svm]
+loss = "hinge"
+lambda = 1e-4
+eta0 = 20.0
+batch = 16
+[common.compute]
+ns_per_example = 1000.0
+[common.network]
+latency_ns = 2000
+bandwidth_gbps = 40.0
+"#;
