@@ -577,6 +577,12 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
     }
 
     fn send(&mut self, to: NodeId, msg: Message) -> Result<()> {
+        // A worker or peer that said done has finished and would discard the message; it may
+        // already have left, so nothing is posted to it (a server that said done still answers,
+        // and stays until every node it hears from said done).
+        if self.done_from[to] && self.ctx.roles[to] != Role::Server {
+            return Ok(());
+        }
         let depth = self.ep.remote_depth(to)?;
         // Out of credits: keep receiving until `to` has handled enough of its ring.
         let stall = Duration::from_millis(self.ctx.cfg.stall_timeout_ms);
