@@ -36,6 +36,14 @@ pub(crate) fn keep_failure(
     }
 }
 
+/// Workers among `roles` (the count every workload and straggler pattern is sized by).
+pub(crate) fn worker_count(roles: &[crate::protocol::Role]) -> usize {
+    roles
+        .iter()
+        .filter(|r| matches!(r, crate::protocol::Role::Worker(_)))
+        .count()
+}
+
 /// True when counting from `before` to `after` passes a multiple of `every` (0: never).
 pub(crate) fn crosses(before: u64, after: u64, every: u64) -> bool {
     every > 0 && before / every != after / every

@@ -190,11 +190,7 @@ pub fn spawn_nodes<L: Learning + ?Sized + 'static, E: Endpoint + 'static>(
     nodes: Vec<(Box<dyn Protocol>, E)>,
     run: &RunShared<'_, L>,
 ) -> Result<Vec<(NodeId, std::thread::JoinHandle<Result<NodeOutcome>>)>> {
-    let workers = run
-        .roles
-        .iter()
-        .filter(|r| matches!(r, Role::Worker(_)))
-        .count();
+    let workers = super::worker_count(run.roles);
     let evaluator = run
         .workload
         .eval_node()
@@ -300,11 +296,7 @@ pub fn run_node<L: Learning + ?Sized, E: Endpoint>(
     ep: E,
     ctx: NodeContext<L>,
 ) -> Result<NodeOutcome> {
-    let workers = ctx
-        .roles
-        .iter()
-        .filter(|r| matches!(r, Role::Worker(_)))
-        .count();
+    let workers = super::worker_count(&ctx.roles);
     let has_server = ctx.roles.contains(&Role::Server);
     let node = proto.node();
     let model = ctx.workload.node(node, proto.role(), workers);

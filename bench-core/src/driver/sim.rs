@@ -136,10 +136,7 @@ pub fn run<L: Learning + ?Sized>(
     observer: &mut dyn SimObserver,
 ) -> Result<RunRecords> {
     let roles: Vec<Role> = nodes.iter().map(|n| n.role()).collect();
-    let workers = roles
-        .iter()
-        .filter(|r| matches!(r, Role::Worker(_)))
-        .count();
+    let workers = super::worker_count(&roles);
     let samplers = roles
         .iter()
         .map(|r| match r {

@@ -12,6 +12,7 @@ use crate::metrics::RunRecords;
 use crate::protocol::{Protocol, Role};
 use crate::straggler::StragglerConfig;
 use crate::transport::threads::ThreadsFabric;
+use crate::transport::RingShape;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -36,6 +37,20 @@ pub(crate) fn ring_pairs(roles: &[Role]) -> Vec<(usize, usize)> {
     pairs
 }
 
+/// The rings a real-time run registers: the pairs of [`ring_pairs`], each of `depth` slots
+/// sized for the workload's largest payload.
+pub(crate) fn ps_rings<L: Learning + ?Sized>(
+    roles: &[Role],
+    workload: &L,
+    depth: usize,
+) -> (Vec<(usize, usize)>, RingShape) {
+    let shape = RingShape {
+        capacity: workload.payload_words(super::worker_count(roles)),
+        depth,
+    };
+    (ring_pairs(roles), shape)
+}
+
 /// Runs `nodes` with one thread each until all finish.
 ///
 /// # Errors
@@ -50,15 +65,10 @@ pub fn run<L: Learning + ?Sized + 'static>(
 ) -> Result<RunRecords> {
     let n = nodes.len();
     let roles: Vec<Role> = nodes.iter().map(|p| p.role()).collect();
-    let workers = roles
-        .iter()
-        .filter(|r| matches!(r, Role::Worker(_)))
-        .count();
     let mut fabric = ThreadsFabric::new(n);
-    let cap = workload.payload_words(workers);
-    let pairs = ring_pairs(&roles);
+    let (pairs, shape) = ps_rings(&roles, &*workload, cfg.ring_depth);
     for &(from, to) in &pairs {
-        fabric.register(from, to, cap, cfg.ring_depth)?;
+        fabric.register(from, to, shape.capacity, shape.depth)?;
     }
     let endpoints = fabric.endpoints();
     let abort = Arc::new(AbortFlag::default());

@@ -33,12 +33,11 @@ pub use session::Session;
 
 use super::learning::Learning;
 use super::node_thread::{self, NodeOutcome, RunShared, ThreadsConfig};
-use super::threads::ring_pairs;
+use super::threads::ps_rings;
 use crate::error::{CoreError, Result};
 use crate::metrics::RunRecords;
 use crate::protocol::{NodeId, Protocol, Role};
 use crate::straggler::StragglerConfig;
-use crate::transport::tcp::RingShape;
 use job::JobPlan;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -75,15 +74,7 @@ pub fn run<L: Learning + ?Sized + 'static>(
 ) -> Result<RunRecords> {
     let n = nodes.len();
     let roles: Vec<Role> = nodes.iter().map(|p| p.role()).collect();
-    let workers = roles
-        .iter()
-        .filter(|r| matches!(r, Role::Worker(_)))
-        .count();
-    let pairs = ring_pairs(&roles);
-    let shape = RingShape {
-        capacity: workload.payload_words(workers),
-        depth: cfg.ring_depth,
-    };
+    let (pairs, shape) = ps_rings(&roles, &*workload, cfg.ring_depth);
     let plan = JobPlan {
         nodes: n,
         fingerprint: format!("ps {roles:?} {shape:?}"),
