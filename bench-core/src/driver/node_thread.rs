@@ -25,7 +25,7 @@ use super::learning::Learning;
 use super::node_model::{Payload, PayloadEffect, HEADER_BYTES};
 use super::{crosses, ComputeModel};
 use crate::error::{CoreError, Result};
-use crate::metrics::{IterationRow, ProgressRow, RunRecords, WaitRow};
+use crate::metrics::{IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};
 use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role, MESSAGE_WORDS};
 use crate::straggler::StragglerSampler;
 use crate::transport::{AlignedWords, Endpoint, Notification, IMM_WORDS};
@@ -128,6 +128,9 @@ pub struct NodeOutcome {
     pub waits: Vec<WaitRow>,
     /// Iterations it finished.
     pub iterations: Vec<IterationRow>,
+    /// Row tables: its row reads' clock differentials.
+    #[serde(default)]
+    pub row_reads: Vec<RowReadRow>,
     /// Evaluations of its model.
     pub progress: Vec<ProgressRow>,
     /// Bytes it sent.
@@ -147,6 +150,7 @@ pub fn merge(nodes: usize, outcomes: Vec<NodeOutcome>) -> RunRecords {
     for o in outcomes {
         records.iterations.extend(o.iterations);
         records.waits.extend(o.waits);
+        records.row_reads.extend(o.row_reads);
         records.progress.extend(o.progress);
         if let Some(b) = records.bytes_sent.get_mut(o.node) {
             *b = o.bytes;
@@ -158,6 +162,9 @@ pub fn merge(nodes: usize, outcomes: Vec<NodeOutcome>) -> RunRecords {
     records
         .iterations
         .sort_by_key(|r| (r.end, r.worker, r.iter));
+    records
+        .row_reads
+        .sort_by_key(|r| (r.worker, r.clock, r.differential));
     records.progress.sort_by(|a, b| a.time.total_cmp(&b.time));
     records
 }
@@ -651,7 +658,8 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
                 | Action::Discard { .. }
                 | Action::Install { .. }
                 | Action::Commit { .. }
-                | Action::Reduce { .. } => {
+                | Action::Reduce { .. }
+                | Action::RowSet { .. } => {
                     let effect = self.ctx.workload.carry_out(
                         &mut self.model,
                         node,
@@ -683,6 +691,20 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
                 }
                 Action::Record(Event::TaskWait { worker, iter, wait }) => {
                     self.out.waits.push(WaitRow { worker, iter, wait });
+                }
+                Action::Record(Event::RowReads {
+                    worker,
+                    clock,
+                    differentials,
+                }) => {
+                    self.out.row_reads.extend(differentials.into_iter().map(
+                        |(differential, rows)| RowReadRow {
+                            worker,
+                            clock,
+                            differential,
+                            rows,
+                        },
+                    ));
                 }
                 Action::Record(Event::Read { .. }) | Action::Finished => {}
             }

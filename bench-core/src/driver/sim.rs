@@ -10,7 +10,7 @@ use super::network::NetworkState;
 use super::node_model::{Payload, PayloadEffect, HEADER_BYTES};
 use super::{crosses, ComputeModel, NetworkModel};
 use crate::error::{CoreError, Result};
-use crate::metrics::{IterationRow, ProgressRow, RunRecords, WaitRow};
+use crate::metrics::{IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};
 use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role};
 use crate::straggler::{StragglerConfig, StragglerSampler};
 use std::cmp::Ordering;
@@ -308,7 +308,8 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
                 | Action::Discard { .. }
                 | Action::Install { .. }
                 | Action::Commit { .. }
-                | Action::Reduce { .. } => {
+                | Action::Reduce { .. }
+                | Action::RowSet { .. } => {
                     let effect = self.workload.carry_out(
                         &mut self.models[node],
                         node,
@@ -335,6 +336,20 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
                 }
                 Action::Record(Event::TaskWait { worker, iter, wait }) => {
                     self.records.waits.push(WaitRow { worker, iter, wait });
+                }
+                Action::Record(Event::RowReads {
+                    worker,
+                    clock,
+                    differentials,
+                }) => {
+                    self.records.row_reads.extend(differentials.into_iter().map(
+                        |(differential, rows)| RowReadRow {
+                            worker,
+                            clock,
+                            differential,
+                            rows,
+                        },
+                    ));
                 }
                 Action::Record(Event::Read { .. }) | Action::Finished => {}
             }

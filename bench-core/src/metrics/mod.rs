@@ -9,5 +9,5 @@ mod run_dir;
 
 pub use histogram::WaitHistogram;
 pub use manifest::{git_revision, hostname, Manifest};
-pub use records::{IterationRow, ProgressRow, RunRecords, WaitRow};
+pub use records::{IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};
 pub use run_dir::RunDir;

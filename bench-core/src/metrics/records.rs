@@ -48,6 +48,20 @@ pub struct WaitRow {
     pub wait: Nanos,
 }
 
+/// Row tables: how many of one worker's row reads at one clock had one clock differential
+/// (the row's clock minus the worker's; BSP reads -1, staler rows lower).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RowReadRow {
+    /// 0-based worker index.
+    pub worker: usize,
+    /// The worker's clock.
+    pub clock: u64,
+    /// Clock differential.
+    pub differential: i64,
+    /// Rows read with it.
+    pub rows: u64,
+}
+
 /// One row of `progress.csv`: the server (or average) model evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProgressRow {
@@ -80,6 +94,8 @@ pub struct RunRecords {
     pub dropped_updates: u64,
     /// Workers' waits for tasks (ASYNC family), in the order recorded.
     pub waits: Vec<WaitRow>,
+    /// Row tables: the clock differential of every row read, by worker and clock.
+    pub row_reads: Vec<RowReadRow>,
 }
 
 impl RunRecords {

@@ -36,6 +36,16 @@ pub enum Event {
     },
     /// A worker finished an iteration.
     Iteration(IterationRecord),
+    /// Row tables: the clock differentials of one worker's row reads at one clock (the row's
+    /// clock, `stamp - 1`, minus the worker's clock), as `(differential, rows)` pairs.
+    RowReads {
+        /// 0-based worker index.
+        worker: usize,
+        /// The worker's clock.
+        clock: u64,
+        /// `(clock differential, rows read with it)`, ascending by differential.
+        differentials: Vec<(i64, u64)>,
+    },
     /// An ASYNC worker received task `iter` `wait` ns after it submitted its previous result
     /// (after the start of the run for its first task): async.txt's wait time.
     TaskWait {

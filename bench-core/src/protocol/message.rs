@@ -74,6 +74,35 @@ pub enum Message {
         /// Iteration acknowledged.
         clock: u64,
     },
+    /// Row tables, worker to shard: the coalesced INCs of my clock `clock` to your rows, and
+    /// CLOCK (sent to every shard at the end of every clock, with or without rows).
+    RowInc {
+        /// The clock the increments belong to.
+        clock: u64,
+    },
+    /// Row tables, worker to shard: I read at `clock` and some of your rows in my cache are
+    /// missing or too stale (which rows follows from the shared access plan and what the shard
+    /// sent me before: see [`crate::protocol::table`]).
+    RowRequest {
+        /// The reading worker's clock (< 2^56).
+        clock: u64,
+    },
+    /// Row tables, shard to worker: the rows answering your request of clock `clock`, each at
+    /// shard clock `stamp` (holding every worker's INCs of clocks `< stamp`).
+    Rows {
+        /// The request's clock (< 2^56).
+        clock: u64,
+        /// Shard clock of the rows.
+        stamp: u64,
+    },
+    /// Row tables (ESSP), shard to worker: the shard clock advanced to `stamp`; here is every
+    /// row you registered with your first `upto` requests.
+    RowPush {
+        /// Requests of yours the shard had received (< 2^56).
+        upto: u64,
+        /// Shard clock of the rows.
+        stamp: u64,
+    },
 }
 
 /// Size of an encoded message in 64-bit words.
@@ -84,8 +113,11 @@ impl Message {
     pub fn payload(&self) -> PayloadKind {
         match self {
             Message::Update { .. } => PayloadKind::Update,
-            Message::ReadRequest { .. } => PayloadKind::None,
-            Message::Model { .. } => PayloadKind::Model,
+            Message::ReadRequest { .. } | Message::RowRequest { .. } => PayloadKind::None,
+            Message::Model { .. } | Message::Rows { .. } | Message::RowPush { .. } => {
+                PayloadKind::Model
+            }
+            Message::RowInc { .. } => PayloadKind::Update,
             Message::TaskResult { .. } => PayloadKind::TaskResult,
             Message::VersionData { .. } => PayloadKind::Version,
             Message::Task { .. }
@@ -99,14 +131,14 @@ impl Message {
     /// The clock that keys this message's payload at the receiver (0 when none).
     pub fn payload_key(&self) -> u64 {
         match *self {
-            Message::Update { clock } => clock,
+            Message::Update { clock } | Message::RowInc { clock } => clock,
             Message::TaskResult { version, .. } | Message::VersionData { version } => version,
             _ => 0,
         }
     }
 
-    /// Fixed-size wire form: `[tag | extra << 8, value]`, where only task messages use the
-    /// 56-bit `extra` (their task number).
+    /// Fixed-size wire form: `[tag | extra << 8, value]`, where only task messages (their task
+    /// number) and row-table answers (the request's clock or count) use the 56-bit `extra`.
     pub fn encode(&self) -> [u64; MESSAGE_WORDS] {
         match *self {
             Message::Update { clock } => [1, clock],
@@ -119,6 +151,10 @@ impl Message {
             Message::Stop => [8, 0],
             Message::Token { iter } => [9, iter],
             Message::Ack { clock } => [10, clock],
+            Message::RowInc { clock } => [11, clock],
+            Message::RowRequest { clock } => [12, clock],
+            Message::Rows { clock, stamp } => [13 | (clock << 8), stamp],
+            Message::RowPush { upto, stamp } => [14 | (upto << 8), stamp],
         }
     }
 
@@ -134,7 +170,7 @@ impl Message {
                 words[0], words[1]
             ))
         };
-        if extra != 0 && !matches!(tag, 4 | 5) {
+        if extra != 0 && !matches!(tag, 4 | 5 | 13 | 14) {
             return Err(garbage());
         }
         Ok(match tag {
@@ -155,6 +191,16 @@ impl Message {
             8 => return Err(garbage()),
             9 => Message::Token { iter: value },
             10 => Message::Ack { clock: value },
+            11 => Message::RowInc { clock: value },
+            12 => Message::RowRequest { clock: value },
+            13 => Message::Rows {
+                clock: extra,
+                stamp: value,
+            },
+            14 => Message::RowPush {
+                upto: extra,
+                stamp: value,
+            },
             tag => {
                 return Err(CoreError::Transport(format!(
                     "peer {from} sent a message with unknown tag {tag:#x}"
@@ -187,6 +233,13 @@ mod tests {
             Message::Stop,
             Message::Token { iter: 3 },
             Message::Ack { clock: 8 },
+            Message::RowInc { clock: 2 },
+            Message::RowRequest { clock: 6 },
+            Message::Rows {
+                clock: (1 << 56) - 1,
+                stamp: 4,
+            },
+            Message::RowPush { upto: 3, stamp: 9 },
         ] {
             assert_eq!(Message::decode(m.encode(), 0).unwrap(), m);
         }

@@ -17,6 +17,7 @@ mod factory;
 mod message;
 pub mod peer;
 pub mod ps;
+pub mod table;
 
 pub use event::{Event, IterationRecord};
 pub use factory::{AsyncSpec, ProtocolSpec, SyncMode};
@@ -106,6 +107,15 @@ pub enum Action {
     Reduce {
         /// The inputs and their weights.
         inputs: Vec<(NodeId, u64, f64)>,
+    },
+    /// Row tables: the next payload exchanged with `peer` carries exactly `rows`, in this
+    /// order. A shard names the rows of its next message to `peer`; a worker names those of the
+    /// next payload from `peer` it installs, and the learning checks that they match.
+    RowSet {
+        /// The other node of the exchange.
+        peer: NodeId,
+        /// The rows, sorted.
+        rows: Vec<table::RowKey>,
     },
     /// Something to record in the run's metrics.
     Record(Event),

@@ -89,6 +89,48 @@ impl MatrixFactorization {
         })
     }
 
+    /// Rank K (the length of every factor row).
+    pub fn rank(&self) -> usize {
+        self.cfg.rank
+    }
+
+    /// Users (rows of `L`).
+    pub fn users(&self) -> usize {
+        self.users
+    }
+
+    /// Items (rows of `R`).
+    pub fn items(&self) -> usize {
+        self.items
+    }
+
+    /// The ratings worker `worker` of `workers` processes at `clock`, in order: the next
+    /// `batch_size` of its contiguous share of the training ratings, wrapping around.
+    pub fn minibatch(
+        &self,
+        worker: usize,
+        workers: usize,
+        clock: u64,
+    ) -> impl Iterator<Item = Rating> + '_ {
+        let n = self.train.len();
+        let share = (n / workers.max(1)).max(1);
+        let base = (worker * share) % n;
+        let batch = self.batch_size(workers);
+        (0..batch).map(move |b| self.train[(base + (clock as usize * batch + b) % share) % n])
+    }
+
+    /// One SGD step on rating `value` of user row `l` and item row `r` (each K long):
+    /// `e = value - l.r`, `l += g (e r - lambda l)`, `r += g (e l - lambda r)`.
+    pub fn sgd_step(&self, l: &mut [f32], r: &mut [f32], value: f32) {
+        let (g, lambda) = (self.cfg.step as f32, self.cfg.lambda as f32);
+        let e = value - l.iter().zip(r.iter()).map(|(a, b)| a * b).sum::<f32>();
+        for (lf, rf) in l.iter_mut().zip(r.iter_mut()) {
+            let (a, b) = (*lf, *rf);
+            *lf = a + g * (e * b - lambda * a);
+            *rf = b + g * (e * a - lambda * b);
+        }
+    }
+
     fn predict(&self, m: &[f32], u: usize, i: usize) -> f32 {
         let k = self.cfg.rank;
         let l = &m[u * k..(u + 1) * k];
@@ -116,24 +158,13 @@ impl Workload for MatrixFactorization {
     }
 
     fn update(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32> {
-        let n = self.train.len();
-        let share = (n / workers.max(1)).max(1);
-        let base = (worker * share) % n;
-        let batch = self.batch_size(workers);
         let k = self.cfg.rank;
-        let (g, lambda) = (self.cfg.step as f32, self.cfg.lambda as f32);
         let mut local = model.to_vec();
-        for b in 0..batch {
-            let idx = (base + (iter as usize * batch + b) % share) % n;
-            let r = self.train[idx];
-            let (u, i) = (r.user as usize, r.item as usize);
-            let e = r.value - self.predict(&local, u, i);
-            let (lo, ro) = (u * k, (self.users + i) * k);
-            for f in 0..k {
-                let (lf, rf) = (local[lo + f], local[ro + f]);
-                local[lo + f] = lf + g * (e * rf - lambda * lf);
-                local[ro + f] = rf + g * (e * lf - lambda * rf);
-            }
+        for r in self.minibatch(worker, workers, iter) {
+            let (lo, ro) = (r.user as usize * k, (self.users + r.item as usize) * k);
+            // L rows come before R rows, so the two rows never overlap.
+            let (left, right) = local.split_at_mut(ro);
+            self.sgd_step(&mut left[lo..lo + k], &mut right[..k], r.value);
         }
         for (l, m) in local.iter_mut().zip(model) {
             *l -= m;

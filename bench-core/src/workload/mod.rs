@@ -4,6 +4,7 @@
 mod async_learning;
 mod least_squares;
 mod mf;
+mod mf_tables;
 mod peer_learning;
 mod probe;
 mod svm;
@@ -12,6 +13,7 @@ mod version_store;
 pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};
 pub use least_squares::{LeastSquares, Optimum};
 pub use mf::{MatrixFactorization, MfConfig};
+pub use mf_tables::{MfTables, TableNode, ITEM_TABLE, USER_TABLE};
 pub use peer_learning::{PeerLearning, PeerState};
 pub use probe::CountingProbe;
 pub use svm::{Loss, SvmConfig, SvmSgd};

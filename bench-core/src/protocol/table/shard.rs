@@ -1,0 +1,239 @@
+//! One server shard of the row tables.
+
+use super::{RowAccess, RowKey, TableMode};
+use crate::error::{CoreError, Result};
+use crate::protocol::{Action, Input, Message, Nanos, NodeId, Protocol, Role};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+
+/// A shard: the clocks every worker completed here, what it sent each worker, the rows each
+/// worker registered (ESSP), and the requests waiting for the shard's clock.
+#[derive(Debug)]
+pub struct TableShard {
+    shard: usize,
+    shards: usize,
+    clocks: u64,
+    mode: TableMode,
+    access: Arc<dyn RowAccess>,
+    /// `completed[w]`: worker `w`'s RowInc of clocks `< completed[w]` arrived.
+    completed: Vec<u64>,
+    /// Per worker, the stamp of the latest copy of each row sent to it.
+    sent: Vec<HashMap<RowKey, u64>>,
+    /// ESSP: per worker, the rows it registered.
+    registered: Vec<BTreeSet<RowKey>>,
+    /// Per worker, requests received.
+    requests: Vec<u64>,
+    /// Requests waiting: (worker, clock).
+    pending: Vec<(usize, u64)>,
+    actions: VecDeque<Action>,
+    finished: bool,
+}
+
+impl TableShard {
+    /// Shard `shard` of `shards` (its node id) for `workers` workers running `clocks` clocks.
+    pub fn new(
+        shard: usize,
+        shards: usize,
+        workers: usize,
+        clocks: u64,
+        mode: TableMode,
+        access: Arc<dyn RowAccess>,
+    ) -> Self {
+        TableShard {
+            shard,
+            shards,
+            clocks,
+            mode,
+            access,
+            completed: vec![0; workers],
+            sent: vec![HashMap::new(); workers],
+            registered: vec![BTreeSet::new(); workers],
+            requests: vec![0; workers],
+            pending: Vec::new(),
+            actions: VecDeque::new(),
+            finished: false,
+        }
+    }
+
+    /// The shard's clock: every worker's INCs of clocks below it have arrived.
+    pub fn clock(&self) -> u64 {
+        self.completed.iter().copied().min().unwrap_or(0)
+    }
+
+    fn violation(&self, message: String) -> CoreError {
+        CoreError::Protocol {
+            node: self.shard,
+            message,
+        }
+    }
+
+    fn node_of(&self, w: usize) -> NodeId {
+        self.shards + w
+    }
+
+    /// The rows of worker `w`'s clock-`clock` reads that this shard holds.
+    fn my_rows(&self, w: usize, clock: u64) -> Vec<RowKey> {
+        let mut rows = self.access.rows(w, clock);
+        rows.retain(|r| r.shard(self.shards) == self.shard);
+        rows
+    }
+
+    fn releasable(&self, clock: u64) -> bool {
+        match self.mode {
+            TableMode::Bounded { s, .. } => self.clock() + s >= clock,
+            TableMode::Async => true,
+        }
+    }
+
+    /// Answers worker `w`'s request of `clock` with the rows it still wants, at the shard's
+    /// clock.
+    fn answer(&mut self, w: usize, clock: u64) {
+        let stamp = self.clock();
+        let rows: Vec<RowKey> = self
+            .my_rows(w, clock)
+            .into_iter()
+            .filter(|r| self.mode.wants(self.sent[w].get(r).copied(), clock, stamp))
+            .collect();
+        for r in &rows {
+            self.sent[w].insert(*r, stamp);
+        }
+        let to = self.node_of(w);
+        self.actions.push_back(Action::RowSet { peer: to, rows });
+        self.actions.push_back(Action::Send {
+            to,
+            msg: Message::Rows { clock, stamp },
+        });
+    }
+
+    /// ESSP: every registered row to every worker still running, at the new clock.
+    fn push_all(&mut self) {
+        let stamp = self.clock();
+        for w in 0..self.completed.len() {
+            if self.registered[w].is_empty() || self.completed[w] >= self.clocks {
+                continue;
+            }
+            let rows: Vec<RowKey> = self.registered[w].iter().copied().collect();
+            for r in &rows {
+                self.sent[w].insert(*r, stamp);
+            }
+            let to = self.node_of(w);
+            self.actions.push_back(Action::RowSet { peer: to, rows });
+            self.actions.push_back(Action::Send {
+                to,
+                msg: Message::RowPush {
+                    upto: self.requests[w],
+                    stamp,
+                },
+            });
+        }
+    }
+
+    fn on_inc(&mut self, from: NodeId, w: usize, clock: u64) -> Result<()> {
+        if clock != self.completed[w] || clock >= self.clocks {
+            return Err(self.violation(format!(
+                "RowInc of clock {clock} from node {from}, expected clock {} of {}",
+                self.completed[w], self.clocks
+            )));
+        }
+        self.actions.push_back(Action::Apply { from, clock });
+        let before = self.clock();
+        self.completed[w] += 1;
+        if self.clock() > before {
+            if matches!(self.mode, TableMode::Bounded { eager: true, .. }) {
+                self.push_all();
+            }
+            let waiting = std::mem::take(&mut self.pending);
+            for (w, c) in waiting {
+                if self.releasable(c) {
+                    self.answer(w, c);
+                } else {
+                    self.pending.push((w, c));
+                }
+            }
+        }
+        self.check_finished();
+        Ok(())
+    }
+
+    fn on_request(&mut self, from: NodeId, w: usize, clock: u64) -> Result<()> {
+        if clock != self.completed[w] || clock >= self.clocks {
+            return Err(self.violation(format!(
+                "row request of clock {clock} from node {from}, which completed {} of {} clocks \
+                 here",
+                self.completed[w], self.clocks
+            )));
+        }
+        self.requests[w] += 1;
+        if matches!(self.mode, TableMode::Bounded { eager: true, .. }) {
+            let rows = self.my_rows(w, clock);
+            self.registered[w].extend(rows);
+        }
+        if self.releasable(clock) {
+            self.answer(w, clock);
+        } else {
+            self.pending.push((w, clock));
+        }
+        Ok(())
+    }
+
+    fn check_finished(&mut self) {
+        if !self.finished
+            && self.pending.is_empty()
+            && self.completed.iter().all(|&c| c == self.clocks)
+        {
+            self.finished = true;
+            self.actions.push_back(Action::Finished);
+        }
+    }
+}
+
+impl Protocol for TableShard {
+    fn node(&self) -> NodeId {
+        self.shard
+    }
+
+    fn role(&self) -> Role {
+        Role::Server
+    }
+
+    fn handle(&mut self, _now: Nanos, input: Input) -> Result<()> {
+        match input {
+            Input::Start => Ok(()),
+            Input::ComputeDone { iter } => {
+                Err(self.violation(format!("a shard computes nothing, got ComputeDone({iter})")))
+            }
+            Input::Received { from, msg } => {
+                let w = from
+                    .checked_sub(self.shards)
+                    .filter(|&w| w < self.completed.len())
+                    .ok_or_else(|| {
+                        self.violation(format!("message from node {from}, which is not a worker"))
+                    })?;
+                match msg {
+                    Message::RowInc { clock } => self.on_inc(from, w, clock),
+                    Message::RowRequest { clock } => self.on_request(from, w, clock),
+                    other => Err(self.violation(format!(
+                        "node {from} sent {other:?}, which a table shard never receives"
+                    ))),
+                }
+            }
+        }
+    }
+
+    fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    fn waiting_on(&self) -> String {
+        format!(
+            "shard {}: completed clocks per worker {:?}, {} requests pending",
+            self.shard,
+            self.completed,
+            self.pending.len()
+        )
+    }
+}
