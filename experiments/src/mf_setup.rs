@@ -1,13 +1,16 @@
 //! The configuration and setup shared by the ESSP matrix-factorisation experiments: synthetic
-//! Netflix-shaped ratings, the MF workload, and the BSP / SSP(s) / ESSP(s) mode list.
+//! Netflix-shaped ratings, the MF workload on row-level parameter-server tables sharded over
+//! `shards` server nodes, and the BSP / SSP(s) / ESSP(s) mode list.
 
-use crate::runner::{RunSettings, ThreadsSection};
+use crate::runner::{run_nodes, RunSettings, ThreadsSection};
 use anyhow::{bail, Context, Result};
-use bench_core::data::RatingsShape;
-use bench_core::driver::{ComputeModel, NetworkModel};
+use bench_core::data::{partition_by_user, RatingsShape};
+use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
+use bench_core::metrics::RunRecords;
+use bench_core::protocol::table::TableSpec;
 use bench_core::protocol::SyncMode;
 use bench_core::straggler::StragglerConfig;
-use bench_core::workload::{MatrixFactorization, MfConfig, Workload};
+use bench_core::workload::{MatrixFactorization, MfConfig, MfTables};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -37,6 +40,10 @@ pub struct RatingsData {
 pub struct MfExperimentConfig {
     /// Workers.
     pub workers: usize,
+    /// Parameter-server shards the table rows are spread over (server nodes `0..shards`).
+    /// With more than one, no node holds every row and the loss is not evaluated (NaN).
+    #[serde(default = "one_shard")]
+    pub shards: usize,
     /// Clocks each worker runs.
     pub clocks: u64,
     /// Staleness bounds; each gives an SSP(s) and an ESSP(s) run, after one BSP run.
@@ -60,6 +67,10 @@ pub struct MfExperimentConfig {
     pub large_step: Option<f64>,
 }
 
+fn one_shard() -> usize {
+    1
+}
+
 impl MfExperimentConfig {
     /// BSP, then SSP(s) and ESSP(s) for each s, after checking every value.
     ///
@@ -69,13 +80,16 @@ impl MfExperimentConfig {
         if self.workers == 0 || self.clocks == 0 || self.staleness.is_empty() {
             bail!("workers, clocks and the staleness list must be non-empty");
         }
+        if self.shards == 0 {
+            bail!("shards must be at least 1");
+        }
         if !(self.data.test_fraction > 0.0 && self.data.test_fraction < 1.0) {
             bail!(
                 "data.test_fraction must be in (0, 1), got {}",
                 self.data.test_fraction
             );
         }
-        self.network.validate(self.workers + 1)?;
+        self.network.validate(self.workers + self.shards)?;
         self.stragglers.factors(self.workers)?;
         let mut modes = vec![SyncMode::Bsp];
         for &s in &self.staleness {
@@ -91,19 +105,19 @@ impl MfExperimentConfig {
         Ok(modes)
     }
 
-    /// The MF workload on ratings generated from `seed`.
+    /// Matrix factorisation on row tables, on ratings generated from `seed`.
     ///
     /// # Errors
     /// For invalid MF hyper-parameters.
-    pub fn workload(&self, seed: u64) -> Result<Arc<dyn Workload>> {
-        self.workload_with(self.mf, seed)
+    pub fn tables(&self, seed: u64) -> Result<Arc<MfTables>> {
+        self.tables_with(self.mf, seed)
     }
 
-    /// As [`Self::workload`] with other MF hyper-parameters.
+    /// As [`Self::tables`] with other MF hyper-parameters.
     ///
     /// # Errors
     /// For invalid MF hyper-parameters.
-    pub fn workload_with(&self, mf: MfConfig, seed: u64) -> Result<Arc<dyn Workload>> {
+    pub fn tables_with(&self, mf: MfConfig, seed: u64) -> Result<Arc<MfTables>> {
         let shape = RatingsShape {
             users: self.data.users,
             items: self.data.items,
@@ -115,16 +129,37 @@ impl MfExperimentConfig {
         let all = shape.generate(seed);
         let n_test = ((all.len() as f64) * self.data.test_fraction).ceil() as usize;
         let (test, train) = all.split_at(n_test);
-        Ok(Arc::new(
-            MatrixFactorization::new(
-                mf,
-                self.data.users,
-                self.data.items,
-                train.to_vec(),
-                test.to_vec(),
-            )
-            .context("invalid matrix-factorisation setup")?,
-        ))
+        let mut train = train.to_vec();
+        partition_by_user(&mut train, self.workers, seed);
+        let mf =
+            MatrixFactorization::new(mf, self.data.users, self.data.items, train, test.to_vec())
+                .context("invalid matrix-factorisation setup")?;
+        Ok(Arc::new(MfTables::new(
+            Arc::new(mf),
+            self.workers,
+            self.shards,
+        )?))
+    }
+
+    /// Runs `mode` on `tables` under `driver`.
+    ///
+    /// # Errors
+    /// Any configuration, protocol, transport or deadlock error of the run.
+    pub fn run(
+        &self,
+        driver: DriverKind,
+        mode: SyncMode,
+        tables: &Arc<MfTables>,
+        seed: u64,
+    ) -> Result<RunRecords> {
+        let spec = TableSpec {
+            mode,
+            workers: self.workers,
+            shards: self.shards,
+            clocks: self.clocks,
+            access: tables.clone(),
+        };
+        run_nodes(driver, spec.build()?, &self.settings(), tables, seed)
     }
 
     /// Driver settings.

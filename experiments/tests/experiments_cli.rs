@@ -205,13 +205,16 @@ fn essp_staleness_profiles_on_a_tiny_run() {
     assert!(b.starts_with("driver,mode,staleness,compute_s_per_clock,blocked_s_per_clock"));
     assert_eq!(b.lines().count(), 1 + 3, "bsp, ssp2, essp2");
     let fig3_cfg = dir.join("fig3.toml");
-    std::fs::write(
-        &fig3_cfg,
-        std::fs::read_to_string(&cfg)
-            .unwrap()
-            .replace("eval_every = 640", "eval_every = 6\nlarge_step = 0.05"),
-    )
-    .unwrap();
+    let fig3_text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("eval_every = 640", "eval_every = 6\nlarge_step = 0.05");
+    // Losses need every row on one node: a sharded essp-fig3 is refused before any output.
+    std::fs::write(&fig3_cfg, &fig3_text).unwrap();
+    let o = run_exp(env!("CARGO_BIN_EXE_essp-fig3"), &dir, &fig3_cfg, &[]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("set shards = 1 (got 4)"));
+    assert!(!dir.join("essp-fig3").exists());
+    std::fs::write(&fig3_cfg, fig3_text.replace("shards = 4", "shards = 1")).unwrap();
     let o = run_exp(env!("CARGO_BIN_EXE_essp-fig3"), &dir, &fig3_cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let c = std::fs::read_to_string(dir.join("essp-fig3").join("claims.csv")).unwrap();

@@ -77,9 +77,54 @@ impl RatingsShape {
     }
 }
 
+/// Partitions `ratings` by user over `parts` workers, as essp.txt stores `D_obs` on the
+/// workers: sorted by user, so each contiguous share of `len / parts` ratings (the share
+/// [`crate::workload::MatrixFactorization`] gives a worker) holds whole users except at its
+/// edges, then shuffled within each share from `seed`, so mini-batches mix that worker's users.
+pub fn partition_by_user(ratings: &mut [Rating], parts: usize, seed: u64) {
+    ratings.sort_by_key(|r| r.user);
+    let share = (ratings.len() / parts.max(1)).max(1);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for chunk in ratings.chunks_mut(share) {
+        for i in (1..chunk.len()).rev() {
+            chunk.swap(i, rng.gen_range(0..=i));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn partition_keeps_users_on_one_worker() {
+        let s = RatingsShape {
+            users: 40,
+            items: 30,
+            ratings: 4000,
+            rank: 3,
+            noise: 0.1,
+            popularity_exponent: 1.0,
+        };
+        let mut a = s.generate(1);
+        let mut before = a.clone();
+        partition_by_user(&mut a, 4, 9);
+        // Same ratings, each user within one share (40 users, 10 per share on average, a
+        // share boundary may split one).
+        let key = |r: &Rating| (r.user, r.item, r.value.to_bits());
+        let mut sorted = a.clone();
+        sorted.sort_by_key(key);
+        before.sort_by_key(key);
+        assert_eq!(sorted, before);
+        let mut owners = vec![std::collections::BTreeSet::new(); 40];
+        for (i, r) in a.iter().enumerate() {
+            owners[r.user as usize].insert(i / 1000);
+        }
+        assert!(owners.iter().all(|o| o.len() <= 2), "{owners:?}");
+        assert!(owners.iter().filter(|o| o.len() == 2).count() <= 3);
+        // Shuffled within a share: not sorted by user any more.
+        assert!(a[..1000].windows(2).any(|w| w[0].user > w[1].user));
+    }
 
     #[test]
     fn seeded_power_law() {

@@ -108,9 +108,10 @@ pub enum Action {
         /// The inputs and their weights.
         inputs: Vec<(NodeId, u64, f64)>,
     },
-    /// Row tables: the next payload exchanged with `peer` carries exactly `rows`, in this
-    /// order. A shard names the rows of its next message to `peer`; a worker names those of the
-    /// next payload from `peer` it installs, and the learning checks that they match.
+    /// Row tables: the next payload exchanged with `peer` concerns `rows` (sorted). A shard
+    /// names exactly the rows its next message to `peer` carries; a worker names the rows whose
+    /// clock the next message from `peer` advances, and the learning checks that the payload
+    /// carries only rows among them (an ESSP push carries only the rows that changed).
     RowSet {
         /// The other node of the exchange.
         peer: NodeId,

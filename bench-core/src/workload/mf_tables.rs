@@ -6,8 +6,8 @@
 //! its local copies, and INCs each touched row by the change it made; the INCs of a clock are
 //! coalesced and sent with CLOCK to every shard ([`crate::protocol::table`]).
 //!
-//! Every node keeps a dense vector laid out as [`MatrixFactorization`]'s model (`L` then `R`):
-//! a shard uses the rows it owns, a worker the rows its cache holds. A worker applies its own
+//! A shard keeps a dense vector laid out as [`MatrixFactorization`]'s model (`L` then `R`) and
+//! uses the rows it owns; a worker keeps only the rows its cache holds. A worker applies its own
 //! INCs to its cache at once (read-my-writes) and re-applies the ones a fresh row does not
 //! hold yet: every row a shard sends carries how many of that worker's clocks the shard had
 //! applied.
@@ -115,8 +115,10 @@ struct Inc {
 /// One node's state.
 #[derive(Debug)]
 pub struct TableNode {
-    /// Dense rows in the MF model's layout.
+    /// Shard: dense rows in the MF model's layout (empty on workers).
     values: Vec<f32>,
+    /// Worker: the cached rows.
+    cache: HashMap<RowKey, Vec<f32>>,
     /// Worker index (None: a shard).
     me: Option<usize>,
     /// Shard: per worker, clocks applied.
@@ -207,26 +209,26 @@ impl MfTables {
             .applied
             .split_first()
             .ok_or_else(|| Self::err(node, format!("rows from shard {from} without a header")))?;
-        if keys.len() != named.len()
-            || keys
-                .iter()
-                .zip(&named)
-                .any(|(&w, r)| RowKey::from_word(w) != *r)
-            || p.data.len() != keys.len() * k
-        {
+        let rows: Vec<RowKey> = keys.iter().map(|&w| RowKey::from_word(w)).collect();
+        if p.data.len() != rows.len() * k {
             return Err(Self::err(
                 node,
                 format!(
-                    "shard {from} sent {} rows, but the protocol expected {} ({:?}...)",
-                    keys.len(),
-                    named.len(),
-                    named.first()
+                    "rows from shard {from}: {} values for {} rows of {k}",
+                    p.data.len(),
+                    rows.len()
                 ),
             ));
         }
-        for (i, key) in named.iter().enumerate() {
-            let o = self.offset(*key)?;
-            let row = &mut state.values[o..o + k];
+        if let Some(r) = rows.iter().find(|r| named.binary_search(r).is_err()) {
+            return Err(Self::err(
+                node,
+                format!("shard {from} sent row {r:?}, which the protocol did not name"),
+            ));
+        }
+        for (i, key) in rows.iter().enumerate() {
+            self.offset(*key)?;
+            let row = state.cache.entry(*key).or_insert_with(|| vec![0.0; k]);
             row.copy_from_slice(&p.data[i * k..(i + 1) * k]);
             // Re-apply this worker's own INCs the shard's copy does not hold yet.
             for inc in state.own.range(held..).map(|(_, inc)| inc) {
@@ -256,8 +258,9 @@ impl Learning for MfTables {
             values: if me.is_none() {
                 self.mf.initial_model()
             } else {
-                vec![0.0; self.mf.dim()]
+                Vec::new()
             },
+            cache: HashMap::new(),
             me,
             applied: vec![0; if me.is_none() { workers } else { 0 }],
             own: BTreeMap::new(),
@@ -271,16 +274,10 @@ impl Learning for MfTables {
     fn compute(&self, state: &mut TableNode, worker: usize, workers: usize, iter: u64) {
         let k = self.mf.rank();
         let rows = self.rows(worker, iter);
-        let offsets: Vec<usize> = rows
+        // The protocol starts a computation only once every row it reads is cached.
+        let mut local: Vec<f32> = rows
             .iter()
-            .map(|r| {
-                self.offset(*r)
-                    .expect("the access plan names rows in range")
-            })
-            .collect();
-        let mut local: Vec<f32> = offsets
-            .iter()
-            .flat_map(|&o| state.values[o..o + k].iter().copied())
+            .flat_map(|r| state.cache[r].iter().copied())
             .collect();
         let index = |key: RowKey| rows.binary_search(&key).expect("the mini-batch's rows");
         for r in self.mf.minibatch(worker, workers, iter) {
@@ -297,11 +294,12 @@ impl Learning for MfTables {
             self.mf
                 .sgd_step(&mut left[u * k..(u + 1) * k], &mut right[..k], r.value);
         }
-        for (j, &o) in offsets.iter().enumerate() {
-            for f in 0..k {
-                let d = local[j * k + f] - state.values[o + f];
+        for (j, r) in rows.iter().enumerate() {
+            let cached = state.cache.get_mut(r).expect("read above");
+            for (f, c) in cached.iter_mut().enumerate() {
+                let d = local[j * k + f] - *c;
                 local[j * k + f] = d;
-                state.values[o + f] += d;
+                *c += d;
             }
         }
         state.own.insert(

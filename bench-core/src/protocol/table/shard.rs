@@ -21,6 +21,10 @@ pub struct TableShard {
     sent: Vec<HashMap<RowKey, u64>>,
     /// ESSP: per worker, the rows it registered.
     registered: Vec<BTreeSet<RowKey>>,
+    /// ESSP: per row, the workers that registered it.
+    registrants: HashMap<RowKey, Vec<usize>>,
+    /// ESSP: per worker, registered rows changed (or never sent) since the last copy sent.
+    dirty: Vec<BTreeSet<RowKey>>,
     /// Per worker, requests received.
     requests: Vec<u64>,
     /// Requests waiting: (worker, clock).
@@ -48,6 +52,8 @@ impl TableShard {
             completed: vec![0; workers],
             sent: vec![HashMap::new(); workers],
             registered: vec![BTreeSet::new(); workers],
+            registrants: HashMap::new(),
+            dirty: vec![BTreeSet::new(); workers],
             requests: vec![0; workers],
             pending: Vec::new(),
             actions: VecDeque::new(),
@@ -96,6 +102,7 @@ impl TableShard {
             .collect();
         for r in &rows {
             self.sent[w].insert(*r, stamp);
+            self.dirty[w].remove(r);
         }
         let to = self.node_of(w);
         self.actions.push_back(Action::RowSet { peer: to, rows });
@@ -105,17 +112,18 @@ impl TableShard {
         });
     }
 
-    /// ESSP: every registered row to every worker still running, at the new clock.
+    /// ESSP: to every worker still running, the new clock for every row it registered, with
+    /// the values of those that changed since it last got them.
     fn push_all(&mut self) {
         let stamp = self.clock();
         for w in 0..self.completed.len() {
             if self.registered[w].is_empty() || self.completed[w] >= self.clocks {
                 continue;
             }
-            let rows: Vec<RowKey> = self.registered[w].iter().copied().collect();
-            for r in &rows {
+            for r in &self.registered[w] {
                 self.sent[w].insert(*r, stamp);
             }
+            let rows: Vec<RowKey> = std::mem::take(&mut self.dirty[w]).into_iter().collect();
             let to = self.node_of(w);
             self.actions.push_back(Action::RowSet { peer: to, rows });
             self.actions.push_back(Action::Send {
@@ -136,6 +144,14 @@ impl TableShard {
             )));
         }
         self.actions.push_back(Action::Apply { from, clock });
+        if matches!(self.mode, TableMode::Bounded { eager: true, .. }) {
+            // The plan's rows of a clock are the ones its INCs change.
+            for r in self.my_rows(w, clock) {
+                for &v in self.registrants.get(&r).into_iter().flatten() {
+                    self.dirty[v].insert(r);
+                }
+            }
+        }
         let before = self.clock();
         self.completed[w] += 1;
         if self.clock() > before {
@@ -165,8 +181,15 @@ impl TableShard {
         }
         self.requests[w] += 1;
         if matches!(self.mode, TableMode::Bounded { eager: true, .. }) {
-            let rows = self.my_rows(w, clock);
-            self.registered[w].extend(rows);
+            for r in self.my_rows(w, clock) {
+                if self.registered[w].insert(r) {
+                    self.registrants.entry(r).or_default().push(w);
+                    if !self.sent[w].contains_key(&r) {
+                        // Registered before its first copy: the next push must carry it.
+                        self.dirty[w].insert(r);
+                    }
+                }
+            }
         }
         if self.releasable(clock) {
             self.answer(w, clock);
