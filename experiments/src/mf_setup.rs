@@ -3,8 +3,12 @@
 //! `shards` server nodes, and the BSP / SSP(s) / ESSP(s) mode list.
 
 use crate::runner::{run_nodes, RunSettings, ThreadsSection};
+use crate::svm_setup::{data_mode, record, DataMode};
 use anyhow::{bail, Context, Result};
-use bench_core::data::{partition_by_user, RatingsShape};
+use bench_core::data::{
+    partition_by_user, read_ratings_dataset, seeded_shuffle, DatasetCache, DatasetLock, Rating,
+    RatingsShape,
+};
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::table::TableSpec;
@@ -14,15 +18,20 @@ use bench_core::workload::{MatrixFactorization, MfConfig, MfTables};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// `[data]`: the synthetic ratings.
+/// `[data]`: the synthetic ratings (`--data synthetic`), or the real dataset they twin
+/// (`--data real`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RatingsData {
+    /// The dataset these ratings twin, by its datasets.lock name (read with `--data real`; its
+    /// first `ratings` ratings in file order, which for MovieLens are whole users).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
     /// Users (rows).
     pub users: usize,
     /// Items (columns).
     pub items: usize,
-    /// Observed ratings.
+    /// Observed ratings (with real data: at most this many are read).
     pub ratings: usize,
     /// Hidden rank.
     pub rank: usize,
@@ -118,27 +127,76 @@ impl MfExperimentConfig {
     /// # Errors
     /// For invalid MF hyper-parameters.
     pub fn tables_with(&self, mf: MfConfig, seed: u64) -> Result<Arc<MfTables>> {
-        let shape = RatingsShape {
-            users: self.data.users,
-            items: self.data.items,
-            ratings: self.data.ratings,
-            rank: self.data.rank,
-            noise: self.data.noise,
-            popularity_exponent: self.data.popularity_exponent,
+        let (users, items, all) = if data_mode() == DataMode::Real {
+            self.real_ratings()?
+        } else {
+            let shape = RatingsShape {
+                users: self.data.users,
+                items: self.data.items,
+                ratings: self.data.ratings,
+                rank: self.data.rank,
+                noise: self.data.noise,
+                popularity_exponent: self.data.popularity_exponent,
+            };
+            record(format!(
+                "data: synthetic Netflix-shaped ratings{} ({} ratings of {} users x {} items, rank {}, seed {seed})",
+                self.data
+                    .dataset
+                    .as_ref()
+                    .map_or(String::new(), |d| format!(" twinning {d}")),
+                self.data.ratings,
+                self.data.users,
+                self.data.items,
+                self.data.rank
+            ));
+            (self.data.users, self.data.items, shape.generate(seed))
         };
-        let all = shape.generate(seed);
         let n_test = ((all.len() as f64) * self.data.test_fraction).ceil() as usize;
         let (test, train) = all.split_at(n_test);
         let mut train = train.to_vec();
         partition_by_user(&mut train, self.workers, seed);
-        let mf =
-            MatrixFactorization::new(mf, self.data.users, self.data.items, train, test.to_vec())
-                .context("invalid matrix-factorisation setup")?;
+        let mf = MatrixFactorization::new(mf, users, items, train, test.to_vec())
+            .context("invalid matrix-factorisation setup")?;
         Ok(Arc::new(MfTables::new(
             Arc::new(mf),
             self.workers,
             self.shards,
         )?))
+    }
+
+    /// The configured dataset's first `data.ratings` ratings from the verified cache, in a
+    /// fixed seeded order (the held-out share is a random sample, the same for every run
+    /// seed), with its user and item counts.
+    fn real_ratings(&self) -> Result<(usize, usize, Vec<Rating>)> {
+        let Some(name) = &self.data.dataset else {
+            bail!("--data real, but this configuration's [data] names no dataset");
+        };
+        let lock = DatasetLock::read(&crate::datasets_cli::lock_path(None))?;
+        let entry = lock.get(name)?;
+        let path = DatasetCache::from_env()?.path(entry)?;
+        let file = read_ratings_dataset(&path, &entry.format)?;
+        let total = file.ratings.len();
+        let mut all = file.ratings;
+        all.truncate(self.data.ratings);
+        // Dense ids are given in order of first appearance, so a prefix's ids are dense too.
+        let users = all.iter().map(|r| r.user as usize + 1).max().unwrap_or(0);
+        let items = all.iter().map(|r| r.item as usize + 1).max().unwrap_or(0);
+        if all.len() < 2 * self.workers {
+            bail!(
+                "dataset '{name}' ({}): {} ratings, too few for {} workers and a held-out share",
+                path.display(),
+                all.len(),
+                self.workers
+            );
+        }
+        seeded_shuffle(&mut all, 0x5eed_0f_da7a);
+        record(format!(
+            "data: real {name} from {} ({} of its {total} ratings, {users} users x {items} items, checksum {})",
+            path.display(),
+            all.len(),
+            entry.checksum.label()
+        ));
+        Ok((users, items, all))
     }
 
     /// Runs `mode` on `tables` under `driver`.

@@ -155,7 +155,8 @@ pub fn data_mode() -> DataMode {
     DATA_MODE.get().copied().unwrap_or(DataMode::Synthetic)
 }
 
-fn record(line: String) {
+/// Records a line of data provenance for the manifest (once per distinct line).
+pub(crate) fn record(line: String) {
     let mut p = PROVENANCE.lock().expect("provenance lock");
     if !p.contains(&line) {
         p.push(line);

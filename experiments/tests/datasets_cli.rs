@@ -1,6 +1,6 @@
 //! `syncbench datasets inspect` on a generated RCV1-shaped LIBSVM file and on a bad one.
 
-use bench_core::data::{write_libsvm, Rcv1Shape};
+use bench_core::data::{write_libsvm, write_movielens, RatingsShape, Rcv1Shape};
 use std::path::Path;
 use std::process::Command;
 
@@ -217,4 +217,94 @@ bandwidth_gbps = 40.0
         manifest.contains("data: synthetic twin of tiny"),
         "{manifest}"
     );
+}
+
+#[test]
+fn essp_experiments_read_real_ratings_and_reject_malformed_ones() {
+    let dir = std::env::temp_dir().join(format!("syncbench-real-ratings-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let shape = RatingsShape {
+        users: 60,
+        items: 40,
+        ratings: 3000,
+        rank: 3,
+        noise: 0.1,
+        popularity_exponent: 1.0,
+    };
+    let mut good = Vec::new();
+    write_movielens(&shape.generate(2), &mut good, Path::new("ratings.csv")).unwrap();
+    // The same file with one line broken: a rating of 9 stars on line 101.
+    let text = String::from_utf8(good.clone()).unwrap();
+    let bad: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 100 {
+                let f: Vec<&str> = l.split(',').collect();
+                format!("{},{},9.0,{}\n", f[0], f[1], f[3])
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let (good_url, bad_url) = (serve(good.clone()), serve(bad.clone().into_bytes()));
+    let entry = |name: &str, url: &str, bytes: usize| {
+        format!(
+            "[[dataset]]\nname = \"{name}\"\nurl = \"{url}/ratings.csv\"\nbytes = {bytes}\nchecksum = \"unpinned\"\ncompression = \"none\"\nformat = \"movielens-csv\"\nsource = \"test\"\nlicence = \"test\"\n\n"
+        )
+    };
+    std::fs::write(
+        dir.join("datasets.lock"),
+        entry("ml-good", &good_url, good.len()) + &entry("ml-bad", &bad_url, bad.len()),
+    )
+    .unwrap();
+    let cfg = include_str!("../configs/essp-fig2-staleness.quick.toml")
+        .replace("workers = 64", "workers = 4")
+        .replace("shards = 4", "shards = 2")
+        .replace("clocks = 60", "clocks = 8")
+        .replace("staleness = [1, 3, 5]", "staleness = [2]");
+    std::fs::write(
+        dir.join("good.toml"),
+        cfg.replace("movielens-20m", "ml-good"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("bad.toml"), cfg.replace("movielens-20m", "ml-bad")).unwrap();
+    let run = |bin: &str, args: &[&str]| {
+        Command::new(bin)
+            .args(args)
+            .current_dir(&dir)
+            .env("SYNCBENCH_DATA", dir.join("cache"))
+            .output()
+            .unwrap()
+    };
+    let sb = env!("CARGO_BIN_EXE_syncbench");
+    for name in ["ml-good", "ml-bad"] {
+        let o = run(sb, &["datasets", "fetch", name]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let bin = env!("CARGO_BIN_EXE_essp-fig2-staleness");
+    let o = run(
+        bin,
+        &["--data", "real", "--config", "good.toml", "--out", "out"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let manifest =
+        std::fs::read_to_string(dir.join("out/essp-fig2-staleness/manifest.json")).unwrap();
+    assert!(
+        manifest.contains("data: real ml-good") && manifest.contains("3000 of its 3000 ratings"),
+        "{manifest}"
+    );
+    let o = run(
+        bin,
+        &["--data", "real", "--config", "bad.toml", "--out", "out-bad"],
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("ratings.csv:101:") && err.contains("'9.0'"),
+        "{err}"
+    );
+    assert!(!dir.join("out-bad/essp-fig2-staleness").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -24,7 +24,9 @@ pub use csr::CsrMatrix;
 pub use digest::{digest_file, FileDigest};
 pub use libsvm::{read_libsvm, write_libsvm};
 pub use lock::{pin_in_text, Checksum, Compression, DatasetEntry, DatasetLock};
-pub use ratings::{partition_by_user, Rating, RatingsShape};
-pub use ratings_files::{read_movielens, read_netflix_movie, write_movielens, RatingsData};
+pub use ratings::{partition_by_user, seeded_shuffle, Rating, RatingsShape};
+pub use ratings_files::{
+    read_movielens, read_netflix_movie, read_ratings_dataset, write_movielens, RatingsData,
+};
 pub use synthetic::{RandomDesign, Rcv1Shape, SparseClassification};
 pub use twins::Twin;

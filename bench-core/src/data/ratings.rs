@@ -86,9 +86,18 @@ pub fn partition_by_user(ratings: &mut [Rating], parts: usize, seed: u64) {
     let share = (ratings.len() / parts.max(1)).max(1);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     for chunk in ratings.chunks_mut(share) {
-        for i in (1..chunk.len()).rev() {
-            chunk.swap(i, rng.gen_range(0..=i));
-        }
+        shuffle(chunk, &mut rng);
+    }
+}
+
+/// Shuffles `items` in a seeded order (Fisher-Yates over ChaCha8).
+pub fn seeded_shuffle<T>(items: &mut [T], seed: u64) {
+    shuffle(items, &mut ChaCha8Rng::seed_from_u64(seed));
+}
+
+fn shuffle<T>(items: &mut [T], rng: &mut ChaCha8Rng) {
+    for i in (1..items.len()).rev() {
+        items.swap(i, rng.gen_range(0..=i));
     }
 }
 

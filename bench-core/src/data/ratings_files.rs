@@ -191,6 +191,76 @@ pub fn read_netflix_movie<R: BufRead>(reader: R, path: &Path, out: &mut RatingsD
     Ok(())
 }
 
+/// Reads a ratings dataset as the cache unpacked it: for `movielens-csv`, the file itself or
+/// the `ratings.csv` under the directory an archive unpacked into; for `netflix`, every
+/// `mv_*.txt` under the directory, in name order.
+///
+/// # Errors
+/// [`CoreError::Dataset`] for another format or when no ratings file is found;
+/// [`CoreError::DataFile`] naming file, line and column for a malformed line;
+/// [`CoreError::Io`] when reading fails.
+pub fn read_ratings_dataset(path: &Path, format: &str) -> Result<RatingsData> {
+    let open = |p: &Path| {
+        std::fs::File::open(p)
+            .map(|f| std::io::BufReader::with_capacity(1 << 20, f))
+            .map_err(|e| CoreError::io(p, e))
+    };
+    let missing = |what: &str| CoreError::Dataset {
+        name: path.display().to_string(),
+        message: format!("no {what} found there"),
+    };
+    let mut out = RatingsData::default();
+    match format {
+        "movielens-csv" => {
+            let file = if path.is_dir() {
+                find_files(path, 3, &|n| n == "ratings.csv")
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| missing("ratings.csv"))?
+            } else {
+                path.to_path_buf()
+            };
+            read_movielens(open(&file)?, &file, &mut out)?;
+        }
+        "netflix" => {
+            let files = find_files(path, 3, &|n| n.starts_with("mv_") && n.ends_with(".txt"));
+            if files.is_empty() {
+                return Err(missing("Netflix mv_*.txt files"));
+            }
+            for f in files {
+                read_netflix_movie(open(&f)?, &f, &mut out)?;
+            }
+        }
+        other => {
+            return Err(CoreError::Dataset {
+                name: path.display().to_string(),
+                message: format!("format '{other}' holds no ratings (movielens-csv or netflix)"),
+            })
+        }
+    }
+    Ok(out)
+}
+
+/// Files under `dir` (to `depth` levels) whose names pass `keep`, sorted by path.
+fn find_files(dir: &Path, depth: usize, keep: &dyn Fn(&str) -> bool) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if depth > 0 {
+                found.extend(find_files(&p, depth - 1, keep));
+            }
+        } else if p.file_name().and_then(|n| n.to_str()).is_some_and(keep) {
+            found.push(p);
+        }
+    }
+    found.sort();
+    found
+}
+
 /// Writes ratings as MovieLens CSV (ids 1-based, values mapped into 0.5..=5 in half stars).
 ///
 /// # Errors
@@ -239,6 +309,15 @@ mod tests {
             assert_eq!(out.item_ids[b.item as usize], u64::from(a.item) + 1);
             assert!((0.5..=5.0).contains(&b.value));
         }
+        // The same file found under an unpacked archive's directory.
+        let dir = std::env::temp_dir().join(format!("syncbench-ml-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("ml-tiny")).unwrap();
+        std::fs::write(dir.join("ml-tiny/ratings.csv"), &bytes).unwrap();
+        let again = read_ratings_dataset(&dir, "movielens-csv").unwrap();
+        assert_eq!(again, out);
+        let e = read_ratings_dataset(&dir, "netflix").unwrap_err();
+        assert!(e.to_string().contains("mv_*.txt"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
