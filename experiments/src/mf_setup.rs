@@ -189,7 +189,7 @@ impl MfExperimentConfig {
                 self.workers
             );
         }
-        seeded_shuffle(&mut all, 0x5eed_0f_da7a);
+        seeded_shuffle(&mut all, 0x005e_ed0f_da7a);
         record(format!(
             "data: real {name} from {} ({} of its {total} ratings, {users} users x {items} items, checksum {})",
             path.display(),
