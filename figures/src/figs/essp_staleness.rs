@@ -61,7 +61,7 @@ pub fn render_fig(dir: &Path) -> Result<()> {
         panels.push(Panel::Lines {
             title: format!("Staleness profile, s = {b}"),
             x_label: "clock differential (parameter age - local clock)".into(),
-            y_label: "fraction of reads".into(),
+            y_label: "fraction of row reads".into(),
             series,
         });
     }
