@@ -413,3 +413,170 @@ impl Learning for MfTables {
         Some(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::RatingsShape;
+    use crate::workload::MfConfig;
+
+    fn tables(shards: usize) -> MfTables {
+        let shape = RatingsShape {
+            users: 20,
+            items: 10,
+            ratings: 400,
+            rank: 2,
+            noise: 0.1,
+            popularity_exponent: 1.0,
+        };
+        let all = shape.generate(1);
+        let (test, train) = all.split_at(40);
+        let cfg = MfConfig {
+            rank: 2,
+            lambda: 0.01,
+            step: 0.1,
+            minibatch_fraction: 0.05,
+            init_scale: 0.3,
+            init_seed: 1,
+        };
+        let mf = MatrixFactorization::new(cfg, 20, 10, train.to_vec(), test.to_vec()).unwrap();
+        MfTables::new(Arc::new(mf), 2, shards).unwrap()
+    }
+
+    fn payload(meta: Vec<u64>, data: Vec<f32>) -> Payload {
+        Payload {
+            data: Arc::new(data),
+            applied: Arc::new(meta),
+        }
+    }
+
+    #[test]
+    fn an_inc_of_a_row_out_of_range_is_an_error_naming_it() {
+        let t = tables(1);
+        let mut shard = t.node(0, Role::Server, 2);
+        let bad = RowKey {
+            table: USER_TABLE,
+            row: 20,
+        };
+        let msg = Message::RowInc { clock: 0 };
+        t.receive(
+            &mut shard,
+            1,
+            &msg,
+            payload(vec![bad.to_word()], vec![0.5, 0.5]),
+        );
+        let e = t
+            .carry_out(&mut shard, 0, &Action::Apply { from: 1, clock: 0 }, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("row 20 of table 0 is out of range") && e.contains("20 user rows"),
+            "{e}"
+        );
+        let e = t
+            .carry_out(&mut shard, 0, &Action::Apply { from: 1, clock: 1 }, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no INC payload from node 1 for clock 1"), "{e}");
+    }
+
+    #[test]
+    fn rows_the_protocol_did_not_name_are_refused() {
+        let t = tables(1);
+        let mut w = t.node(1, Role::Worker(0), 2);
+        let named = RowKey {
+            table: ITEM_TABLE,
+            row: 3,
+        };
+        let other = RowKey {
+            table: ITEM_TABLE,
+            row: 4,
+        };
+        t.carry_out(
+            &mut w,
+            1,
+            &Action::RowSet {
+                peer: 0,
+                rows: vec![named],
+            },
+            &[],
+        )
+        .unwrap();
+        let msg = Message::Rows { clock: 0, stamp: 0 };
+        t.receive(
+            &mut w,
+            0,
+            &msg,
+            payload(vec![0, other.to_word()], vec![1.0, 2.0]),
+        );
+        let e = t
+            .carry_out(&mut w, 1, &Action::Install { from: 0 }, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did not name"), "{e}");
+    }
+
+    /// A worker's own INC stays in its cache (read-my-writes) and is re-applied on top of a
+    /// fresh copy that does not hold it yet, but not on one that does.
+    #[test]
+    fn own_incs_are_reapplied_until_the_shard_holds_them() {
+        let t = tables(1);
+        let rows = t.rows(0, 0);
+        let mut shard = t.node(0, Role::Server, 2);
+        let mut w = t.node(1, Role::Worker(0), 2);
+        let install = |w: &mut TableNode, shard: &mut TableNode, held: u64| {
+            t.carry_out(
+                shard,
+                0,
+                &Action::RowSet {
+                    peer: 1,
+                    rows: rows.clone(),
+                },
+                &[],
+            )
+            .unwrap();
+            let mut p = t
+                .outgoing(shard, 1, &Message::Rows { clock: 0, stamp: 0 })
+                .unwrap();
+            let mut meta = (*p.applied).clone();
+            meta[0] = held;
+            p.applied = Arc::new(meta);
+            t.carry_out(
+                w,
+                1,
+                &Action::RowSet {
+                    peer: 0,
+                    rows: rows.clone(),
+                },
+                &[],
+            )
+            .unwrap();
+            t.receive(w, 0, &Message::Rows { clock: 0, stamp: 0 }, p);
+            t.carry_out(w, 1, &Action::Install { from: 0 }, &[])
+                .unwrap();
+        };
+        install(&mut w, &mut shard, 0);
+        let before: Vec<Vec<f32>> = rows.iter().map(|r| w.cache[r].clone()).collect();
+        t.compute(&mut w, 0, 2, 0);
+        let after: Vec<Vec<f32>> = rows.iter().map(|r| w.cache[r].clone()).collect();
+        assert_ne!(before, after, "the computation changed its rows");
+        // A copy without the INC (held = 0): the INC is re-applied.
+        install(&mut w, &mut shard, 0);
+        let again: Vec<Vec<f32>> = rows.iter().map(|r| w.cache[r].clone()).collect();
+        assert_eq!(again, after);
+        // The shard applies it; a copy that holds it (held = 1) is taken as it is.
+        let inc = t
+            .outgoing(&mut w, 0, &Message::RowInc { clock: 0 })
+            .unwrap();
+        t.receive(&mut shard, 1, &Message::RowInc { clock: 0 }, inc);
+        t.carry_out(&mut shard, 0, &Action::Apply { from: 1, clock: 0 }, &[])
+            .unwrap();
+        install(&mut w, &mut shard, 1);
+        for (r, a) in rows.iter().zip(&after) {
+            for (x, y) in w.cache[r].iter().zip(a) {
+                assert!((x - y).abs() < 1e-6, "{r:?}: {x} vs {y}");
+            }
+        }
+        assert!(w.own.is_empty(), "the held INC was dropped");
+    }
+}
