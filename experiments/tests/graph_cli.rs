@@ -225,3 +225,20 @@ fn bad_input_fails_naming_the_problem() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least 2"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn hop_fig21_gap_of_the_eight_node_ring_based_graph() {
+    let out = bin()
+        .args(["graph", "--json", "--nodes", "8", "--kind", "ring-based"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // hop.txt Fig 21 gives 0.6667 for this graph.
+    let g = v["spectral_gap_laplacian"].as_f64().unwrap();
+    assert!((g - 2.0 / 3.0).abs() < 1e-6, "{g}");
+    let text = bin()
+        .args(["graph", "--nodes", "8", "--kind", "ring-based"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("1 - Re l2(D^-1 A)): 0.666667"));
+}

@@ -135,6 +135,9 @@ pub struct GraphReport {
     pub spectral_gap_sv: f64,
     /// Hop gap `|lambda_1| - |lambda_2|`.
     pub spectral_gap_eig: f64,
+    /// `1 - Re lambda_2(D^-1 A)` without self-loops, the convention that matches Hop's Fig 21
+    /// values (see [`spectral_gap_laplacian`]); None when a node has no neighbour.
+    pub spectral_gap_laplacian: Option<f64>,
     /// Largest two singular values of `P`.
     pub sigma: [f64; 2],
     /// Largest two eigenvalue moduli of `P`.
@@ -146,7 +149,7 @@ pub struct GraphReport {
 }
 
 /// The convention note written beside every gap we report.
-pub const GAP_CONVENTION: &str = "P = diag(d_in)^-1 A with self-loops, d_in = weighted in-degree incl. self-loop (rows sum to 1); spectral_gap_sv = 1 - sigma_2(P) (ASAP); spectral_gap_eig = |lambda_1(P)| - |lambda_2(P)| (Hop, W = P)";
+pub const GAP_CONVENTION: &str = "P = diag(d_in)^-1 A with self-loops, d_in = weighted in-degree incl. self-loop (rows sum to 1); spectral_gap_sv = 1 - sigma_2(P) (ASAP); spectral_gap_eig = |lambda_1(P)| - |lambda_2(P)| (Hop, W = P); spectral_gap_laplacian = 1 - Re lambda_2(D^-1 A) without self-loops (matches Hop Fig 21's values)";
 
 impl GraphReport {
     /// Analyses `t`.
@@ -167,6 +170,7 @@ impl GraphReport {
             connected: t.is_strongly_connected(),
             spectral_gap_sv: 1.0 - s[1],
             spectral_gap_eig: m[0] - m[1],
+            spectral_gap_laplacian: spectral_gap_laplacian(t).ok(),
             sigma: [s[0], s[1]],
             lambda_abs: [m[0], m[1]],
             paths: PathSummary::of(t),

@@ -118,6 +118,12 @@ fn run(cli: Cli) -> Result<()> {
                     "spectral gap (Hop, |l1| - |l2|):      {:.6}  (|l1| {:.6}, |l2| {:.6})",
                     r.spectral_gap_eig, r.lambda_abs[0], r.lambda_abs[1]
                 );
+                match r.spectral_gap_laplacian {
+                    Some(g) => println!("spectral gap (Hop Fig 21, 1 - Re l2(D^-1 A)): {g:.6}"),
+                    None => println!(
+                        "spectral gap (Hop Fig 21, 1 - Re l2(D^-1 A)): undefined (a node has no neighbour)"
+                    ),
+                }
                 println!("convention: {}", r.convention);
             }
             Ok(())
