@@ -8,15 +8,17 @@ mod mf_tables;
 mod peer_learning;
 mod probe;
 mod svm;
+mod tables;
 mod version_store;
 
 pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};
 pub use least_squares::{LeastSquares, Optimum};
 pub use mf::{MatrixFactorization, MfConfig};
-pub use mf_tables::{MfTables, TableNode, ITEM_TABLE, USER_TABLE};
+pub use mf_tables::{MfTables, ITEM_TABLE, USER_TABLE};
 pub use peer_learning::{PeerLearning, PeerState};
 pub use probe::CountingProbe;
 pub use svm::{Loss, SvmConfig, SvmSgd};
+pub use tables::{TableLearning, TableModel, TableNode};
 pub use version_store::VersionStore;
 
 /// A model trained by data-parallel SGD-like steps.

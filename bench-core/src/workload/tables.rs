@@ -1,0 +1,569 @@
+//! A model learned through row-level parameter-server tables (essp.txt's Bösen), for any
+//! [`TableModel`]: the drivers' [`Learning`] for the protocols of [`crate::protocol::table`].
+//!
+//! A shard keeps a dense vector of the rows (laid out by [`TableModel::offset`]) and uses the
+//! rows it owns; a worker keeps only the rows its cache holds, plus the model's own worker
+//! state. A worker applies its own INCs to its cache at once (read-my-writes) and re-applies
+//! the ones a fresh row does not hold yet: every row a shard sends carries how many of that
+//! worker's clocks the shard had applied.
+//!
+//! The loss is evaluated on shard 0's rows; with several shards no node holds every row, and
+//! the loss is reported as NaN.
+
+use crate::driver::{payload_words, Learning, Payload, PayloadEffect};
+use crate::error::{CoreError, Result};
+use crate::protocol::table::{RowAccess, RowKey};
+use crate::protocol::{Action, Message, NodeId, Role};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+/// What a model learned through row tables provides.
+pub trait TableModel: Send + Sync + std::fmt::Debug {
+    /// What a worker keeps besides its cache.
+    type Local: Send + std::fmt::Debug;
+    /// Floats per row.
+    fn row_len(&self) -> usize;
+    /// Rows over all tables.
+    fn rows_total(&self) -> usize;
+    /// Offset of `key`'s row in the dense layout.
+    ///
+    /// # Errors
+    /// [`CoreError::Config`] naming the row and the tables' sizes when it is out of range.
+    fn offset(&self, key: RowKey) -> Result<usize>;
+    /// Every row's initial value, in the dense layout.
+    fn initial_values(&self) -> Vec<f32>;
+    /// Worker `worker`'s own state at the start.
+    fn local(&self, worker: usize, workers: usize) -> Self::Local;
+    /// The rows worker `worker` reads and INCs at `clock`, sorted, without repeats.
+    fn rows(&self, worker: usize, workers: usize, clock: u64) -> Vec<RowKey>;
+    /// Computes clock `clock` of worker `worker`: `values` holds `rows` (each `row_len`
+    /// floats, in order) as read, and holds them as changed on return.
+    fn compute(
+        &self,
+        local: &mut Self::Local,
+        rows: &[RowKey],
+        values: &mut [f32],
+        worker: usize,
+        workers: usize,
+        clock: u64,
+    );
+    /// `(loss, accuracy)` of the rows in the dense layout.
+    fn evaluate(&self, values: &[f32]) -> (f64, f64);
+    /// Examples a worker processes per clock (the compute-time model charges per example).
+    fn batch_size(&self, workers: usize) -> usize;
+}
+
+/// `model` learned through row tables with `shards` shards and `workers` workers.
+#[derive(Debug)]
+pub struct TableLearning<M> {
+    model: Arc<M>,
+    workers: usize,
+    shards: usize,
+}
+
+impl<M: TableModel> TableLearning<M> {
+    /// # Errors
+    /// [`CoreError::Config`] for zero workers or shards.
+    pub fn new(model: Arc<M>, workers: usize, shards: usize) -> Result<Self> {
+        if workers == 0 || shards == 0 {
+            return Err(CoreError::Config(format!(
+                "row tables need at least one worker and shard (got {workers} and {shards})"
+            )));
+        }
+        Ok(TableLearning {
+            model,
+            workers,
+            shards,
+        })
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+}
+
+impl<M: TableModel> RowAccess for TableLearning<M> {
+    fn rows(&self, worker: usize, clock: u64) -> Vec<RowKey> {
+        self.model.rows(worker, self.workers, clock)
+    }
+}
+
+/// A worker's coalesced INCs of one clock: sorted rows and K deltas per row.
+#[derive(Debug)]
+struct Inc {
+    rows: Vec<RowKey>,
+    deltas: Vec<f32>,
+}
+
+/// One node's state.
+#[derive(Debug)]
+pub struct TableNode<L> {
+    /// Shard: dense rows in the MF model's layout (empty on workers).
+    values: Vec<f32>,
+    /// Worker: the cached rows.
+    cache: HashMap<RowKey, Vec<f32>>,
+    /// Worker index (None: a shard).
+    me: Option<usize>,
+    /// Worker: what the model keeps on the worker besides the cache (e.g. LDA's topic
+    /// assignments of its documents).
+    local: Option<L>,
+    /// Shard: per worker, clocks applied.
+    applied: Vec<u64>,
+    /// Worker: own INCs by clock, kept until every shard's copies hold them.
+    own: BTreeMap<u64, Inc>,
+    /// Worker: per shard, own clocks the last rows from it held.
+    own_applied: Vec<u64>,
+    /// Shard: received INCs by (sender, clock).
+    inbox_incs: HashMap<(NodeId, u64), Payload>,
+    /// Worker: received rows per shard, oldest first.
+    inbox_rows: HashMap<NodeId, VecDeque<Payload>>,
+    /// Row lists the protocol named, per peer, oldest first.
+    row_sets: HashMap<NodeId, VecDeque<Vec<RowKey>>>,
+}
+
+impl<M: TableModel> TableLearning<M> {
+    fn err(node: NodeId, message: String) -> CoreError {
+        CoreError::Protocol { node, message }
+    }
+
+    fn apply_inc(
+        &self,
+        state: &mut TableNode<M::Local>,
+        node: NodeId,
+        from: NodeId,
+        clock: u64,
+    ) -> Result<()> {
+        let p = state.inbox_incs.remove(&(from, clock)).ok_or_else(|| {
+            Self::err(
+                node,
+                format!("no INC payload from node {from} for clock {clock}"),
+            )
+        })?;
+        let k = self.model.row_len();
+        if p.data.len() != p.applied.len() * k {
+            return Err(Self::err(
+                node,
+                format!(
+                    "INC payload from node {from} has {} values for {} rows",
+                    p.data.len(),
+                    p.applied.len()
+                ),
+            ));
+        }
+        for (i, &w) in p.applied.iter().enumerate() {
+            let key = RowKey::from_word(w);
+            if key.shard(self.shards) != node {
+                return Err(Self::err(
+                    node,
+                    format!(
+                        "node {from} sent an INC of row {key:?}, which shard {} holds",
+                        key.shard(self.shards)
+                    ),
+                ));
+            }
+            let o = self.model.offset(key)?;
+            for (v, d) in state.values[o..o + k]
+                .iter_mut()
+                .zip(&p.data[i * k..(i + 1) * k])
+            {
+                *v += d;
+            }
+        }
+        let w = from - self.shards;
+        state.applied[w] = state.applied[w].max(clock + 1);
+        Ok(())
+    }
+
+    fn install(&self, state: &mut TableNode<M::Local>, node: NodeId, from: NodeId) -> Result<()> {
+        let p = state
+            .inbox_rows
+            .get_mut(&from)
+            .and_then(VecDeque::pop_front)
+            .ok_or_else(|| Self::err(node, format!("no rows from shard {from} to install")))?;
+        let named = state
+            .row_sets
+            .get_mut(&from)
+            .and_then(VecDeque::pop_front)
+            .ok_or_else(|| {
+                Self::err(
+                    node,
+                    format!("rows from shard {from} the protocol did not name"),
+                )
+            })?;
+        let k = self.model.row_len();
+        let (&held, keys) = p
+            .applied
+            .split_first()
+            .ok_or_else(|| Self::err(node, format!("rows from shard {from} without a header")))?;
+        let rows: Vec<RowKey> = keys.iter().map(|&w| RowKey::from_word(w)).collect();
+        if p.data.len() != rows.len() * k {
+            return Err(Self::err(
+                node,
+                format!(
+                    "rows from shard {from}: {} values for {} rows of {k}",
+                    p.data.len(),
+                    rows.len()
+                ),
+            ));
+        }
+        if let Some(r) = rows.iter().find(|r| named.binary_search(r).is_err()) {
+            return Err(Self::err(
+                node,
+                format!("shard {from} sent row {r:?}, which the protocol did not name"),
+            ));
+        }
+        for (i, key) in rows.iter().enumerate() {
+            self.model.offset(*key)?;
+            let row = state.cache.entry(*key).or_insert_with(|| vec![0.0; k]);
+            row.copy_from_slice(&p.data[i * k..(i + 1) * k]);
+            // Re-apply this worker's own INCs the shard's copy does not hold yet.
+            for inc in state.own.range(held..).map(|(_, inc)| inc) {
+                if let Ok(j) = inc.rows.binary_search(key) {
+                    for (v, d) in row.iter_mut().zip(&inc.deltas[j * k..(j + 1) * k]) {
+                        *v += d;
+                    }
+                }
+            }
+        }
+        state.own_applied[from] = held;
+        let oldest = state.own_applied.iter().copied().min().unwrap_or(0);
+        state.own = state.own.split_off(&oldest);
+        Ok(())
+    }
+}
+
+impl<M: TableModel> Learning for TableLearning<M> {
+    type Node = TableNode<M::Local>;
+
+    fn node(&self, _node: NodeId, role: Role, workers: usize) -> TableNode<M::Local> {
+        let me = match role {
+            Role::Worker(w) => Some(w),
+            Role::Server => None,
+        };
+        TableNode {
+            values: if me.is_none() {
+                self.model.initial_values()
+            } else {
+                Vec::new()
+            },
+            cache: HashMap::new(),
+            local: me.map(|w| self.model.local(w, workers)),
+            me,
+            applied: vec![0; if me.is_none() { workers } else { 0 }],
+            own: BTreeMap::new(),
+            own_applied: vec![0; self.shards],
+            inbox_incs: HashMap::new(),
+            inbox_rows: HashMap::new(),
+            row_sets: HashMap::new(),
+        }
+    }
+
+    fn compute(&self, state: &mut TableNode<M::Local>, worker: usize, workers: usize, iter: u64) {
+        let k = self.model.row_len();
+        let rows = self.model.rows(worker, workers, iter);
+        // The protocol starts a computation only once every row it reads is cached.
+        let mut local: Vec<f32> = rows
+            .iter()
+            .flat_map(|r| state.cache[r].iter().copied())
+            .collect();
+        let own = state.local.as_mut().expect("only workers compute");
+        self.model
+            .compute(own, &rows, &mut local, worker, workers, iter);
+        for (j, r) in rows.iter().enumerate() {
+            let cached = state.cache.get_mut(r).expect("read above");
+            for (f, c) in cached.iter_mut().enumerate() {
+                let d = local[j * k + f] - *c;
+                local[j * k + f] = d;
+                *c += d;
+            }
+        }
+        state.own.insert(
+            iter,
+            Inc {
+                rows,
+                deltas: local,
+            },
+        );
+    }
+
+    fn carry_out(
+        &self,
+        state: &mut TableNode<M::Local>,
+        node: NodeId,
+        action: &Action,
+        _roles: &[Role],
+    ) -> Result<Option<PayloadEffect>> {
+        Ok(match action {
+            Action::RowSet { peer, rows } => {
+                state
+                    .row_sets
+                    .entry(*peer)
+                    .or_default()
+                    .push_back(rows.clone());
+                None
+            }
+            Action::Apply { from, clock } => {
+                self.apply_inc(state, node, *from, *clock)?;
+                Some(PayloadEffect::Applied)
+            }
+            Action::Install { from } => {
+                self.install(state, node, *from)?;
+                Some(PayloadEffect::Installed)
+            }
+            _ => None,
+        })
+    }
+
+    fn outgoing(
+        &self,
+        state: &mut TableNode<M::Local>,
+        to: NodeId,
+        msg: &Message,
+    ) -> Option<Payload> {
+        let k = self.model.row_len();
+        match *msg {
+            Message::RowInc { clock } => {
+                let inc = state.own.get(&clock)?;
+                let (mut keys, mut data) = (Vec::new(), Vec::new());
+                for (j, r) in inc.rows.iter().enumerate() {
+                    if r.shard(self.shards) == to {
+                        keys.push(r.to_word());
+                        data.extend_from_slice(&inc.deltas[j * k..(j + 1) * k]);
+                    }
+                }
+                Some(Payload {
+                    data: Arc::new(data),
+                    applied: Arc::new(keys),
+                })
+            }
+            Message::Rows { .. } | Message::RowPush { .. } => {
+                let rows = state.row_sets.get_mut(&to)?.pop_front()?;
+                let w = to.checked_sub(self.shards)?;
+                let mut meta = Vec::with_capacity(rows.len() + 1);
+                meta.push(*state.applied.get(w)?);
+                let mut data = Vec::with_capacity(rows.len() * k);
+                for r in &rows {
+                    let o = self.model.offset(*r).ok()?;
+                    meta.push(r.to_word());
+                    data.extend_from_slice(&state.values[o..o + k]);
+                }
+                Some(Payload {
+                    data: Arc::new(data),
+                    applied: Arc::new(meta),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn receive(
+        &self,
+        state: &mut TableNode<M::Local>,
+        from: NodeId,
+        msg: &Message,
+        payload: Payload,
+    ) {
+        match *msg {
+            Message::RowInc { clock } => {
+                state.inbox_incs.insert((from, clock), payload);
+            }
+            Message::Rows { .. } | Message::RowPush { .. } => {
+                state.inbox_rows.entry(from).or_default().push_back(payload);
+            }
+            _ => {}
+        }
+    }
+
+    fn applied<'a>(&self, state: &'a TableNode<M::Local>) -> &'a [u64] {
+        &state.applied
+    }
+
+    fn evaluate(&self, state: &TableNode<M::Local>) -> (f64, f64) {
+        if state.me.is_none() && self.shards == 1 {
+            self.model.evaluate(&state.values)
+        } else {
+            (f64::NAN, f64::NAN)
+        }
+    }
+
+    fn batch_size(&self, workers: usize) -> usize {
+        self.model.batch_size(workers)
+    }
+
+    fn payload_words(&self, _workers: usize) -> usize {
+        let rows = self.model.rows_total();
+        payload_words(rows + 1, rows * self.model.row_len())
+    }
+
+    fn eval_node(&self) -> Option<NodeId> {
+        Some(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::RatingsShape;
+    use crate::workload::{MatrixFactorization, MfConfig, MfTables, ITEM_TABLE, USER_TABLE};
+
+    fn tables(shards: usize) -> MfTables {
+        let shape = RatingsShape {
+            users: 20,
+            items: 10,
+            ratings: 400,
+            rank: 2,
+            noise: 0.1,
+            popularity_exponent: 1.0,
+        };
+        let all = shape.generate(1);
+        let (test, train) = all.split_at(40);
+        let cfg = MfConfig {
+            rank: 2,
+            lambda: 0.01,
+            step: 0.1,
+            minibatch_fraction: 0.05,
+            init_scale: 0.3,
+            init_seed: 1,
+        };
+        let mf = MatrixFactorization::new(cfg, 20, 10, train.to_vec(), test.to_vec()).unwrap();
+        MfTables::new(Arc::new(mf), 2, shards).unwrap()
+    }
+
+    fn payload(meta: Vec<u64>, data: Vec<f32>) -> Payload {
+        Payload {
+            data: Arc::new(data),
+            applied: Arc::new(meta),
+        }
+    }
+
+    #[test]
+    fn an_inc_of_a_row_out_of_range_is_an_error_naming_it() {
+        let t = tables(1);
+        let mut shard = t.node(0, Role::Server, 2);
+        let bad = RowKey {
+            table: USER_TABLE,
+            row: 20,
+        };
+        let msg = Message::RowInc { clock: 0 };
+        t.receive(
+            &mut shard,
+            1,
+            &msg,
+            payload(vec![bad.to_word()], vec![0.5, 0.5]),
+        );
+        let e = t
+            .carry_out(&mut shard, 0, &Action::Apply { from: 1, clock: 0 }, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("row 20 of table 0 is out of range") && e.contains("20 user rows"),
+            "{e}"
+        );
+        let e = t
+            .carry_out(&mut shard, 0, &Action::Apply { from: 1, clock: 1 }, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no INC payload from node 1 for clock 1"), "{e}");
+    }
+
+    #[test]
+    fn rows_the_protocol_did_not_name_are_refused() {
+        let t = tables(1);
+        let mut w = t.node(1, Role::Worker(0), 2);
+        let named = RowKey {
+            table: ITEM_TABLE,
+            row: 3,
+        };
+        let other = RowKey {
+            table: ITEM_TABLE,
+            row: 4,
+        };
+        t.carry_out(
+            &mut w,
+            1,
+            &Action::RowSet {
+                peer: 0,
+                rows: vec![named],
+            },
+            &[],
+        )
+        .unwrap();
+        let msg = Message::Rows { clock: 0, stamp: 0 };
+        t.receive(
+            &mut w,
+            0,
+            &msg,
+            payload(vec![0, other.to_word()], vec![1.0, 2.0]),
+        );
+        let e = t
+            .carry_out(&mut w, 1, &Action::Install { from: 0 }, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did not name"), "{e}");
+    }
+
+    /// A worker's own INC stays in its cache (read-my-writes) and is re-applied on top of a
+    /// fresh copy that does not hold it yet, but not on one that does.
+    #[test]
+    fn own_incs_are_reapplied_until_the_shard_holds_them() {
+        let t = tables(1);
+        let rows = t.rows(0, 0);
+        let mut shard = t.node(0, Role::Server, 2);
+        let mut w = t.node(1, Role::Worker(0), 2);
+        let install = |w: &mut TableNode<()>, shard: &mut TableNode<()>, held: u64| {
+            t.carry_out(
+                shard,
+                0,
+                &Action::RowSet {
+                    peer: 1,
+                    rows: rows.clone(),
+                },
+                &[],
+            )
+            .unwrap();
+            let mut p = t
+                .outgoing(shard, 1, &Message::Rows { clock: 0, stamp: 0 })
+                .unwrap();
+            let mut meta = (*p.applied).clone();
+            meta[0] = held;
+            p.applied = Arc::new(meta);
+            t.carry_out(
+                w,
+                1,
+                &Action::RowSet {
+                    peer: 0,
+                    rows: rows.clone(),
+                },
+                &[],
+            )
+            .unwrap();
+            t.receive(w, 0, &Message::Rows { clock: 0, stamp: 0 }, p);
+            t.carry_out(w, 1, &Action::Install { from: 0 }, &[])
+                .unwrap();
+        };
+        install(&mut w, &mut shard, 0);
+        let before: Vec<Vec<f32>> = rows.iter().map(|r| w.cache[r].clone()).collect();
+        t.compute(&mut w, 0, 2, 0);
+        let after: Vec<Vec<f32>> = rows.iter().map(|r| w.cache[r].clone()).collect();
+        assert_ne!(before, after, "the computation changed its rows");
+        // A copy without the INC (held = 0): the INC is re-applied.
+        install(&mut w, &mut shard, 0);
+        let again: Vec<Vec<f32>> = rows.iter().map(|r| w.cache[r].clone()).collect();
+        assert_eq!(again, after);
+        // The shard applies it; a copy that holds it (held = 1) is taken as it is.
+        let inc = t
+            .outgoing(&mut w, 0, &Message::RowInc { clock: 0 })
+            .unwrap();
+        t.receive(&mut shard, 1, &Message::RowInc { clock: 0 }, inc);
+        t.carry_out(&mut shard, 0, &Action::Apply { from: 1, clock: 0 }, &[])
+            .unwrap();
+        install(&mut w, &mut shard, 1);
+        for (r, a) in rows.iter().zip(&after) {
+            for (x, y) in w.cache[r].iter().zip(a) {
+                assert!((x - y).abs() < 1e-6, "{r:?}: {x} vs {y}");
+            }
+        }
+        assert!(w.own.is_empty(), "the held INC was dropped");
+    }
+}
