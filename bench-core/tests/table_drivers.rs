@@ -308,3 +308,71 @@ fn model_check_bounds_under_random_schedules() {
     }
     assert_eq!(runs, 1_000);
 }
+
+fn lda(workers: usize, shards: usize) -> Arc<bench_core::workload::LdaTables> {
+    use bench_core::data::BagOfWordsShape;
+    use bench_core::workload::{Lda, LdaConfig, LdaTables};
+    let corpus = BagOfWordsShape {
+        documents: 160,
+        vocabulary: 300,
+        topics: 5,
+        words_per_document: 40,
+    }
+    .generate(2);
+    let cfg = LdaConfig {
+        topics: 5,
+        alpha: 0.1,
+        beta: 0.01,
+        minibatch_fraction: 0.5,
+        init_seed: 3,
+    };
+    Arc::new(LdaTables::new(Arc::new(Lda::new(cfg, &corpus).unwrap()), workers, shards).unwrap())
+}
+
+#[test]
+fn lda_on_row_tables_under_sim_and_threads() {
+    for (mode, shards) in [
+        (SyncMode::Bsp, 1),
+        (SyncMode::Ssp { staleness: 2 }, 1),
+        (SyncMode::Essp { staleness: 2 }, 2),
+    ] {
+        let t = lda(4, shards);
+        let spec = TableSpec {
+            mode,
+            workers: 4,
+            shards,
+            clocks: 16,
+            access: t.clone(),
+        };
+        let r = sim::run(
+            spec.build().unwrap(),
+            &*t,
+            &sim_cfg(),
+            &stragglers(),
+            3,
+            &mut sim::NoObserver,
+        )
+        .unwrap();
+        assert_eq!(r.iterations.len(), 4 * 16);
+        let s = mode.bound().unwrap() as i64;
+        assert!(r
+            .row_reads
+            .iter()
+            .all(|x| (-1 - s..=-1).contains(&x.differential)));
+        if shards == 1 {
+            let (first, last) = (r.progress[0].loss, r.progress.last().unwrap().loss);
+            assert!(last < first, "{}: {first} -> {last}", mode.label());
+        }
+        let cfg = ThreadsConfig {
+            compute: ComputeModel {
+                ns_per_example: 2_000.0,
+                measured: false,
+            },
+            ring_depth: 8,
+            eval_every: 8,
+            stall_timeout_ms: 60_000,
+        };
+        let r = threads::run(spec.build().unwrap(), t.clone(), &cfg, &stragglers(), 1).unwrap();
+        assert_eq!(r.iterations.len(), 4 * 16, "threads {}", mode.label());
+    }
+}

@@ -24,6 +24,17 @@ pub struct BagOfWordsShape {
     pub words_per_document: usize,
 }
 
+impl BagOfWordsShape {
+    /// The twin [`write_bag_of_words`] writes from `seed`, as a documents x words count
+    /// matrix (no file involved).
+    pub fn generate(&self, seed: u64) -> CsrMatrix {
+        let mut bytes = Vec::new();
+        let path = Path::new("<generated bag of words>");
+        write_bag_of_words(self, seed, &mut bytes, path).expect("writing to memory");
+        read_bag_of_words(&bytes[..], path).expect("the writer's own output parses")
+    }
+}
+
 /// Reads a UCI docword file.
 ///
 /// # Errors

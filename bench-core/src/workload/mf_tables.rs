@@ -51,7 +51,7 @@ impl TableModel for MatrixFactorization {
         }
     }
 
-    fn initial_values(&self) -> Vec<f32> {
+    fn initial_values(&self, _workers: usize) -> Vec<f32> {
         self.initial_model()
     }
 

@@ -2,6 +2,7 @@
 //! evaluates a model; drivers own the models and move them between nodes.
 
 mod async_learning;
+mod lda;
 mod least_squares;
 mod mf;
 mod mf_tables;
@@ -12,6 +13,7 @@ mod tables;
 mod version_store;
 
 pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};
+pub use lda::{Lda, LdaConfig, LdaLocal, LdaTables, TOPIC_TOTAL_TABLE, WORD_TOPIC_TABLE};
 pub use least_squares::{LeastSquares, Optimum};
 pub use mf::{MatrixFactorization, MfConfig};
 pub use mf_tables::{MfTables, ITEM_TABLE, USER_TABLE};

@@ -30,8 +30,8 @@ pub trait TableModel: Send + Sync + std::fmt::Debug {
     /// # Errors
     /// [`CoreError::Config`] naming the row and the tables' sizes when it is out of range.
     fn offset(&self, key: RowKey) -> Result<usize>;
-    /// Every row's initial value, in the dense layout.
-    fn initial_values(&self) -> Vec<f32>;
+    /// Every row's initial value, in the dense layout, for a run of `workers` workers.
+    fn initial_values(&self, workers: usize) -> Vec<f32>;
     /// Worker `worker`'s own state at the start.
     fn local(&self, worker: usize, workers: usize) -> Self::Local;
     /// The rows worker `worker` reads and INCs at `clock`, sorted, without repeats.
@@ -243,7 +243,7 @@ impl<M: TableModel> Learning for TableLearning<M> {
         };
         TableNode {
             values: if me.is_none() {
-                self.model.initial_values()
+                self.model.initial_values(workers)
             } else {
                 Vec::new()
             },
