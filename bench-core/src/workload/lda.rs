@@ -390,7 +390,7 @@ mod tests {
     fn gibbs_sampling_keeps_counts_whole_and_raises_the_likelihood() {
         let m = Arc::new(lda());
         let t = LdaTables::new(m.clone(), 1, 1).unwrap();
-        let mut shard = t.node(0, Role::Server, 1);
+        let shard = t.node(0, Role::Server, 1);
         let start = m.initial_values(1);
         let total: f32 = start[m.totals_offset()..].iter().sum();
         assert_eq!(total as usize, m.tokens(), "one worker owns every document");
@@ -419,7 +419,7 @@ mod tests {
         let after = m.evaluate(&values).0;
         assert!(after < before, "per-token loss {before} -> {after}");
         // The learning's shard starts from the same counts.
-        let (l0, acc) = t.evaluate(&mut shard);
+        let (l0, acc) = t.evaluate(&shard);
         assert!((l0 - before).abs() < 1e-12 && acc.is_nan());
     }
 
