@@ -9,6 +9,8 @@ pub mod cluster_cli;
 pub mod datasets_cli;
 pub mod hop_compare;
 pub mod launch;
+pub mod lda_convergence;
+pub mod lda_setup;
 pub mod mf_setup;
 pub mod output;
 pub mod peer_setup;

@@ -2,6 +2,7 @@
 //! Netflix-shaped ratings, the MF workload on row-level parameter-server tables sharded over
 //! `shards` server nodes, and the BSP / SSP(s) / ESSP(s) mode list.
 
+use crate::lda_setup::{essp_modes, LdaPart};
 use crate::runner::{run_nodes, RunSettings, ThreadsSection};
 use crate::svm_setup::{data_mode, record, DataMode};
 use anyhow::{bail, Context, Result};
@@ -74,6 +75,9 @@ pub struct MfExperimentConfig {
     /// essp-fig3 only: the large step size of the stability comparison.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub large_step: Option<f64>,
+    /// essp-fig2-breakdown and essp-fig3: the LDA part (without it, its claims are n.a.).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lda: Option<LdaPart>,
 }
 
 fn one_shard() -> usize {
@@ -100,18 +104,7 @@ impl MfExperimentConfig {
         }
         self.network.validate(self.workers + self.shards)?;
         self.stragglers.factors(self.workers)?;
-        let mut modes = vec![SyncMode::Bsp];
-        for &s in &self.staleness {
-            if s < 0 || s as u64 >= self.clocks {
-                bail!(
-                    "staleness {s} must be in 0..{} (the run length)",
-                    self.clocks
-                );
-            }
-            modes.push(SyncMode::Ssp { staleness: s });
-            modes.push(SyncMode::Essp { staleness: s });
-        }
-        Ok(modes)
+        essp_modes(&self.staleness, self.clocks)
     }
 
     /// Matrix factorisation on row tables, on ratings generated from `seed`.

@@ -182,7 +182,10 @@ fn essp_staleness_profiles_on_a_tiny_run() {
         .replace("staleness = [1, 3, 5]", "staleness = [2]")
         .replace("users = 2000", "users = 100")
         .replace("items = 1000", "items = 50")
-        .replace("ratings = 200000", "ratings = 6000");
+        .replace("ratings = 200000", "ratings = 6000")
+        .replace("workers = 8", "workers = 3")
+        .replace("documents = 2000", "documents = 60")
+        .replace("vocabulary = 5000", "vocabulary = 300");
     std::fs::write(&cfg, text).unwrap();
     let o = run_exp(env!("CARGO_BIN_EXE_essp-fig2-staleness"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -202,8 +205,17 @@ fn essp_staleness_profiles_on_a_tiny_run() {
     let o = run_exp(env!("CARGO_BIN_EXE_essp-fig2-breakdown"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let b = std::fs::read_to_string(dir.join("essp-fig2-breakdown").join("breakdown.csv")).unwrap();
-    assert!(b.starts_with("driver,mode,staleness,compute_s_per_clock,blocked_s_per_clock"));
-    assert_eq!(b.lines().count(), 1 + 3, "bsp, ssp2, essp2");
+    assert!(b.starts_with("driver,workload,mode,staleness,compute_s_per_clock,blocked_s_per_clock"));
+    assert_eq!(
+        b.lines().count(),
+        1 + 3 + 3,
+        "bsp, ssp2, essp2 on MF and on LDA"
+    );
+    let c = std::fs::read_to_string(dir.join("essp-fig2-breakdown").join("claims.csv")).unwrap();
+    assert!(
+        c.contains("lda-essp-blocked-s2") && c.contains("/essp-blocked-s2"),
+        "{c}"
+    );
     let fig3_cfg = dir.join("fig3.toml");
     let fig3_text = std::fs::read_to_string(&cfg)
         .unwrap()
@@ -222,7 +234,8 @@ fn essp_staleness_profiles_on_a_tiny_run() {
         "mf-clocks-s2",
         "mf-time-s2",
         "mf-large-step-s2",
-        "essp-fig3/lda",
+        "lda-clocks-s2",
+        "lda-time-s2",
     ] {
         assert!(c.contains(id), "{id} missing from {c}");
     }

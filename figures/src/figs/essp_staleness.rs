@@ -69,25 +69,42 @@ pub fn render_fig(dir: &Path) -> Result<()> {
     render(dir, "essp-fig2-staleness", &panels, cols)
 }
 
-/// essp-fig2-breakdown: compute and blocked seconds per clock for each mode (sim driver).
+/// One bar panel's modes, computation and blocked milliseconds.
+type Bars = (Vec<String>, Vec<f64>, Vec<f64>);
+
+/// essp-fig2-breakdown: compute and blocked milliseconds per clock for each mode, one panel
+/// per workload (sim driver).
 pub fn render_breakdown(dir: &Path) -> Result<()> {
     let t = Table::read(&dir.join("breakdown.csv"))?;
-    let (mut cats, mut compute, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
+    let mut by_workload: BTreeMap<String, Bars> = BTreeMap::new();
     for i in 0..t.len() {
         if t.str(i, "driver")? != "sim" {
             continue;
         }
-        cats.push(t.str(i, "mode")?.to_string());
-        compute.push(t.num(i, "compute_s_per_clock")? * 1e3);
-        blocked.push(t.num(i, "blocked_s_per_clock")? * 1e3);
+        let e = by_workload
+            .entry(t.str(i, "workload")?.to_string())
+            .or_default();
+        e.0.push(t.str(i, "mode")?.to_string());
+        e.1.push(t.num(i, "compute_s_per_clock")? * 1e3);
+        e.2.push(t.num(i, "blocked_s_per_clock")? * 1e3);
     }
-    let panel = Panel::Bars {
-        title: "Time per clock: computation vs blocked (MF, sim)".into(),
-        y_label: "ms per clock".into(),
-        categories: cats,
-        groups: vec![("computation".into(), compute), ("blocked".into(), blocked)],
-    };
-    render(dir, "essp-fig2-breakdown", &[panel], 1)
+    if by_workload.is_empty() {
+        // No sim rows (a threads or cluster run): one empty panel, as for any figure.
+        by_workload.insert("mf".into(), Default::default());
+    }
+    let panels: Vec<Panel> = by_workload
+        .into_iter()
+        .map(|(w, (cats, compute, blocked))| Panel::Bars {
+            title: format!(
+                "Time per clock: computation vs blocked ({}, sim)",
+                w.to_uppercase()
+            ),
+            y_label: "ms per clock".into(),
+            categories: cats,
+            groups: vec![("computation".into(), compute), ("blocked".into(), blocked)],
+        })
+        .collect();
+    render(dir, "essp-fig2-breakdown", &panels, panels.len())
 }
 
 /// essp-fig3: squared loss vs clock and vs time, one line per mode and step (sim driver).
@@ -121,7 +138,7 @@ pub fn render_convergence(dir: &Path) -> Result<()> {
             })
             .collect::<Vec<_>>()
     };
-    let panels = [
+    let mut panels = vec![
         Panel::Lines {
             title: "MF squared loss vs clock (clipped at 2)".into(),
             x_label: "clock".into(),
@@ -135,5 +152,38 @@ pub fn render_convergence(dir: &Path) -> Result<()> {
             series: to_series(by_time),
         },
     ];
+    let lda = dir.join("lda_curves.csv");
+    if lda.exists() {
+        let t = Table::read(&lda)?;
+        let mut by_clock: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        let mut by_time: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for i in 0..t.len() {
+            if t.str(i, "driver")? != "sim" {
+                continue;
+            }
+            let key = t.str(i, "mode")?.to_string();
+            let nll = t.num(i, "neg_log_likelihood_per_token")?;
+            by_clock
+                .entry(key.clone())
+                .or_default()
+                .push((t.num(i, "clock")?, nll));
+            by_time
+                .entry(key)
+                .or_default()
+                .push((t.num(i, "time")?, nll));
+        }
+        panels.push(Panel::Lines {
+            title: "LDA negative word log-likelihood per token vs clock".into(),
+            x_label: "clock".into(),
+            y_label: "-log-likelihood / token".into(),
+            series: to_series(by_clock),
+        });
+        panels.push(Panel::Lines {
+            title: "LDA negative word log-likelihood per token vs time".into(),
+            x_label: "virtual time (s)".into(),
+            y_label: "-log-likelihood / token".into(),
+            series: to_series(by_time),
+        });
+    }
     render(dir, "essp-fig3", &panels, 2)
 }
