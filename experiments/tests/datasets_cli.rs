@@ -1,6 +1,8 @@
 //! `syncbench datasets inspect` on a generated RCV1-shaped LIBSVM file and on a bad one.
 
-use bench_core::data::{write_libsvm, write_movielens, RatingsShape, Rcv1Shape};
+use bench_core::data::{
+    write_bag_of_words, write_libsvm, write_movielens, BagOfWordsShape, RatingsShape, Rcv1Shape,
+};
 use std::path::Path;
 use std::process::Command;
 
@@ -249,6 +251,15 @@ fn essp_experiments_read_real_ratings_and_reject_malformed_ones() {
         })
         .collect();
     let (good_url, bad_url) = (serve(good.clone()), serve(bad.clone().into_bytes()));
+    let mut bow = Vec::new();
+    let bow_shape = BagOfWordsShape {
+        documents: 40,
+        vocabulary: 200,
+        topics: 4,
+        words_per_document: 30,
+    };
+    write_bag_of_words(&bow_shape, 3, &mut bow, Path::new("docword.txt")).unwrap();
+    let bow_url = serve(bow.clone());
     let entry = |name: &str, url: &str, bytes: usize| {
         format!(
             "[[dataset]]\nname = \"{name}\"\nurl = \"{url}/ratings.csv\"\nbytes = {bytes}\nchecksum = \"unpinned\"\ncompression = \"none\"\nformat = \"movielens-csv\"\nsource = \"test\"\nlicence = \"test\"\n\n"
@@ -256,14 +267,21 @@ fn essp_experiments_read_real_ratings_and_reject_malformed_ones() {
     };
     std::fs::write(
         dir.join("datasets.lock"),
-        entry("ml-good", &good_url, good.len()) + &entry("ml-bad", &bad_url, bad.len()),
+        entry("ml-good", &good_url, good.len())
+            + &entry("ml-bad", &bad_url, bad.len())
+            + &format!(
+                "[[dataset]]\nname = \"bow\"\nurl = \"{bow_url}/docword.txt\"\nbytes = {}\nchecksum = \"unpinned\"\ncompression = \"none\"\nformat = \"uci-bow\"\nsource = \"test\"\nlicence = \"test\"\n",
+                bow.len()
+            ),
     )
     .unwrap();
     let cfg = include_str!("../configs/essp-fig2-staleness.quick.toml")
         .replace("workers = 64", "workers = 4")
         .replace("shards = 4", "shards = 2")
         .replace("clocks = 60", "clocks = 8")
-        .replace("staleness = [1, 3, 5]", "staleness = [2]");
+        .replace("staleness = [1, 3, 5]", "staleness = [2]")
+        .replace("workers = 8", "workers = 2")
+        .replace("nytimes-docword", "bow");
     std::fs::write(
         dir.join("good.toml"),
         cfg.replace("movielens-20m", "ml-good"),
@@ -279,7 +297,7 @@ fn essp_experiments_read_real_ratings_and_reject_malformed_ones() {
             .unwrap()
     };
     let sb = env!("CARGO_BIN_EXE_syncbench");
-    for name in ["ml-good", "ml-bad"] {
+    for name in ["ml-good", "ml-bad", "bow"] {
         let o = run(sb, &["datasets", "fetch", name]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
@@ -293,6 +311,18 @@ fn essp_experiments_read_real_ratings_and_reject_malformed_ones() {
         std::fs::read_to_string(dir.join("out/essp-fig2-staleness/manifest.json")).unwrap();
     assert!(
         manifest.contains("data: real ml-good") && manifest.contains("3000 of its 3000 ratings"),
+        "{manifest}"
+    );
+    // The breakdown's LDA part reads the real bag of words too.
+    let o = run(
+        env!("CARGO_BIN_EXE_essp-fig2-breakdown"),
+        &["--data", "real", "--config", "good.toml", "--out", "out"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let manifest =
+        std::fs::read_to_string(dir.join("out/essp-fig2-breakdown/manifest.json")).unwrap();
+    assert!(
+        manifest.contains("lda data: real bow") && manifest.contains("40 of its 40 documents"),
         "{manifest}"
     );
     let o = run(
