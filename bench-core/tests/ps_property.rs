@@ -2,10 +2,11 @@
 //! schedules in the simulator, asserting at every computation the staleness bound (BSP lockstep
 //! is the bound with s = 0) on ground-truth server state, and that every run finishes.
 
+mod common;
+
 use bench_core::driver::sim::{self, SimConfig, SimObserver};
-use bench_core::driver::{ComputeModel, NetworkModel};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
-use bench_core::straggler::{SlowWorker, StragglerConfig};
+use bench_core::straggler::StragglerConfig;
 use bench_core::workload::CountingProbe;
 use bench_core::{CoreError, Result};
 use rand::{Rng, SeedableRng};
@@ -54,35 +55,7 @@ fn random_case(seed: u64, mode: SyncMode) -> (ProtocolSpec, SimConfig, Straggler
         workers,
         iterations: rng.gen_range(1..=25),
     };
-    let cfg = SimConfig {
-        network: NetworkModel {
-            latency_ns: rng.gen_range(0..50_000),
-            bandwidth_gbps: rng.gen_range(0.01..100.0),
-            latency_jitter_ns: rng.gen_range(0..100_000),
-            links: Vec::new(),
-            hosts: None,
-        },
-        compute: ComputeModel {
-            ns_per_example: rng.gen_range(1.0..100_000.0),
-            measured: false,
-        },
-        eval_every: 0,
-        max_events: 10_000_000,
-        iteration_ns: None,
-        wire_bytes: None,
-    };
-    let slow = (0..rng.gen_range(0..=2))
-        .map(|_| SlowWorker {
-            worker: rng.gen_range(0..workers),
-            factor: rng.gen_range(0.2..10.0),
-        })
-        .collect();
-    let stragglers = StragglerConfig {
-        slow,
-        jitter_sigma: rng.gen_range(0.0..1.5),
-        production: None,
-        random: None,
-    };
+    let (cfg, stragglers) = common::random_cluster(&mut rng, workers);
     (spec, cfg, stragglers)
 }
 

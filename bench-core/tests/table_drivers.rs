@@ -3,6 +3,8 @@
 //! every install that the payload carries exactly the rows the protocol named, and the loss
 //! falls. A model check runs the table protocols under 1,000 seeded random schedules.
 
+mod common;
+
 use bench_core::data::RatingsShape;
 use bench_core::driver::sim::{self, SimConfig};
 use bench_core::driver::threads::{self, ThreadsConfig};
@@ -258,32 +260,7 @@ fn model_check_bounds_under_random_schedules() {
             clocks,
             access: Arc::new(RandomAccess { seed }),
         };
-        let cfg = SimConfig {
-            network: NetworkModel {
-                latency_ns: rng.gen_range(0..50_000),
-                bandwidth_gbps: rng.gen_range(0.01..100.0),
-                latency_jitter_ns: rng.gen_range(0..100_000),
-                links: Vec::new(),
-                hosts: None,
-            },
-            compute: ComputeModel {
-                ns_per_example: rng.gen_range(1.0..100_000.0),
-                measured: false,
-            },
-            eval_every: 0,
-            max_events: 10_000_000,
-            iteration_ns: None,
-            wire_bytes: None,
-        };
-        let stragglers = StragglerConfig {
-            slow: vec![SlowWorker {
-                worker: rng.gen_range(0..workers),
-                factor: rng.gen_range(0.2..10.0),
-            }],
-            jitter_sigma: rng.gen_range(0.0..0.5),
-            production: None,
-            random: None,
-        };
+        let (cfg, stragglers) = common::random_cluster(&mut rng, workers);
         let r = sim::run(
             spec.build().unwrap(),
             &ControlOnly { batch: 1 },
