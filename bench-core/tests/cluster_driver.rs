@@ -62,6 +62,7 @@ fn spec(rank: usize, size: usize, port: u16) -> RankSpec {
         root: format!("127.0.0.1:{port}").parse().unwrap(),
         token: 0x5eed,
         timeout: Duration::from_secs(10),
+        startup: Duration::from_secs(10),
         source: "test".into(),
     }
 }

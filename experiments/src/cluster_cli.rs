@@ -68,6 +68,11 @@ pub struct ClusterArgs {
     /// failure, in ms (default: $SYNCBENCH_TIMEOUT_MS, else 30000).
     #[arg(long)]
     pub cluster_timeout_ms: Option<u64>,
+    /// Cluster driver: how long a run's endpoints may take to connect to each other once every
+    /// rank announced its addresses, in ms; refused or reset connections are retried with
+    /// backoff until then (default: $SYNCBENCH_STARTUP_TIMEOUT_MS, else 10000).
+    #[arg(long)]
+    pub startup_timeout_ms: Option<u64>,
 }
 
 struct Joined {
@@ -90,6 +95,7 @@ pub fn join(args: &ClusterArgs) -> Result<()> {
         size: args.world_size,
         root: args.root.clone(),
         timeout_ms: args.cluster_timeout_ms,
+        startup_ms: args.startup_timeout_ms,
     };
     let transport = args.transport.core()?;
     let (spec, listener) = match args.bootstrap {
@@ -106,8 +112,12 @@ pub fn join(args: &ClusterArgs) -> Result<()> {
 #[cfg(feature = "mpi")]
 fn mpi_bootstrap(args: &ClusterArgs) -> Result<(RankSpec, Option<std::net::TcpListener>)> {
     let timeout = std::time::Duration::from_millis(args.cluster_timeout_ms.unwrap_or(30_000));
+    let startup = std::time::Duration::from_millis(
+        args.startup_timeout_ms
+            .unwrap_or(bench_core::driver::cluster::rank::DEFAULT_STARTUP_MS),
+    );
     Ok(bench_core::driver::cluster::mpi_bootstrap::bootstrap(
-        timeout,
+        timeout, startup,
     )?)
 }
 

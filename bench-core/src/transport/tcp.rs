@@ -3,6 +3,14 @@
 //! arrives, footer last, the same seqlock as every backend) and deliver the notification after
 //! the data.
 //!
+//! Start-up: every endpoint connects to each node it exchanges rings with (either way) before the
+//! run starts, retrying a refused or reset connection with backoff until a start-up deadline,
+//! and then waits until each of those nodes has connected to it ([`TcpEndpoint::connect_peers`],
+//! [`TcpEndpoint::await_peers`]). No connection is opened lazily mid-run to a peer that may
+//! already have finished and closed its listener (the race that made 4-rank runs fail with
+//! "connection refused" or "connection reset": a peer connected for the first time to a node
+//! whose endpoint had just been dropped).
+//!
 //! A connection opens with a handshake `[magic, job token, sender]`; a connection with another
 //! token is rejected and logged, and the run goes on. Every frame is
 //! `[magic | kind, job token, slot, version, length in words, imm0, imm1]` then the payload;
@@ -13,13 +21,13 @@
 use super::ring::{Inbox, Ring, RingTable};
 use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
 use crate::error::{CoreError, Result};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const MAGIC: u64 = 0x5342_5446_0000_0000; // "SBTF"
 const KIND_WRITE: u64 = 1;
@@ -29,6 +37,9 @@ const KIND_BYE: u64 = 3;
 const HEADER: usize = 7;
 /// Payload words landed per read.
 const CHUNK_WORDS: usize = 8192;
+/// Start-up deadline of endpoints built outside a cluster job (in-process fabrics), and of a
+/// connection opened lazily to a node outside an endpoint's peers.
+pub const DEFAULT_STARTUP: Duration = Duration::from_secs(10);
 
 pub use super::RingShape;
 
@@ -63,10 +74,12 @@ impl TcpFabric {
         self.rings.register(from, to, capacity, depth)
     }
 
-    /// Binds every endpoint to a loopback port and returns them, in node order.
+    /// Binds every endpoint to a loopback port, connects each to its peers, and returns them
+    /// once every expected connection is in, in node order.
     ///
     /// # Errors
-    /// [`CoreError::Transport`] when a port cannot be bound.
+    /// [`CoreError::Transport`] when a port cannot be bound or a peer not reached within
+    /// [`DEFAULT_STARTUP`].
     pub fn endpoints(self) -> Result<Vec<TcpEndpoint>> {
         let listeners = (0..self.rings.nodes())
             .map(|i| {
@@ -82,7 +95,7 @@ impl TcpFabric {
                     .map_err(|e| CoreError::Transport(e.to_string()))
             })
             .collect::<Result<Vec<_>>>()?;
-        listeners
+        let mut eps = listeners
             .into_iter()
             .enumerate()
             .map(|(node, listener)| {
@@ -95,7 +108,15 @@ impl TcpFabric {
                     self.rings.remote(node),
                 )
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        let deadline = Instant::now() + DEFAULT_STARTUP;
+        for ep in &mut eps {
+            ep.connect_peers(deadline)?;
+        }
+        for ep in &eps {
+            ep.await_peers(deadline)?;
+        }
+        Ok(eps)
     }
 }
 
@@ -107,6 +128,9 @@ struct Shared {
     failures: Mutex<Vec<String>>,
     /// Connections rejected for a wrong token (logged; counted for tests).
     rejected: Mutex<u64>,
+    /// Nodes whose connection to this endpoint passed the handshake.
+    admitted: Mutex<HashSet<NodeId>>,
+    admitted_cv: Condvar,
     stop: AtomicBool,
 }
 
@@ -178,27 +202,94 @@ impl TcpEndpoint {
         self.addrs[self.node]
     }
 
-    fn conn(&mut self, to: NodeId) -> Result<&mut TcpStream> {
-        if !self.conns.contains_key(&to) {
-            let addr = *self
-                .addrs
-                .get(to)
-                .ok_or_else(|| CoreError::Transport(format!("no node {to} on this fabric")))?;
-            let mut s =
-                TcpStream::connect_timeout(&addr, Duration::from_secs(10)).map_err(|e| {
-                    CoreError::Transport(format!(
-                        "node {}: cannot connect to node {to} at {addr}: {e}",
-                        self.node
-                    ))
-                })?;
-            let _ = s.set_nodelay(true);
-            let hello = [MAGIC, self.token, self.node as u64];
-            s.write_all(&words_to_bytes(&hello)).map_err(|e| {
-                CoreError::Transport(format!("node {}: handshake with node {to}: {e}", self.node))
-            })?;
-            self.conns.insert(to, s);
+    /// The nodes this endpoint exchanges rings with, either way: the ones it connects to at
+    /// start-up, and the ones it expects to connect to it.
+    pub fn peers(&self) -> Vec<NodeId> {
+        let set: BTreeSet<NodeId> = self
+            .remote
+            .keys()
+            .chain(self.local.keys())
+            .copied()
+            .filter(|&p| p != self.node)
+            .collect();
+        set.into_iter().collect()
+    }
+
+    /// Connects to every peer (see [`Self::peers`]), retrying a refused, reset or timed-out
+    /// connection with backoff until `deadline`. Call after every node of the job listens.
+    ///
+    /// # Errors
+    /// [`CoreError::Transport`] naming this node, the peer and its address when the deadline
+    /// passes.
+    pub fn connect_peers(&mut self, deadline: Instant) -> Result<()> {
+        for to in self.peers() {
+            self.connect(to, deadline)?;
         }
-        Ok(self.conns.get_mut(&to).expect("inserted"))
+        Ok(())
+    }
+
+    /// Waits until every peer has connected to this endpoint and passed the handshake.
+    ///
+    /// # Errors
+    /// [`CoreError::Transport`] naming the peers that did not connect by `deadline`.
+    pub fn await_peers(&self, deadline: Instant) -> Result<()> {
+        let want = self.peers();
+        let mut admitted = self.shared.admitted.lock().expect("admitted lock");
+        loop {
+            let missing: Vec<String> = want
+                .iter()
+                .filter(|p| !admitted.contains(p))
+                .map(|p| p.to_string())
+                .collect();
+            if missing.is_empty() {
+                return Ok(());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(CoreError::Transport(format!(
+                    "node {}: node(s) {} did not connect to it at {} by the start-up deadline",
+                    self.node,
+                    missing.join(", "),
+                    self.addrs[self.node]
+                )));
+            }
+            admitted = self
+                .shared
+                .admitted_cv
+                .wait_timeout(admitted, left.min(Duration::from_millis(50)))
+                .expect("admitted lock")
+                .0;
+        }
+    }
+
+    /// Opens the connection to `to` unless it is open, retrying until `deadline`.
+    fn connect(&mut self, to: NodeId, deadline: Instant) -> Result<()> {
+        if self.conns.contains_key(&to) {
+            return Ok(());
+        }
+        let addr = *self
+            .addrs
+            .get(to)
+            .ok_or_else(|| CoreError::Transport(format!("no node {to} on this fabric")))?;
+        let mut s = connect_with_retry(addr, deadline).map_err(|e| {
+            CoreError::Transport(format!(
+                "node {}: cannot connect to node {to} at {addr} by the start-up deadline: {e}",
+                self.node
+            ))
+        })?;
+        let _ = s.set_nodelay(true);
+        let hello = [MAGIC, self.token, self.node as u64];
+        s.write_all(&words_to_bytes(&hello)).map_err(|e| {
+            CoreError::Transport(format!("node {}: handshake with node {to}: {e}", self.node))
+        })?;
+        self.conns.insert(to, s);
+        Ok(())
+    }
+
+    fn conn(&mut self, to: NodeId) -> Result<&mut TcpStream> {
+        // Peers are connected at start-up; any other node is reached on first use.
+        self.connect(to, Instant::now() + DEFAULT_STARTUP)?;
+        Ok(self.conns.get_mut(&to).expect("connected"))
     }
 
     fn send_frame(&mut self, to: NodeId, header: [u64; HEADER], payload: &[u8]) -> Result<()> {
@@ -210,6 +301,36 @@ impl TcpEndpoint {
             self.conns.remove(&to);
             CoreError::Transport(format!("node {node}: connection to node {to} lost: {e}"))
         })
+    }
+}
+
+/// Connects to `addr`, retrying what a peer that is not listening yet (or whose backlog is
+/// full) answers: refused, reset, aborted, timed out; backoff doubles from 2 ms to 200 ms.
+fn connect_with_retry(addr: SocketAddr, deadline: Instant) -> std::io::Result<TcpStream> {
+    use std::io::ErrorKind as K;
+    let mut backoff = Duration::from_millis(2);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let attempt = left.clamp(Duration::from_millis(10), Duration::from_secs(2));
+        match TcpStream::connect_timeout(&addr, attempt) {
+            Ok(s) => return Ok(s),
+            Err(e) => {
+                let transient = matches!(
+                    e.kind(),
+                    K::ConnectionRefused
+                        | K::ConnectionReset
+                        | K::ConnectionAborted
+                        | K::TimedOut
+                        | K::WouldBlock
+                        | K::Interrupted
+                );
+                if !transient || Instant::now() + backoff >= deadline {
+                    return Err(e);
+                }
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(Duration::from_millis(200));
+            }
+        }
     }
 }
 
@@ -269,6 +390,8 @@ fn receive(
     }
     let from = w(2) as NodeId;
     let _ = stream.set_read_timeout(None);
+    shared.admitted.lock().expect("admitted lock").insert(from);
+    shared.admitted_cv.notify_all();
     let fail = |msg: String| {
         shared.failures.lock().expect("failures lock").push(msg);
     };
@@ -606,5 +729,84 @@ mod tests {
         }
         let e = b.health().unwrap_err().to_string();
         assert!(e.contains("node 0 sent a frame for slot 0"), "{e}");
+    }
+
+    /// A free loopback port, not held.
+    fn free_port() -> SocketAddr {
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_peer_that_listens_late_is_reached_by_retrying() {
+        let addr = free_port();
+        let late = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            let l = TcpListener::bind(addr).unwrap();
+            let (mut s, _) = l.accept().unwrap();
+            let mut b = [0u8; 1];
+            s.read_exact(&mut b).unwrap();
+            b[0]
+        });
+        let mut s =
+            connect_with_retry(addr, Instant::now() + Duration::from_secs(10)).expect("retried");
+        s.write_all(&[7]).unwrap();
+        assert_eq!(late.join().unwrap(), 7);
+    }
+
+    #[test]
+    fn the_start_up_deadline_names_node_peer_and_address() {
+        let own = TcpListener::bind("127.0.0.1:0").unwrap();
+        let nobody = free_port();
+        let addrs = vec![own.local_addr().unwrap(), nobody];
+        let shape = RingShape {
+            capacity: 4,
+            depth: 1,
+        };
+        let mut ep = TcpEndpoint::start(
+            0,
+            42,
+            own,
+            addrs,
+            HashMap::new(),
+            HashMap::from([(1, shape)]),
+        )
+        .unwrap();
+        assert_eq!(ep.peers(), vec![1]);
+        let t0 = Instant::now();
+        let e = ep
+            .connect_peers(t0 + Duration::from_millis(300))
+            .unwrap_err()
+            .to_string();
+        assert!(t0.elapsed() >= Duration::from_millis(250), "gave up early");
+        assert!(
+            e.contains("node 0: cannot connect to node 1")
+                && e.contains(&nobody.to_string())
+                && e.contains("start-up deadline"),
+            "{e}"
+        );
+        let e = ep
+            .await_peers(Instant::now() + Duration::from_millis(50))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("node(s) 1 did not connect"), "{e}");
+    }
+
+    #[test]
+    fn a_fabric_is_fully_connected_before_it_is_returned() {
+        let mut f = TcpFabric::new(3, 9);
+        f.register(0, 1, 4, 1).unwrap();
+        f.register(2, 0, 4, 1).unwrap();
+        let eps = f.endpoints().unwrap();
+        assert_eq!(eps[0].peers(), vec![1, 2]);
+        assert_eq!(eps[1].peers(), vec![0]);
+        for ep in &eps {
+            let admitted = ep.shared.admitted.lock().unwrap().clone();
+            let want: HashSet<NodeId> = ep.peers().into_iter().collect();
+            assert_eq!(admitted, want, "node {}", ep.node);
+            assert_eq!(ep.conns.len(), ep.peers().len());
+        }
     }
 }

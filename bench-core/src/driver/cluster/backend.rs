@@ -1,6 +1,7 @@
 //! The transports a cluster run can use, as the three steps the job runner takes with each:
 //! prepare a node's receive side and say where it is reached, build the endpoint once every
-//! address is known, and a hook once every rank has built its endpoints.
+//! address is known (connecting to its peers), wait until its peers have connected to it, and a
+//! hook once every rank has built its endpoints.
 
 use crate::error::{CoreError, Result};
 use crate::protocol::NodeId;
@@ -10,6 +11,7 @@ use crate::transport::Endpoint;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::PathBuf;
+use std::time::Instant;
 
 /// What a transport does at each step of a cluster run.
 pub(crate) trait Backend {
@@ -24,13 +26,20 @@ pub(crate) trait Backend {
         local: HashMap<NodeId, RingShape>,
         remote: HashMap<NodeId, RingShape>,
     ) -> Result<(String, Self::Pending)>;
-    /// Completes the endpoint once every node's address is known.
+    /// Completes the endpoint once every node's address is known (every receive side was
+    /// prepared before the addresses were exchanged), connecting to its peers by `deadline`.
     fn build(
         pending: Self::Pending,
         token: u64,
         node: NodeId,
         table: &[String],
+        deadline: Instant,
     ) -> Result<Self::Ep>;
+    /// Waits, after every endpoint of this rank was built, until the peers of `ep` have
+    /// connected to it; the run starts only then.
+    fn ready(_ep: &Self::Ep, _deadline: Instant) -> Result<()> {
+        Ok(())
+    }
     /// Called once every rank built its endpoints (after the start barrier).
     fn started(_ep: &mut Self::Ep) {}
 }
@@ -66,6 +75,7 @@ impl Backend for TcpBackend {
         token: u64,
         node: NodeId,
         table: &[String],
+        deadline: Instant,
     ) -> Result<TcpEndpoint> {
         let addrs = table
             .iter()
@@ -77,7 +87,13 @@ impl Backend for TcpBackend {
             })
             .collect::<Result<Vec<_>>>()?;
         let (listener, local, remote) = pending;
-        TcpEndpoint::start(node, token, listener, addrs, local, remote)
+        let mut ep = TcpEndpoint::start(node, token, listener, addrs, local, remote)?;
+        ep.connect_peers(deadline)?;
+        Ok(ep)
+    }
+
+    fn ready(ep: &TcpEndpoint, deadline: Instant) -> Result<()> {
+        ep.await_peers(deadline)
     }
 }
 
@@ -104,6 +120,7 @@ impl Backend for ShmBackend {
         _token: u64,
         _node: NodeId,
         table: &[String],
+        _deadline: Instant,
     ) -> Result<ShmEndpoint> {
         let paths: Vec<PathBuf> = table.iter().map(PathBuf::from).collect();
         ep.connect(&paths)?;
@@ -152,6 +169,7 @@ impl Backend for RdmaBackend {
         _token: u64,
         _node: NodeId,
         table: &[String],
+        _deadline: Instant,
     ) -> Result<Self::Ep> {
         let addrs = table
             .iter()

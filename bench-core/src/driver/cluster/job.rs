@@ -227,10 +227,17 @@ fn run_on<O: Serialize + DeserializeOwned + Send + 'static, B: Backend>(
             })
         })
         .collect::<Result<_>>()?;
+    // Every receive side was prepared before the exchange: connecting now reaches a listener.
+    // The run starts only once every endpoint's peers have connected to it (no node opens a
+    // first connection mid-run to a peer that may have finished and closed its listener).
+    let deadline = Instant::now() + session.spec().startup;
     let mut own: Vec<(NodeId, B::Ep)> = Vec::new();
     for (&node, pend) in own_nodes.iter().zip(pending) {
-        let ep = B::build(pend, token, node, &table).map_err(on_rank(rank))?;
+        let ep = B::build(pend, token, node, &table, deadline).map_err(on_rank(rank))?;
         own.push((node, ep));
+    }
+    for (_, ep) in &own {
+        B::ready(ep, deadline).map_err(on_rank(rank))?;
     }
     let abort = Arc::new(AbortFlag::default());
     let barrier = if plan.barrier {

@@ -46,7 +46,7 @@ fn routable(host: &str) -> Result<IpAddr> {
 /// [`CoreError::Config`] when MPI cannot be initialised (not started by mpirun, or initialised
 /// twice) or rank 0 has no address the others can reach; [`CoreError::Cluster`] when rank 0
 /// cannot bind a port.
-pub fn bootstrap(timeout: Duration) -> Result<(RankSpec, Option<TcpListener>)> {
+pub fn bootstrap(timeout: Duration, startup: Duration) -> Result<(RankSpec, Option<TcpListener>)> {
     let universe = mpi::initialize().ok_or_else(|| {
         CoreError::Config(
             "MPI could not be initialised (already initialised in this process?)".into(),
@@ -129,6 +129,7 @@ pub fn bootstrap(timeout: Duration) -> Result<(RankSpec, Option<TcpListener>)> {
             root,
             token,
             timeout,
+            startup,
             source: format!("MPI (rank 0 on {})", unfixed(&names[..NAME])),
         },
         listener,

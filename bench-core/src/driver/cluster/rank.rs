@@ -40,6 +40,9 @@ pub struct RankSpec {
     /// How long ranks wait for each other to connect, and how long rank 0 waits for the other
     /// ranks' reports once one rank failed.
     pub timeout: Duration,
+    /// How long a run's endpoints may take to connect to each other once every rank announced
+    /// its addresses (refused or reset connections are retried until then).
+    pub startup: Duration,
     /// Where the values came from (for the manifest).
     pub source: String,
 }
@@ -55,7 +58,12 @@ pub struct RankFlags {
     pub root: Option<String>,
     /// `--cluster-timeout-ms`.
     pub timeout_ms: Option<u64>,
+    /// `--startup-timeout-ms`.
+    pub startup_ms: Option<u64>,
 }
+
+/// Default start-up deadline of a run's endpoints.
+pub const DEFAULT_STARTUP_MS: u64 = 10_000;
 
 impl RankSpec {
     /// Resolves the spec from `flags`, then `env` (a lookup such as `std::env::var`).
@@ -148,12 +156,25 @@ impl RankSpec {
                 None => 30_000,
             },
         };
+        let startup_ms = match flags.startup_ms {
+            Some(t) => t,
+            None => match env("SYNCBENCH_STARTUP_TIMEOUT_MS") {
+                Some(t) => number("SYNCBENCH_STARTUP_TIMEOUT_MS", &t)? as u64,
+                None => DEFAULT_STARTUP_MS,
+            },
+        };
+        if timeout_ms == 0 || startup_ms == 0 {
+            return Err(CoreError::Config(
+                "the cluster and start-up timeouts must be at least 1 ms".into(),
+            ));
+        }
         Ok(RankSpec {
             rank,
             size,
             root,
             token,
             timeout: Duration::from_millis(timeout_ms),
+            startup: Duration::from_millis(startup_ms),
             source,
         })
     }
@@ -213,9 +234,15 @@ mod tests {
             size: Some(2),
             root: Some("127.0.0.1:5000".into()),
             timeout_ms: Some(100),
+            startup_ms: None,
         };
         let s = RankSpec::resolve(&f, &env).unwrap();
         assert_eq!((s.rank, s.token, s.timeout.as_millis()), (1, 0xabc1, 100));
+        assert_eq!(s.startup.as_millis(), u128::from(DEFAULT_STARTUP_MS));
+        let e = env_of(&[("SYNCBENCH_STARTUP_TIMEOUT_MS", "250")]);
+        assert_eq!(RankSpec::resolve(&f, &e).unwrap().startup.as_millis(), 250);
+        let e = env_of(&[("SYNCBENCH_STARTUP_TIMEOUT_MS", "0")]);
+        assert!(RankSpec::resolve(&f, &e).is_err());
         // Without a token, ranks of one job derive the same one.
         let a = RankSpec::resolve(
             &RankFlags {
