@@ -5,11 +5,17 @@
 //! and a fresh `SYNCBENCH_JOB_TOKEN`. When a rank fails, the others stop by themselves (the
 //! cluster driver tells them); ranks still running `--grace-ms` later are killed. The exit code
 //! is the first failing rank's.
+//!
+//! SIGINT and SIGTERM are forwarded to every rank still running (each removes its partial
+//! results and exits); ranks still running `--grace-ms` later are killed, and launch exits with
+//! 128 + the signal number.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::{Child, Command};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// `syncbench launch` flags.
@@ -104,14 +110,47 @@ pub fn run(args: LaunchArgs) -> Result<i32> {
     }
     let mut code = 0;
     let mut failed_at: Option<Instant> = None;
+    let signal = Arc::new(AtomicI32::new(0));
+    for &sig in &crate::interrupt::SIGNALS {
+        // The first signal is recorded and forwarded below; a failure to register leaves the
+        // default (launch is killed; the ranks see their control connections close and stop).
+        let s = signal.clone();
+        // SAFETY: the handler only stores into an atomic, which is async-signal-safe.
+        let _ = unsafe {
+            signal_hook::low_level::register(sig, move || {
+                let _ = s.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+            })
+        };
+    }
+    let mut forwarded = false;
     while children.iter().any(Option::is_some) {
+        let sig = signal.load(Ordering::SeqCst);
+        if sig != 0 && !forwarded {
+            forwarded = true;
+            eprintln!(
+                "launch: interrupted by {}; forwarding it to the ranks still running",
+                crate::interrupt::signal_name(sig)
+            );
+            for c in children.iter().flatten() {
+                if let Ok(pid) = libc::pid_t::try_from(c.id()) {
+                    // SAFETY: plain kill(2) of our own child.
+                    unsafe { libc::kill(pid, sig) };
+                }
+            }
+            if code == 0 {
+                code = 128 + sig;
+            }
+            failed_at.get_or_insert_with(Instant::now);
+        }
         for (rank, slot) in children.iter_mut().enumerate() {
             let Some(c) = slot else { continue };
             if let Some(status) = c.try_wait().context("waiting for a rank")? {
                 *slot = None;
                 if !status.success() {
                     let rc = status.code().unwrap_or(1);
-                    eprintln!("launch: rank {rank} exited with {status}");
+                    if !forwarded {
+                        eprintln!("launch: rank {rank} exited with {status}");
+                    }
                     if code == 0 {
                         code = if rc == 0 { 1 } else { rc };
                         failed_at = Some(Instant::now());

@@ -10,4 +10,4 @@ mod run_dir;
 pub use histogram::WaitHistogram;
 pub use manifest::{git_revision, hostname, Manifest};
 pub use records::{IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};
-pub use run_dir::RunDir;
+pub use run_dir::{abandon_partials, pid_alive, RunDir};

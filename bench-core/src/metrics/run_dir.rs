@@ -1,10 +1,101 @@
 //! A results directory written under a hidden temporary name and renamed into place only when
 //! every file is complete, so an interrupted or failed run leaves no partial results and a
 //! previous complete run at the same path stays intact until the new one is whole.
+//!
+//! Interrupts: every directory under construction is listed in a process-wide registry, so a
+//! signal handler can remove them all ([`abandon_partials`]) before the process exits; a commit
+//! in progress finishes first (both hold the registry's lock), so results are either the old
+//! complete ones or the new complete ones. A process killed outright (SIGKILL, power loss)
+//! leaves `.<name>.partial-<pid>` behind: the next run of the same figure removes it once no
+//! process with that pid is alive, and puts back a previous result that a commit had moved
+//! aside (`.<name>.old-<pid>`) when the final path is missing.
 
 use crate::error::{CoreError, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Run directories under construction in this process: (final path, temporary path).
+static LIVE: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<(PathBuf, PathBuf)>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Removes every run directory this process has under construction and returns their final
+/// paths (what was interrupted). Meant for a signal handler about to exit the process: the
+/// registry stays locked afterwards, so no commit can start, and one in progress has finished.
+pub fn abandon_partials() -> Vec<PathBuf> {
+    let mut guard = live();
+    let mut out = Vec::new();
+    for (final_path, tmp) in guard.drain(..) {
+        let _ = std::fs::remove_dir_all(&tmp);
+        out.push(final_path);
+    }
+    // Held until the process exits: nothing commits after an interrupt.
+    std::mem::forget(guard);
+    out
+}
+
+/// Whether a process with this id is alive on this host (unknown: assumed alive).
+pub fn pid_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return true;
+        };
+        // SAFETY: kill with signal 0 only checks for the process; it sends nothing.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Leftovers of runs of `name` in `parent` whose process is gone: partial directories are
+/// removed; a moved-aside previous result is put back when the final path is missing (a kill
+/// between a commit's two renames), else removed. Returns what was done, for a log line.
+fn sweep_stale(parent: &Path, name: &str, final_path: &Path) -> Vec<String> {
+    let mut done = Vec::new();
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return done;
+    };
+    let partial = format!(".{name}.partial-");
+    let old = format!(".{name}.old-");
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().to_string();
+        let (is_partial, pid) = if let Some(p) = file.strip_prefix(&partial) {
+            (true, p)
+        } else if let Some(p) = file.strip_prefix(&old) {
+            (false, p)
+        } else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() || pid_alive(pid) {
+            continue;
+        }
+        let path = e.path();
+        if !is_partial && !final_path.exists() && std::fs::rename(&path, final_path).is_ok() {
+            done.push(format!(
+                "restored {} from {} (left by process {pid}, which is gone)",
+                final_path.display(),
+                path.display()
+            ));
+        } else if std::fs::remove_dir_all(&path).is_ok() {
+            done.push(format!(
+                "removed {} (left by process {pid}, which is gone)",
+                path.display()
+            ));
+        }
+    }
+    done
+}
 
 /// A run directory under construction.
 #[derive(Debug)]
@@ -30,11 +121,15 @@ impl RunDir {
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_else(|| "run".into());
         std::fs::create_dir_all(&parent).map_err(|e| CoreError::io(&parent, e))?;
+        for what in sweep_stale(&parent, &name, &final_path) {
+            eprintln!("results: {what}");
+        }
         let tmp_path = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if tmp_path.exists() {
             std::fs::remove_dir_all(&tmp_path).map_err(|e| CoreError::io(&tmp_path, e))?;
         }
         std::fs::create_dir_all(&tmp_path).map_err(|e| CoreError::io(&tmp_path, e))?;
+        live().push((final_path.clone(), tmp_path.clone()));
         Ok(RunDir {
             final_path,
             tmp_path,
@@ -100,6 +195,9 @@ impl RunDir {
     /// # Errors
     /// [`CoreError::Io`] when a rename fails (the older run is then left where it was).
     pub fn commit(mut self) -> Result<PathBuf> {
+        // Held through both renames: an interrupt waits until the commit is whole.
+        let mut registry = live();
+        registry.retain(|(_, t)| t != &self.tmp_path);
         let old = self.final_path.with_file_name(format!(
             ".{}.old-{}",
             self.final_path
@@ -117,12 +215,14 @@ impl RunDir {
             if had_old {
                 let _ = std::fs::rename(&old, &self.final_path);
             }
+            registry.push((self.final_path.clone(), self.tmp_path.clone()));
             return Err(CoreError::io(&self.final_path, e));
         }
+        self.committed = true;
+        drop(registry);
         if had_old {
             std::fs::remove_dir_all(&old).map_err(|e| CoreError::io(&old, e))?;
         }
-        self.committed = true;
         Ok(self.final_path.clone())
     }
 }
@@ -130,7 +230,9 @@ impl RunDir {
 impl Drop for RunDir {
     fn drop(&mut self) {
         if !self.committed {
+            let mut registry = live();
             let _ = std::fs::remove_dir_all(&self.tmp_path);
+            registry.retain(|(_, t)| t != &self.tmp_path);
         }
     }
 }
@@ -160,6 +262,64 @@ mod tests {
         d.write_bytes("b.txt", b"new").unwrap();
         d.commit().unwrap();
         assert!(target.join("b.txt").exists() && !target.join("m.json").exists());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// A pid that is not alive: a child that has exited and been reaped.
+    fn dead_pid() -> u32 {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        assert!(!pid_alive(pid));
+        pid
+    }
+
+    #[test]
+    fn leftovers_of_a_dead_process_are_swept_and_a_live_ones_kept() {
+        let base = std::env::temp_dir().join(format!("syncbench-sweep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+        let target = base.join("fig");
+        let dead = dead_pid();
+        // A killed run: its partial directory, and a previous result moved aside mid-commit.
+        let partial = base.join(format!(".fig.partial-{dead}"));
+        std::fs::create_dir_all(&partial).unwrap();
+        let old = base.join(format!(".fig.old-{dead}"));
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::write(old.join("keep.csv"), "x\n1\n").unwrap();
+        // A run in progress in another live process (pid 1 is always alive).
+        let running = base.join(".fig.partial-1");
+        std::fs::create_dir_all(&running).unwrap();
+        // Another figure's leftovers are not this figure's business.
+        let other = base.join(format!(".other.partial-{dead}"));
+        std::fs::create_dir_all(&other).unwrap();
+        let d = RunDir::create(&target).unwrap();
+        assert!(
+            !partial.exists(),
+            "a dead process's partial directory stays"
+        );
+        assert!(
+            target.join("keep.csv").exists(),
+            "the previous result was not put back"
+        );
+        assert!(running.exists(), "a live process's partial was removed");
+        assert!(other.exists());
+        drop(d);
+        assert!(!live().iter().any(|(f, _)| f.starts_with(&base)));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn live_directories_are_registered_until_committed_or_dropped() {
+        let base = std::env::temp_dir().join(format!("syncbench-live-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let d = RunDir::create(base.join("a")).unwrap();
+        assert!(live().iter().any(|(f, _)| f == &base.join("a")));
+        d.commit().unwrap();
+        assert!(!live().iter().any(|(f, _)| f.starts_with(&base)));
+        let d = RunDir::create(base.join("b")).unwrap();
+        drop(d);
+        assert!(!live().iter().any(|(f, _)| f.starts_with(&base)));
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

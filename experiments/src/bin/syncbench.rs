@@ -66,7 +66,7 @@ fn main() -> std::process::ExitCode {
         return match experiments::launch::run(args) {
             Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
             Err(e) => {
-                eprintln!("error: {e:#}");
+                eprintln!("error: {}", experiments::error_text(&e));
                 std::process::ExitCode::FAILURE
             }
         };
