@@ -14,6 +14,7 @@ pub mod claims;
 pub mod data;
 pub mod driver;
 pub mod error;
+pub mod fuzz;
 pub mod metrics;
 pub mod protocol;
 pub mod straggler;

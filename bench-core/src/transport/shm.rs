@@ -67,39 +67,58 @@ impl Segment {
 
     /// Reads the directory, checking the header.
     fn directory(&self, token: u64) -> Result<HashMap<NodeId, Entry>> {
-        let w = self.words();
-        let bad = |why: &str| {
-            CoreError::Transport(format!("shared segment {}: {why}", self.path.display()))
-        };
-        if w.len() < 4 || w[0].load(Ordering::Acquire) != MAGIC {
-            return Err(bad("not a syncbench segment"));
-        }
-        if w[1].load(Ordering::Relaxed) != token {
-            return Err(bad("belongs to another job (wrong token)"));
-        }
-        let n = w[3].load(Ordering::Relaxed) as usize;
-        if 4 + 5 * n > w.len() {
-            return Err(bad("directory larger than the segment"));
-        }
-        let mut dir = HashMap::new();
-        for k in 0..n {
-            let e = |i: usize| w[4 + 5 * k + i].load(Ordering::Relaxed) as usize;
-            let entry = Entry {
-                queue: e(1),
-                ring: e(2),
-                shape: RingShape {
-                    capacity: e(3),
-                    depth: e(4),
-                },
-            };
-            let end = entry.ring + entry.shape.depth * round_page(slot_words(entry.shape.capacity));
-            if entry.queue + QUEUE_WORDS > w.len() || end > w.len() {
-                return Err(bad("directory entry outside the segment"));
-            }
-            dir.insert(e(0), entry);
-        }
-        Ok(dir)
+        parse_directory(self.words(), token, &self.path)
     }
+}
+
+/// Reads a segment's directory (`words`: the whole segment), checking the header and that every
+/// entry's queue and ring lie inside the segment; another process wrote it, so every number is
+/// checked, and arithmetic that would overflow is an error.
+fn parse_directory(w: &[AtomicU64], token: u64, path: &Path) -> Result<HashMap<NodeId, Entry>> {
+    let bad = |why: &str| CoreError::Transport(format!("shared segment {}: {why}", path.display()));
+    if w.len() < 4 || w[0].load(Ordering::Acquire) != MAGIC {
+        return Err(bad("not a syncbench segment"));
+    }
+    if w[1].load(Ordering::Relaxed) != token {
+        return Err(bad("belongs to another job (wrong token)"));
+    }
+    let n = w[3].load(Ordering::Relaxed);
+    if n > (w.len() as u64 - 4) / 5 {
+        return Err(bad("directory larger than the segment"));
+    }
+    let mut dir = HashMap::new();
+    for k in 0..n as usize {
+        let e = |i: usize| usize::try_from(w[4 + 5 * k + i].load(Ordering::Relaxed)).ok();
+        let outside = || bad("directory entry outside the segment");
+        let (node, queue, ring, capacity, depth) = (e(0), e(1), e(2), e(3), e(4));
+        let (Some(node), Some(queue), Some(ring), Some(capacity), Some(depth)) =
+            (node, queue, ring, capacity, depth)
+        else {
+            return Err(outside());
+        };
+        // A capacity within the segment's length cannot overflow a slot's size.
+        let slot = Some(capacity)
+            .filter(|&c| c <= w.len())
+            .map(|c| round_page(slot_words(c)))
+            .ok_or_else(outside)?;
+        let end = depth
+            .checked_mul(slot)
+            .and_then(|b| b.checked_add(ring))
+            .ok_or_else(outside)?;
+        let queue_end = queue.checked_add(QUEUE_WORDS).ok_or_else(outside)?;
+        if queue_end > w.len() || end > w.len() {
+            return Err(outside());
+        }
+        dir.insert(
+            node,
+            Entry {
+                queue,
+                ring,
+                shape: RingShape { capacity, depth },
+            },
+        );
+    }
+    Ok(dir)
 }
 
 fn io(path: &Path, e: std::io::Error) -> CoreError {
@@ -599,5 +618,54 @@ mod tests {
             e[0].post_notify(1, [k as u64, 0]).unwrap();
         }
         assert_eq!(reader.join().unwrap(), QUEUE + 10);
+    }
+
+    #[test]
+    fn fuzz_shm_directory() {
+        // A valid directory: two entries inside a segment of 2 pages + queues.
+        let words = |bytes: &[u8]| -> Vec<AtomicU64> {
+            bytes
+                .chunks(8)
+                .map(|c| {
+                    let mut b = [0u8; 8];
+                    b[..c.len()].copy_from_slice(c);
+                    AtomicU64::new(u64::from_le_bytes(b))
+                })
+                .collect()
+        };
+        let len = 4 + 10 + 2 * QUEUE_WORDS + 2 * PAGE_WORDS;
+        let mut seed = vec![0u64; len];
+        seed[..4].copy_from_slice(&[MAGIC, 7, 0, 2]);
+        let q0 = 16;
+        let r0 = round_page(q0 + 2 * QUEUE_WORDS);
+        seed[4..9].copy_from_slice(&[1, q0 as u64, r0 as u64, 5, 1]);
+        seed[9..14].copy_from_slice(&[
+            2,
+            (q0 + QUEUE_WORDS) as u64,
+            (r0 + PAGE_WORDS) as u64,
+            5,
+            1,
+        ]);
+        seed.resize(r0 + 2 * PAGE_WORDS, 0);
+        let seed: Vec<u8> = seed.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let dir = parse_directory(&words(&seed), 7, Path::new("seed")).unwrap();
+        assert_eq!(dir.len(), 2);
+        // Only the header and directory are mutated (the rest of the segment stays).
+        let head = seed[..14 * 8].to_vec();
+        let rest = seed[14 * 8..].to_vec();
+        crate::fuzz::check("shm-directory", &[head], Duration::from_secs(2), |b| {
+            let mut all = b.to_vec();
+            all.extend_from_slice(&rest);
+            let w = words(&all);
+            if let Ok(dir) = parse_directory(&w, 7, Path::new("fuzz")) {
+                for e in dir.values() {
+                    assert!(e.queue + QUEUE_WORDS <= w.len());
+                    assert!(
+                        e.ring + e.shape.depth * round_page(slot_words(e.shape.capacity))
+                            <= w.len()
+                    );
+                }
+            }
+        });
     }
 }

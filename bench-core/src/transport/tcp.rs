@@ -358,6 +358,100 @@ fn accept_loop(
     }
 }
 
+/// Why a connection's opening words were refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HelloError {
+    NotOurs,
+    WrongToken,
+}
+
+impl HelloError {
+    fn text(self) -> &'static str {
+        match self {
+            HelloError::NotOurs => "not a syncbench peer",
+            HelloError::WrongToken => "wrong job token",
+        }
+    }
+}
+
+/// Checks a connection's handshake `[magic, job token, sender]`; returns the sender.
+pub(crate) fn decode_hello(
+    hello: &[u8; 24],
+    token: u64,
+) -> std::result::Result<NodeId, HelloError> {
+    let w = |i: usize| u64::from_le_bytes(hello[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    if w(0) != MAGIC {
+        return Err(HelloError::NotOurs);
+    }
+    if w(1) != token {
+        return Err(HelloError::WrongToken);
+    }
+    usize::try_from(w(2)).map_err(|_| HelloError::NotOurs)
+}
+
+/// A checked frame header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Frame {
+    /// The sender closes the connection on purpose.
+    Bye,
+    /// A notification alone.
+    Notify { imm: [u64; IMM_WORDS] },
+    /// A write of `len` words into `slot`, then its notification unless `imm` is all ones.
+    Write {
+        slot: usize,
+        version: u64,
+        len: usize,
+        imm: [u64; IMM_WORDS],
+    },
+}
+
+/// Checks frame header `head` from node `from` against the job token and the ring this
+/// endpoint registered for `from` (`(depth, capacity)`, `None` when it registered none).
+///
+/// # Errors
+/// The message to record, naming `node` and `from`; the connection is then dropped.
+pub(crate) fn decode_header(
+    node: NodeId,
+    from: NodeId,
+    head: &[u8; HEADER * 8],
+    token: u64,
+    ring: Option<(usize, usize)>,
+) -> std::result::Result<Frame, String> {
+    let h = |i: usize| u64::from_le_bytes(head[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    let (magic_kind, tok, slot, version, len) = (h(0), h(1), h(2), h(3), h(4));
+    let imm = [h(5), h(6)];
+    if magic_kind & !0xFF != MAGIC || tok != token {
+        return Err(format!(
+            "node {node}: node {from} sent a malformed frame (bad magic or token); connection dropped"
+        ));
+    }
+    match magic_kind & 0xFF {
+        KIND_BYE => Ok(Frame::Bye),
+        KIND_NOTIFY => Ok(Frame::Notify { imm }),
+        KIND_WRITE => {
+            let Some((depth, capacity)) = ring else {
+                return Err(format!(
+                    "node {node}: node {from} wrote without a registered ring"
+                ));
+            };
+            if slot >= depth as u64 || len > capacity as u64 {
+                return Err(format!(
+                    "node {node}: node {from} sent a frame for slot {slot} of {len} words, but its ring has {depth} slots of {capacity} words; connection dropped"
+                ));
+            }
+            Ok(Frame::Write {
+                slot: slot as usize,
+                version,
+                len: len as usize,
+                imm,
+            })
+        }
+        k => Err(format!(
+            "node {node}: node {from} sent an unknown frame kind {k}; connection dropped"
+        )),
+    }
+}
+
 /// Reads one connection's frames until its closing frame, a failure, or shutdown.
 fn receive(
     node: NodeId,
@@ -374,72 +468,101 @@ fn receive(
     if stream.read_exact(&mut hello).is_err() {
         return;
     }
-    let w = |i: usize| u64::from_le_bytes(hello[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-    if w(0) != MAGIC || w(1) != token {
-        eprintln!(
-            "tcp: node {node} rejected a connection from {peer}: {}",
-            if w(0) != MAGIC {
-                "not a syncbench peer"
-            } else {
-                "wrong job token"
-            }
-        );
-        *shared.rejected.lock().expect("rejected lock") += 1;
-        let _ = stream.shutdown(Shutdown::Both);
-        return;
-    }
-    let from = w(2) as NodeId;
+    let from = match decode_hello(&hello, token) {
+        Ok(from) => from,
+        Err(why) => {
+            eprintln!(
+                "tcp: node {node} rejected a connection from {peer}: {}",
+                why.text()
+            );
+            *shared.rejected.lock().expect("rejected lock") += 1;
+            let _ = stream.shutdown(Shutdown::Both);
+            return;
+        }
+    };
     let _ = stream.set_read_timeout(None);
     shared.admitted.lock().expect("admitted lock").insert(from);
     shared.admitted_cv.notify_all();
     let fail = |msg: String| {
         shared.failures.lock().expect("failures lock").push(msg);
     };
-    let mut head = [0u8; HEADER * 8];
-    let mut chunk = vec![0u64; CHUNK_WORDS];
-    loop {
-        if let Err(e) = stream.read_exact(&mut head) {
+    match read_frames(
+        node,
+        from,
+        token,
+        &mut stream,
+        rings.get(&from),
+        &shared.inbox,
+    ) {
+        Ended::Bye => {}
+        Ended::Lost(e) => {
             if !shared.stop.load(Ordering::Relaxed) {
                 fail(format!(
                     "node {node}: connection from node {from} lost ({e})"
                 ));
             }
-            return;
         }
-        let h = |i: usize| u64::from_le_bytes(head[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-        let (magic_kind, tok, slot, version, len) =
-            (h(0), h(1), h(2) as usize, h(3), h(4) as usize);
-        let imm = [h(5), h(6)];
-        if magic_kind & !0xFF != MAGIC || tok != token {
-            fail(format!("node {node}: node {from} sent a malformed frame (bad magic or token); connection dropped"));
-            let _ = stream.shutdown(Shutdown::Both);
-            return;
+        Ended::Failed { message, drop } => {
+            fail(message);
+            if drop {
+                let _ = stream.shutdown(Shutdown::Both);
+            }
         }
-        match magic_kind & 0xFF {
-            KIND_BYE => return,
-            KIND_NOTIFY => shared.inbox.push(Notification {
+    }
+}
+
+/// How a connection's frames ended.
+#[derive(Debug)]
+pub(crate) enum Ended {
+    /// The closing frame.
+    Bye,
+    /// The stream ended or failed between frames.
+    Lost(std::io::Error),
+    /// A malformed frame, or a loss mid-frame; `drop`: the connection must be shut.
+    Failed { message: String, drop: bool },
+}
+
+/// Lands the frames of one sender's stream (after its handshake) into its ring and delivers
+/// their notifications, until the stream's end, its closing frame or a malformed frame.
+pub(crate) fn read_frames<R: Read>(
+    node: NodeId,
+    from: NodeId,
+    token: u64,
+    stream: &mut R,
+    ring: Option<&Arc<Ring>>,
+    inbox: &Inbox,
+) -> Ended {
+    let shape = ring.map(|r| (r.depth(), r.capacity()));
+    let mut head = [0u8; HEADER * 8];
+    let mut chunk = vec![0u64; CHUNK_WORDS];
+    loop {
+        if let Err(e) = stream.read_exact(&mut head) {
+            return Ended::Lost(e);
+        }
+        let frame = match decode_header(node, from, &head, token, shape) {
+            Ok(f) => f,
+            Err(message) => {
+                return Ended::Failed {
+                    message,
+                    drop: true,
+                }
+            }
+        };
+        match frame {
+            Frame::Bye => return Ended::Bye,
+            Frame::Notify { imm } => inbox.push(Notification {
                 from,
                 slot: 0,
                 version: 0,
                 imm,
             }),
-            KIND_WRITE => {
-                let Some(ring) = rings.get(&from) else {
-                    fail(format!(
-                        "node {node}: node {from} wrote without a registered ring"
-                    ));
-                    return;
-                };
-                if slot >= ring.depth() || len > ring.capacity() {
-                    fail(format!(
-                        "node {node}: node {from} sent a frame for slot {slot} of {} words, but its ring has {} slots of {} words; connection dropped",
-                        len,
-                        ring.depth(),
-                        ring.capacity()
-                    ));
-                    let _ = stream.shutdown(Shutdown::Both);
-                    return;
-                }
+            Frame::Write {
+                slot,
+                version,
+                len,
+                imm,
+            } => {
+                let ring = ring.expect("decode_header checked the ring");
                 ring.begin(slot, version, len);
                 let mut done = 0;
                 while done < len {
@@ -450,10 +573,12 @@ fn receive(
                         std::slice::from_raw_parts_mut(chunk.as_mut_ptr() as *mut u8, n * 8)
                     };
                     if let Err(e) = stream.read_exact(bytes) {
-                        fail(format!(
-                            "node {node}: connection from node {from} lost mid-frame ({e})"
-                        ));
-                        return;
+                        return Ended::Failed {
+                            message: format!(
+                                "node {node}: connection from node {from} lost mid-frame ({e})"
+                            ),
+                            drop: false,
+                        };
                     }
                     if cfg!(target_endian = "big") {
                         chunk[..n].iter_mut().for_each(|w| *w = u64::from_le(*w));
@@ -463,20 +588,13 @@ fn receive(
                 }
                 ring.finish(slot, version);
                 if imm != [u64::MAX, u64::MAX] {
-                    shared.inbox.push(Notification {
+                    inbox.push(Notification {
                         from,
                         slot,
                         version,
                         imm,
                     });
                 }
-            }
-            k => {
-                fail(format!(
-                    "node {node}: node {from} sent an unknown frame kind {k}; connection dropped"
-                ));
-                let _ = stream.shutdown(Shutdown::Both);
-                return;
             }
         }
     }
@@ -808,5 +926,61 @@ mod tests {
             assert_eq!(admitted, want, "node {}", ep.node);
             assert_eq!(ep.conns.len(), ep.peers().len());
         }
+    }
+
+    /// A valid stream after the handshake: a notification, a write with its notification, a
+    /// write without one, then the closing frame.
+    fn frames_seed() -> Vec<u8> {
+        let mut w = vec![MAGIC | KIND_NOTIFY, 42, 0, 0, 0, 3, 4];
+        w.extend([MAGIC | KIND_WRITE, 42, 1, 9, 3, 5, 6, 10, 11, 12]);
+        w.extend([MAGIC | KIND_WRITE, 42, 0, 2, 0, u64::MAX, u64::MAX]);
+        w.extend([MAGIC | KIND_BYE, 42, 0, 0, 0, 0, 0]);
+        words_to_bytes(&w)
+    }
+
+    #[test]
+    fn fuzz_tcp_frames() {
+        let seeds = vec![frames_seed(), words_to_bytes(&[MAGIC, 42, 0])];
+        crate::fuzz::check("tcp-frames", &seeds, Duration::from_secs(2), |bytes| {
+            // The handshake (when the input is long enough), then the frames.
+            if let Ok(hello) = <[u8; 24]>::try_from(&bytes[..bytes.len().min(24)]) {
+                let _ = decode_hello(&hello, 42);
+            }
+            let ring = Arc::new(Ring::new(4, 2));
+            let inbox = Inbox::default();
+            let mut r = std::io::Cursor::new(bytes);
+            match read_frames(1, 0, 42, &mut r, Some(&ring), &inbox) {
+                Ended::Bye | Ended::Lost(_) | Ended::Failed { .. } => {}
+            }
+            let mut out = Vec::new();
+            for slot in 0..2 {
+                let read = ring.read(slot, &mut out);
+                assert!(read.len <= 4 && out.len() <= 4, "slot {slot}: {read:?}");
+            }
+            // Without a ring, a write is refused, never landed.
+            let mut r = std::io::Cursor::new(bytes);
+            let _ = read_frames(1, 0, 42, &mut r, None, &inbox);
+        });
+    }
+
+    #[test]
+    fn the_seed_stream_lands_and_notifies() {
+        let ring = Arc::new(Ring::new(4, 2));
+        let inbox = Inbox::default();
+        let bytes = frames_seed();
+        let mut r = std::io::Cursor::new(&bytes[..]);
+        assert!(matches!(
+            read_frames(1, 0, 42, &mut r, Some(&ring), &inbox),
+            Ended::Bye
+        ));
+        let mut out = Vec::new();
+        let read = ring.read(1, &mut out);
+        assert!(read.consistent() && read.header == 9, "{read:?}");
+        assert_eq!(out, vec![10, 11, 12]);
+        let n = inbox.wait(Duration::from_millis(10)).unwrap();
+        assert_eq!(n.imm, [3, 4]);
+        let n = inbox.wait(Duration::from_millis(10)).unwrap();
+        assert_eq!((n.slot, n.version, n.imm), (1, 9, [5, 6]));
+        assert!(inbox.wait(Duration::from_millis(10)).is_none());
     }
 }
