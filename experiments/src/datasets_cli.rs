@@ -52,15 +52,22 @@ pub enum DatasetsCommand {
         #[arg(long)]
         out: PathBuf,
     },
-    /// Parse a local LIBSVM file and print rows, features, non-zeros, label counts and parse
-    /// time.
+    /// Read a local dataset file and print what it holds: the format (recognised from the
+    /// content: LIBSVM, CIFAR-10/100 binary, MovieLens CSV, Netflix per-movie, UCI
+    /// bag-of-words), then its sizes, label or rating counts and parse time.
     Inspect {
-        /// The file (LIBSVM / SVMlight text).
+        /// The file.
         file: PathBuf,
-        /// Declared feature count: indices beyond it are errors. Default: the largest index.
+        /// Read the file as this format instead of recognising it: libsvm, cifar10, cifar100,
+        /// movielens, netflix or bag-of-words.
+        #[arg(long)]
+        format: Option<String>,
+        /// LIBSVM: declared feature count: indices beyond it are errors. Default: the largest
+        /// index.
         #[arg(long)]
         features: Option<usize>,
-        /// Print one JSON object with keys rows, features, nnz, labels, parse_seconds.
+        /// Print one JSON object (keys: file, format, detected, parse_seconds, and the
+        /// format's counts; LIBSVM: rows, features, nnz, labels).
         #[arg(long)]
         json: bool,
     },
@@ -85,11 +92,12 @@ pub fn lock_path(flag: Option<PathBuf>) -> PathBuf {
 pub fn run(command: DatasetsCommand, lock: Option<PathBuf>) -> Result<()> {
     if let DatasetsCommand::Inspect {
         file,
+        format,
         features,
         json,
     } = &command
     {
-        return inspect(file, *features, *json);
+        return inspect(file, format.as_deref(), *features, *json);
     }
     let lock_file = lock_path(lock);
     let lock = DatasetLock::read(&lock_file)?;
@@ -214,48 +222,128 @@ pub fn run(command: DatasetsCommand, lock: Option<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-fn inspect(file: &Path, features: Option<usize>, json: bool) -> Result<()> {
-    let f = std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+fn inspect(file: &Path, format: Option<&str>, features: Option<usize>, json: bool) -> Result<()> {
+    use bench_core::data::{detect_format, DataFormat};
+    use std::io::Read;
+    let open = || -> Result<std::io::BufReader<std::fs::File>> {
+        let f =
+            std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+        Ok(std::io::BufReader::with_capacity(1 << 20, f))
+    };
+    let (format, detected) = match format {
+        Some(name) => (DataFormat::parse(name)?, false),
+        None => {
+            let len = std::fs::metadata(file)
+                .with_context(|| format!("cannot open {}", file.display()))?
+                .len();
+            let mut head = Vec::with_capacity(64 << 10);
+            open()?
+                .take(64 << 10)
+                .read_to_end(&mut head)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            (detect_format(&head, len, file)?, true)
+        }
+    };
     let t0 = std::time::Instant::now();
-    let m = bench_core::data::read_libsvm(
-        std::io::BufReader::with_capacity(1 << 20, f),
-        file,
-        features,
-    )?;
-    let secs = t0.elapsed().as_secs_f64();
-    let mut labels: std::collections::BTreeMap<String, usize> = Default::default();
-    for l in &m.labels {
-        *labels.entry(format!("{l}")).or_default() += 1;
+    // (name, value) pairs of the summary, in print order.
+    let mut facts: Vec<(&str, serde_json::Value)> = Vec::new();
+    match format {
+        DataFormat::Libsvm => {
+            let m = bench_core::data::read_libsvm(open()?, file, features)?;
+            let mut labels: std::collections::BTreeMap<String, usize> = Default::default();
+            for l in &m.labels {
+                *labels.entry(format!("{l}")).or_default() += 1;
+            }
+            facts.push(("rows", m.rows().into()));
+            facts.push(("features", m.cols.into()));
+            facts.push(("nnz", m.nnz().into()));
+            facts.push(("labels", serde_json::to_value(labels)?));
+            facts.push(("raw_bytes", m.raw_bytes().into()));
+            facts.push(("heap_bytes", m.heap_bytes().into()));
+        }
+        DataFormat::Cifar10 | DataFormat::Cifar100 => {
+            let classes = if format == DataFormat::Cifar10 {
+                10
+            } else {
+                100
+            };
+            let mut out = bench_core::data::CifarImages::default();
+            bench_core::data::read_cifar(open()?, file, classes, &mut out)?;
+            facts.push(("images", out.len().into()));
+            facts.push(("image_shape", serde_json::json!([3, 32, 32])));
+            facts.push(("labels", serde_json::to_value(counts(&out.labels))?));
+            if let Some(c) = &out.coarse {
+                facts.push(("coarse_labels", serde_json::to_value(counts(c))?));
+            }
+        }
+        DataFormat::Movielens | DataFormat::Netflix => {
+            let mut out = bench_core::data::RatingsData::default();
+            if format == DataFormat::Movielens {
+                bench_core::data::read_movielens(open()?, file, &mut out)?;
+            } else {
+                bench_core::data::read_netflix_movie(open()?, file, &mut out)?;
+            }
+            let values = out.ratings.iter().map(|r| r.value as f64);
+            let (lo, hi) = values
+                .clone()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                    (a.min(v), b.max(v))
+                });
+            let mean = values.sum::<f64>() / out.ratings.len().max(1) as f64;
+            facts.push(("ratings", out.ratings.len().into()));
+            facts.push(("users", out.user_ids.len().into()));
+            facts.push(("items", out.item_ids.len().into()));
+            if !out.ratings.is_empty() {
+                facts.push(("rating_min", lo.into()));
+                facts.push(("rating_max", hi.into()));
+                facts.push(("rating_mean", mean.into()));
+            }
+        }
+        DataFormat::BagOfWords => {
+            let m = bench_core::data::read_bag_of_words(open()?, file)?;
+            let tokens: f64 = m.values.iter().map(|&v| v as f64).sum();
+            facts.push(("documents", m.rows().into()));
+            facts.push(("vocabulary", m.cols.into()));
+            facts.push(("nnz", m.nnz().into()));
+            facts.push(("tokens", (tokens as u64).into()));
+        }
     }
+    let secs = t0.elapsed().as_secs_f64();
     if json {
-        let v = serde_json::json!({
-            "file": file.display().to_string(),
-            "rows": m.rows(),
-            "features": m.cols,
-            "nnz": m.nnz(),
-            "labels": labels,
-            "parse_seconds": secs,
-            "raw_bytes": m.raw_bytes(),
-            "heap_bytes": m.heap_bytes(),
-        });
-        println!("{}", serde_json::to_string(&v)?);
+        let mut v = serde_json::Map::new();
+        v.insert("file".into(), file.display().to_string().into());
+        v.insert("format".into(), format.name().into());
+        v.insert("detected".into(), detected.into());
+        for (k, x) in facts {
+            v.insert(k.into(), x);
+        }
+        v.insert("parse_seconds".into(), secs.into());
+        println!("{}", serde_json::Value::Object(v));
     } else {
-        println!("file:      {}", file.display());
-        println!("rows:      {}", m.rows());
-        println!("features:  {}", m.cols);
+        println!("{:<14}{}", "file:", file.display());
         println!(
-            "non-zeros: {} ({:.1} per row)",
-            m.nnz(),
-            m.nnz() as f64 / m.rows().max(1) as f64
+            "{:<14}{} ({})",
+            "format:",
+            format.name(),
+            if detected {
+                "recognised from the content"
+            } else {
+                "as --format said"
+            }
         );
-        println!("labels:    {labels:?}");
-        println!("parsed in  {secs:.3} s");
-        println!(
-            "memory:    {} bytes for {} bytes of arrays ({:.2}x)",
-            m.heap_bytes(),
-            m.raw_bytes(),
-            m.heap_bytes() as f64 / m.raw_bytes().max(1) as f64
-        );
+        for (k, x) in facts {
+            println!("{:<14}{x}", format!("{}:", k.replace('_', " ")));
+        }
+        println!("{:<14}{secs:.3} s", "parsed in:");
     }
     Ok(())
+}
+
+/// How many of each label.
+fn counts(labels: &[u8]) -> std::collections::BTreeMap<u8, usize> {
+    let mut m = std::collections::BTreeMap::new();
+    for &l in labels {
+        *m.entry(l).or_insert(0) += 1;
+    }
+    m
 }

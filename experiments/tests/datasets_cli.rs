@@ -1,7 +1,9 @@
-//! `syncbench datasets inspect` on a generated RCV1-shaped LIBSVM file and on a bad one.
+//! `syncbench datasets inspect` on a generated RCV1-shaped LIBSVM file and on a bad one, on
+//! every other format it recognises, and on a file it does not know.
 
 use bench_core::data::{
-    write_bag_of_words, write_libsvm, write_movielens, BagOfWordsShape, RatingsShape, Rcv1Shape,
+    write_bag_of_words, write_cifar, write_libsvm, write_movielens, BagOfWordsShape, CifarShape,
+    Rating, RatingsShape, Rcv1Shape,
 };
 use std::path::Path;
 use std::process::Command;
@@ -42,6 +44,86 @@ fn inspect_reports_shape_and_rejects_bad_lines() {
         err.contains("bad.svm:2:8:") && err.contains("47237"),
         "{err}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn inspect_json(file: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_syncbench"))
+        .args(["datasets", "inspect", "--json"])
+        .args(extra)
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn inspect_recognises_each_format_by_content_and_refuses_others() {
+    let dir = std::env::temp_dir().join(format!("syncbench-formats-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cases: Vec<(std::path::PathBuf, &str, &str, u64)> = Vec::new();
+    for (classes, name) in [(10, "cifar10"), (100, "cifar100")] {
+        let p = dir.join(format!("data_{classes}.bin"));
+        let mut b = Vec::new();
+        write_cifar(&CifarShape { images: 9, classes }, 1, &mut b, &p).unwrap();
+        std::fs::write(&p, b).unwrap();
+        cases.push((p, name, "images", 9));
+    }
+    let ratings: Vec<Rating> = (0..20)
+        .map(|k| Rating {
+            user: k % 4,
+            item: k % 7,
+            value: 0.5,
+        })
+        .collect();
+    let ml = dir.join("ratings.csv");
+    let mut b = Vec::new();
+    write_movielens(&ratings, &mut b, &ml).unwrap();
+    std::fs::write(&ml, b).unwrap();
+    cases.push((ml, "movielens", "ratings", 20));
+    let nf = dir.join("mv_0000001.txt");
+    std::fs::write(&nf, "1:\n6,3,2005-09-06\n7,5,2005-09-07\n").unwrap();
+    cases.push((nf, "netflix", "ratings", 2));
+    let bow = dir.join("docword.twin.txt");
+    let shape = BagOfWordsShape {
+        documents: 6,
+        vocabulary: 50,
+        topics: 2,
+        words_per_document: 12,
+    };
+    let mut b = Vec::new();
+    write_bag_of_words(&shape, 1, &mut b, &bow).unwrap();
+    std::fs::write(&bow, b).unwrap();
+    cases.push((bow, "bag-of-words", "documents", 6));
+    for (file, format, key, want) in &cases {
+        let o = inspect_json(file, &[]);
+        assert!(
+            o.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["format"], *format);
+        assert_eq!(v["detected"], true);
+        assert_eq!(v[*key].as_u64(), Some(*want), "{format}: {v}");
+    }
+    // A CIFAR file read as LIBSVM because --format says so: a clear parse error, no garbage.
+    let o = inspect_json(&cases[0].0, &["--format", "movielens"]);
+    assert!(!o.status.success());
+    // Something else: refused, saying what it looks like.
+    let odd = dir.join("odd.bin");
+    std::fs::write(&odd, [7u8, 0, 1, 2, 3]).unwrap();
+    let o = inspect_json(&odd, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("odd.bin")
+            && err.contains("binary file of 5 bytes")
+            && err.contains("--format"),
+        "{err}"
+    );
+    let o = inspect_json(&odd, &["--format", "parquet"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown dataset format 'parquet'"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
