@@ -5,6 +5,7 @@
 #   make test | make bench | make bench-libsvm | make bench-transport | make lint
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
 #   make soak                    that cluster smoke 100 times per transport: failures / runs
+#   make faults                  the fault matrix (results/faults/REPORT.md)
 SCALE   ?= quick
 SEED    ?= 1
 RESULTS ?= results
@@ -16,7 +17,7 @@ FIGURES  = $(BIN)/figures --results $(RESULTS)
 FIGS := asap-fig3 asap-fig10 asap-fig6 asap-fig7 asap-fig9 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
         async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 hop-fig12 hop-fig13 hop-fig14-16 hop-fig17 hop-fig18-19 hop-fig20-21 ps-modes
 
-.PHONY: all build reproduce-all report test bench bench-libsvm bench-transport cluster-smoke soak lint clean $(addprefix fig-,$(FIGS))
+.PHONY: all build reproduce-all report test bench bench-libsvm bench-transport cluster-smoke soak faults lint clean $(addprefix fig-,$(FIGS))
 
 all: reproduce-all
 
@@ -193,6 +194,11 @@ bench-transport: build
 cluster-smoke: build
 	$(BIN)/syncbench launch --ranks 4 -- ps-modes --driver cluster --scale $(SCALE) --seed $(SEED) --out $(RESULTS)/cluster
 	$(BIN)/syncbench launch --ranks 4 -- asap-fig7 --driver cluster --scale $(SCALE) --seed $(SEED) --out $(RESULTS)/cluster
+
+# Fault matrix: a 4-rank job with a rank killed at each phase, stopped, strangers, port taken;
+# the table is $(RESULTS)/faults/REPORT.md (about a minute).
+faults: build
+	$(BIN)/syncbench faults --out $(RESULTS)
 
 # Soak: the 4-rank cluster smoke of ps-modes and asap-fig7 over tcp and shm, SOAK_RUNS times each
 # (default 100); prints failures / runs and writes $(RESULTS)/soak/soak.md. Not part of `make test`.

@@ -98,6 +98,7 @@ pub fn join(args: &ClusterArgs) -> Result<()> {
         startup_ms: args.startup_timeout_ms,
     };
     let transport = args.transport.core()?;
+    bench_core::driver::cluster::fault_point::reach("bootstrap");
     let (spec, listener) = match args.bootstrap {
         BootstrapArg::Tcp => (RankSpec::resolve(&flags, &|k| std::env::var(k).ok())?, None),
         BootstrapArg::Mpi => mpi_bootstrap(args)?,

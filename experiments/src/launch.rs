@@ -37,7 +37,7 @@ pub struct LaunchArgs {
 }
 
 /// Resolves `name`: a path as given, else the binary beside this executable, else PATH.
-fn resolve(name: &str) -> PathBuf {
+pub fn resolve(name: &str) -> PathBuf {
     if name.contains('/') {
         return PathBuf::from(name);
     }

@@ -108,6 +108,7 @@ impl ExperimentOutput {
             notes,
         };
         dir.write_json("manifest.json", &manifest)?;
+        bench_core::driver::cluster::fault_point::reach("write");
         let failed = self
             .claims
             .iter()

@@ -40,6 +40,15 @@ enum Command {
     /// --driver cluster`. Ranks find each other through a free loopback port; only rank 0
     /// writes results.
     Launch(experiments::launch::LaunchArgs),
+    /// Run the fault matrix: a 4-rank ps-modes job over tcp with one fault each (a rank
+    /// killed at each phase, a rank stopped, strangers on rank 0's port, rank 0's port taken)
+    /// and what the other ranks did: exit codes, messages, time to stop, and whether results
+    /// stayed intact. Writes <out>/faults/REPORT.md.
+    Faults {
+        /// Results root.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+    },
     /// Analyse a communication graph: nodes, edges, degrees, regularity, connectivity,
     /// shortest paths and both spectral gaps (ASAP's 1 - sigma_2(P), Hop's |l1| - |l2|).
     Graph {
@@ -79,6 +88,13 @@ fn run(cli: Cli) -> Result<()> {
         Command::Launch(_) => unreachable!("handled in main"),
         Command::Datasets { lock, command } => experiments::datasets_cli::run(command, lock),
         Command::TransportBench(args) => experiments::transport_bench::run(args),
+        Command::Faults { out } => {
+            let exe = experiments::launch::resolve("ps-modes");
+            let path = experiments::faults::run_all(&exe, &out)?;
+            println!("{}", std::fs::read_to_string(&path)?);
+            eprintln!("fault matrix: {}", path.display());
+            Ok(())
+        }
         Command::Graph {
             kind,
             nodes,

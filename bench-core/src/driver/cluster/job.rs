@@ -72,6 +72,10 @@ enum Report<O> {
     Failed {
         /// Stopped because another node or rank failed: a consequence, not a cause.
         secondary: bool,
+        /// A node heard nothing for its stall timeout: often the consequence of a rank that
+        /// went silent (stopped, or cut off), which is then the one to report.
+        #[serde(default)]
+        stalled: bool,
         message: String,
     },
 }
@@ -267,6 +271,7 @@ fn run_on<O: Serialize + DeserializeOwned + Send + 'static, B: Backend>(
     for (_, ep) in &mut own {
         B::started(ep);
     }
+    super::fault_point::reach("start");
     let endpoints = own
         .into_iter()
         .map(|(node, ep)| (node, Box::new(ep) as Box<dyn Endpoint>))
@@ -282,6 +287,7 @@ fn run_on<O: Serialize + DeserializeOwned + Send + 'static, B: Backend>(
         Ok(o) => Report::Done(o),
         Err(e) => Report::Failed {
             secondary: matches!(e, CoreError::Stopped { .. }),
+            stalled: matches!(e, CoreError::Deadlock { .. }),
             message: e.to_string(),
         },
     };
@@ -322,6 +328,7 @@ fn run_on<O: Serialize + DeserializeOwned + Send + 'static, B: Backend>(
             })
         };
         let mine = report();
+        super::fault_point::reach("gather");
         let sent = session::write_frame(&mut stream, &mine);
         let result = rx
             .recv()
@@ -343,22 +350,34 @@ fn run_on<O: Serialize + DeserializeOwned + Send + 'static, B: Backend>(
 /// A rank's failure, for choosing the one to report.
 enum Failure {
     Lost(String),
-    Failed { secondary: bool, message: String },
+    Failed {
+        secondary: bool,
+        stalled: bool,
+        message: String,
+    },
     Silent,
 }
 
 /// How bad a rank's failure is: a lost rank, then a real failure, then a rank that never
-/// reported, then a rank stopped by someone else's failure.
+/// reported (stopped, hung or cut off), then a stall (a node that heard nothing: usually
+/// because of that silent rank), then a rank stopped by someone else's failure.
 fn severity(f: &Failure) -> u8 {
     match f {
         Failure::Lost(_) => 0,
         Failure::Failed {
-            secondary: false, ..
+            secondary: false,
+            stalled: false,
+            ..
         } => 1,
         Failure::Silent => 2,
         Failure::Failed {
-            secondary: true, ..
+            secondary: false,
+            stalled: true,
+            ..
         } => 3,
+        Failure::Failed {
+            secondary: true, ..
+        } => 4,
     }
 }
 
@@ -438,9 +457,15 @@ fn gather_at_root<O: Serialize + DeserializeOwned + Send + 'static>(
                 outcomes.extend(o);
                 continue;
             }
-            Some(Ok(Report::Failed { secondary, message })) => {
-                Failure::Failed { secondary, message }
-            }
+            Some(Ok(Report::Failed {
+                secondary,
+                stalled,
+                message,
+            })) => Failure::Failed {
+                secondary,
+                stalled,
+                message,
+            },
             Some(Err(e)) => Failure::Lost(e),
             None => Failure::Silent,
         };

@@ -21,6 +21,7 @@
 
 mod backend;
 pub mod barrier;
+pub mod fault_point;
 pub(crate) mod job;
 #[cfg(feature = "mpi")]
 pub mod mpi_bootstrap;

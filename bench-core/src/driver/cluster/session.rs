@@ -86,15 +86,18 @@ impl Session {
                         .filter(|(_, s)| s.is_none())
                         .map(|(i, _)| (i + 1).to_string())
                         .collect();
-                    return Err(ctl(
-                        0,
-                        format!(
-                            "rank(s) {} did not connect to {} within {} ms",
-                            missing.join(", "),
-                            spec.root,
-                            spec.timeout.as_millis()
-                        ),
-                    ));
+                    let why = format!(
+                        "rank(s) {} did not connect to {} within {} ms",
+                        missing.join(", "),
+                        spec.root,
+                        spec.timeout.as_millis()
+                    );
+                    // The ranks that did join learn why the job ends, instead of a closed
+                    // connection.
+                    for s in streams.iter_mut().flatten() {
+                        let _ = write_frame(s, &serde_json::json!({ "error": why }));
+                    }
+                    return Err(ctl(0, why));
                 }
                 match listener.accept() {
                     Ok((s, peer)) => match admit(&spec, s, deadline) {
@@ -155,9 +158,36 @@ impl Session {
             runs: 0,
             broken: None,
         };
-        // Rank 0 answers every handshake once all ranks are in: nobody starts early.
-        session.exchange(&())?;
+        // Rank 0 answers every handshake once all ranks are in: nobody starts early. Bounded
+        // by the deadline: a process that holds the root port but is not rank 0 (or a rank
+        // that stopped) must not hang the others.
+        let wait = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(100));
+        session.set_read_timeout(Some(wait));
+        let rank = session.spec.rank;
+        session.exchange(&()).map_err(|e| {
+            ctl(
+                rank,
+                format!(
+                    "the job did not start within {} ms: {e}",
+                    session.spec.timeout.as_millis()
+                ),
+            )
+        })?;
+        session.set_read_timeout(None);
         Ok(session)
+    }
+
+    fn set_read_timeout(&self, t: Option<Duration>) {
+        match &self.links {
+            Links::Root(s) => s.iter().for_each(|s| {
+                let _ = s.set_read_timeout(t);
+            }),
+            Links::Member(s) => {
+                let _ = s.set_read_timeout(t);
+            }
+        }
     }
 
     /// The spec this session was made from.
@@ -214,6 +244,11 @@ impl Session {
                 .map_err(|e| ctl(0, e))
                 .and_then(|v| match v {
                     serde_json::Value::Array(all) => Ok(all),
+                    serde_json::Value::Object(m)
+                        if m.get("error").is_some_and(|e| e.is_string()) =>
+                    {
+                        Err(ctl(0, m["error"].as_str().unwrap_or_default().to_string()))
+                    }
                     _ => Err(ctl(0, "sent a control frame that is not a list".into())),
                 }),
         };
