@@ -79,7 +79,15 @@ impl CommonArgs {
                 format!("built-in {} config", self.scale.label()),
             ),
         };
-        toml::from_str(&text).with_context(|| format!("invalid configuration in {origin}"))
+        // Parsed into the structs first (type errors and unknown keys name line and column),
+        // then every numeric field range-checked in one place.
+        let cfg: T =
+            toml::from_str(&text).with_context(|| format!("invalid configuration in {origin}"))?;
+        let value: toml::Value =
+            toml::from_str(&text).with_context(|| format!("invalid configuration in {origin}"))?;
+        crate::config_ranges::check(&value)
+            .map_err(|e| anyhow::anyhow!("invalid configuration in {origin}: {e}"))?;
+        Ok(cfg)
     }
 
     /// `--data`, or its default for the scale.

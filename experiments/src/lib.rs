@@ -6,6 +6,7 @@ pub mod async_setup;
 pub mod buffered_setup;
 pub mod cli;
 pub mod cluster_cli;
+pub mod config_ranges;
 pub mod datasets_cli;
 pub mod faults;
 pub mod hop_compare;

@@ -35,6 +35,15 @@ impl BagOfWordsShape {
     }
 }
 
+/// Documents without a word a header may declare beyond its non-zeros (each costs a row).
+pub const MAX_EMPTY_DOCUMENTS: usize = 1 << 20;
+
+fn too_many_empty(d: usize, nnz: usize) -> String {
+    format!(
+        "D = {d} documents for NNZ = {nnz} non-zeros: more than {MAX_EMPTY_DOCUMENTS} documents would be empty"
+    )
+}
+
 /// Reads a UCI docword file.
 ///
 /// # Errors
@@ -53,6 +62,8 @@ pub fn read_bag_of_words<R: BufRead>(reader: R, path: &Path) -> Result<CsrMatrix
     let mut row: Vec<(u32, f32)> = Vec::new();
     let mut seen = 0usize;
     let mut lines = 0usize;
+    // Documents without a word pushed so far (bounded: each costs a row).
+    let mut empty = 0usize;
     for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| CoreError::io(path, e))?;
         let lineno = i + 1;
@@ -69,7 +80,16 @@ pub fn read_bag_of_words<R: BufRead>(reader: R, path: &Path) -> Result<CsrMatrix
                 )
             })?;
             if lineno == 3 {
-                m = CsrMatrix::new(header[1]);
+                // Memory follows D (a row per document) and W (u32 word indices): a header
+                // out of proportion to the data is refused before anything is allocated.
+                let [d, w, nnz] = header;
+                if w > u32::MAX as usize {
+                    return Err(err(2, 1, format!("W = {w} words: at most {}", u32::MAX)));
+                }
+                if d > nnz.saturating_add(MAX_EMPTY_DOCUMENTS) {
+                    return Err(err(1, 1, too_many_empty(d, nnz)));
+                }
+                m = CsrMatrix::new(w);
             }
             continue;
         }
@@ -118,7 +138,11 @@ pub fn read_bag_of_words<R: BufRead>(reader: R, path: &Path) -> Result<CsrMatrix
                 ),
             ));
         }
+        if doc - m.rows() > MAX_EMPTY_DOCUMENTS.saturating_sub(empty) {
+            return Err(err(lineno, 1, too_many_empty(header[0], header[2])));
+        }
         while m.rows() < doc {
+            empty += usize::from(row.is_empty());
             row.sort_unstable_by_key(|e| e.0);
             m.push_row(&row, 0.0);
             row.clear();
@@ -128,6 +152,9 @@ pub fn read_bag_of_words<R: BufRead>(reader: R, path: &Path) -> Result<CsrMatrix
     }
     if lines < 3 {
         return Err(err(lines + 1, 1, "missing the D, W, NNZ header".into()));
+    }
+    if header[0].saturating_sub(m.rows()) > MAX_EMPTY_DOCUMENTS.saturating_sub(empty) + 1 {
+        return Err(err(lines, 1, too_many_empty(header[0], header[2])));
     }
     while m.rows() < header[0] {
         row.sort_unstable_by_key(|e| e.0);
@@ -242,6 +269,11 @@ mod tests {
             ("3\nW\n1\n", "d:2:1: header line 2"),
             ("3\n5\n1\n1 1\n", "expected 'docID wordID count'"),
             ("3\n5\n2\n2 1 1\n1 1 1\n", "must be sorted"),
+            (
+                "18446744073709551615\n5\n1\n1 1 1\n",
+                "d:1:1: D = 18446744073709551615 documents for NNZ = 1",
+            ),
+            ("3\n4294967296\n1\n", "d:2:1: W = 4294967296 words"),
         ] {
             let e = read_bag_of_words(bad.as_bytes(), Path::new("d"))
                 .unwrap_err()

@@ -66,6 +66,12 @@ pub fn parse_edge_list(text: &str, path: &Path) -> Result<Topology> {
                     format!("a graph needs at least 2 nodes, got {n}"),
                 ));
             }
+            if n > super::MAX_NODES {
+                return Err(err(
+                    lineno,
+                    format!("{n} nodes: at most {} are supported", super::MAX_NODES),
+                ));
+            }
             declared = Some(n);
             continue;
         }
@@ -82,6 +88,15 @@ pub fn parse_edge_list(text: &str, path: &Path) -> Result<Topology> {
                     format!("{what} '{s}' is not a non-negative integer node index"),
                 )
             })?;
+            if v >= super::MAX_NODES {
+                return Err(err(
+                    lineno,
+                    format!(
+                        "{what} {v} is out of range: at most {} nodes are supported",
+                        super::MAX_NODES
+                    ),
+                ));
+            }
             if let Some(n) = declared {
                 if v >= n {
                     return Err(err(
@@ -197,5 +212,15 @@ mod tests {
     #[test]
     fn empty_file_is_an_error() {
         assert!(parse("# nothing\n").is_err());
+    }
+
+    #[test]
+    fn a_huge_graph_is_refused_before_anything_is_allocated() {
+        let e = parse("nodes 100000000000000\n0 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at most 16384"), "{e}");
+        let e = parse("0 100000000000000\n").unwrap_err().to_string();
+        assert!(e.contains("at most 16384 nodes"), "{e}");
     }
 }

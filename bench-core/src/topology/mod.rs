@@ -24,6 +24,9 @@ pub use spectral::{
 
 use crate::error::{CoreError, Result};
 
+/// Largest graph: weights are a dense n x n matrix (16,384 nodes: 2 GiB of weights).
+pub const MAX_NODES: usize = 16_384;
+
 /// A weighted directed communication graph with self-loops on every node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
@@ -42,6 +45,11 @@ impl Topology {
         if n < 2 {
             return Err(CoreError::Topology(format!(
                 "a communication graph needs at least 2 nodes, got {n}"
+            )));
+        }
+        if n > MAX_NODES {
+            return Err(CoreError::Topology(format!(
+                "a communication graph of {n} nodes: graphs are kept as dense n x n weights, at most {MAX_NODES} nodes"
             )));
         }
         let mut adj = vec![0.0; n * n];
