@@ -6,6 +6,7 @@
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
 #   make soak                    that cluster smoke 100 times per transport: failures / runs
 #   make faults                  the fault matrix (results/faults/REPORT.md)
+#   make fuzz                    every fuzz target for 10 minutes (results/fuzz/REPORT.md)
 SCALE   ?= quick
 SEED    ?= 1
 RESULTS ?= results
@@ -17,7 +18,7 @@ FIGURES  = $(BIN)/figures --results $(RESULTS)
 FIGS := asap-fig3 asap-fig10 asap-fig6 asap-fig7 asap-fig9 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
         async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 hop-fig12 hop-fig13 hop-fig14-16 hop-fig17 hop-fig18-19 hop-fig20-21 ps-modes
 
-.PHONY: all build reproduce-all report test bench bench-libsvm bench-transport cluster-smoke soak faults lint clean $(addprefix fig-,$(FIGS))
+.PHONY: all build reproduce-all report test bench bench-libsvm bench-transport cluster-smoke soak faults fuzz lint clean $(addprefix fig-,$(FIGS))
 
 all: reproduce-all
 
@@ -199,6 +200,12 @@ cluster-smoke: build
 # the table is $(RESULTS)/faults/REPORT.md (about a minute).
 faults: build
 	$(BIN)/syncbench faults --out $(RESULTS)
+
+# Fuzzing: every fuzz target for FUZZ_SECONDS (default 600) each, two at a time; the table is
+# $(RESULTS)/fuzz/REPORT.md. `make test` runs the same targets for 2 s each.
+FUZZ_SECONDS ?= 600
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) OUT=$(RESULTS)/fuzz CARGO=$(CARGO) ./scripts/fuzz.sh
 
 # Soak: the 4-rank cluster smoke of ps-modes and asap-fig7 over tcp and shm, SOAK_RUNS times each
 # (default 100); prints failures / runs and writes $(RESULTS)/soak/soak.md. Not part of `make test`.
