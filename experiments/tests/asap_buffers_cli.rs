@@ -77,7 +77,7 @@ fn impossible_settings_fail_before_writing() {
         ),
         (
             SMALL.replace("copy_gbps = 5.0", "copy_gbps = 0.0"),
-            "copy_gbps must be > 0",
+            "common.copy_gbps = 0 is out of range: it must be a finite number above 0",
         ),
         (
             SMALL.replace("graph = \"complete\"", "graph = \"moebius\""),

@@ -140,11 +140,11 @@ fn bad_configurations_fail_clearly_and_write_nothing() {
         ),
         (
             cds().replace("sgd = { sampling_rate = 0.1", "sgd = { sampling_rate = 0.0"),
-            "datasets.epsilon.sgd.sampling_rate must be in (0, 1]",
+            "datasets[0].sgd.sampling_rate = 0 is out of range: it must be a fraction in (0, 1]",
         ),
         (
             cds().replace("sgd = { sampling_rate = 0.1", "sgd = { sampling_rate = 1.5"),
-            "sampling_rate must be in (0, 1], got 1.5",
+            "sampling_rate = 1.5 is out of range",
         ),
         (
             cds().replace("async_barrier = \"asp\"", "async_barrier = \"ssp0\""),
