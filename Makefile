@@ -208,10 +208,12 @@ fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) OUT=$(RESULTS)/fuzz CARGO=$(CARGO) ./scripts/fuzz.sh
 
 # Soak: the 4-rank cluster smoke of ps-modes and asap-fig7 over tcp and shm, SOAK_RUNS times each
-# (default 100); prints failures / runs and writes $(RESULTS)/soak/soak.md. Not part of `make test`.
+# (default 100), then a small asap-fig7 whose peers finish at different times (the start-up race's
+# trigger); prints failures / runs into $(RESULTS)/soak{,-small}/soak.md. Not part of `make test`.
 SOAK_RUNS ?= 100
 soak: build
 	BIN=$(BIN) OUT=$(RESULTS)/soak SCALE=$(SCALE) ./scripts/soak.sh $(SOAK_RUNS)
+	BIN=$(BIN) OUT=$(RESULTS)/soak-small EXPERIMENTS=asap-fig7 ARGS="--config scripts/soak-asap-small.toml" ./scripts/soak.sh $(SOAK_RUNS)
 
 # LIBSVM reader vs scikit-learn's load_svmlight_file (pip-installs scikit-learn into target/).
 bench-libsvm:

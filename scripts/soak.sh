@@ -5,7 +5,8 @@
 # Exits non-zero when any run failed. Not part of `make test` (it takes a while).
 #
 #   scripts/soak.sh [RUNS]        env: BIN (target/release), OUT (results/soak), SCALE (quick),
-#                                 RANKS (4), EXPERIMENTS, TRANSPORTS
+#                                 RANKS (4), EXPERIMENTS, TRANSPORTS, ARGS (more experiment
+#                                 arguments, e.g. --config small.toml)
 set -uo pipefail
 RUNS=${1:-${RUNS:-100}}
 BIN=${BIN:-target/release}
@@ -14,6 +15,7 @@ SCALE=${SCALE:-quick}
 RANKS=${RANKS:-4}
 EXPERIMENTS=${EXPERIMENTS:-"ps-modes asap-fig7"}
 TRANSPORTS=${TRANSPORTS:-"tcp shm"}
+ARGS=${ARGS:-}
 for b in syncbench $EXPERIMENTS; do
   [ -x "$BIN/$b" ] || { echo "soak: $BIN/$b not built (make build)" >&2; exit 2; }
 done
@@ -30,7 +32,7 @@ for exp in $EXPERIMENTS; do
     for i in $(seq 1 "$RUNS"); do
       log="$work/run.log"
       if ! "$BIN/syncbench" launch --ranks "$RANKS" -- "$exp" --driver cluster --transport "$tr" \
-          --scale "$SCALE" --seed "$i" --out "$work/results" >"$log" 2>&1; then
+          --scale "$SCALE" --seed "$i" --out "$work/results" $ARGS >"$log" 2>&1; then
         fails=$((fails + 1))
         cp "$log" "$OUT/failed-$exp-$tr-$i.log"
         echo "soak: $exp over $tr, run $i failed: $(grep -m1 'error' "$log")" >&2
@@ -46,7 +48,7 @@ for exp in $EXPERIMENTS; do
   done
 done
 {
-  echo "# Soak: $RANKS-rank cluster runs through syncbench launch ($SCALE scale)"
+  echo "# Soak: $RANKS-rank cluster runs through syncbench launch ($SCALE scale${ARGS:+, $ARGS})"
   echo
   echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(hostname)"
   echo
