@@ -355,6 +355,11 @@ pub(crate) fn read_frame(s: &mut TcpStream) -> std::result::Result<serde_json::V
     s.read_exact(&mut len).map_err(|e| {
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
             "control connection closed (the process ended or was killed)".to_string()
+        } else if matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ) {
+            "no answer on the control connection in time (is the process at that address a rank of this job?)".to_string()
         } else {
             format!("control connection lost ({e})")
         }
