@@ -29,11 +29,19 @@ pub const CLUSTER_TIMEOUT_MS: u64 = 3000;
 /// The nodes' stall timeout (a silent peer is reported after this), ms.
 pub const STALL_TIMEOUT_MS: u64 = 3000;
 
-/// ps-modes on 4 workers, long enough (BSP, 3 modes) that every fault lands inside a run.
-fn config(iterations: u64) -> String {
+/// A small ps-modes configuration (BSP, ASP and SSP(2) on an RCV1-shaped twin of 600 rows,
+/// batch 8, worker 0 twice as slow): `workers` workers, `iterations` iterations, the modelled
+/// compute `ns_per_example`, the nodes' stall timeout. The fault matrix runs 4 workers x 400
+/// iterations of it, long enough that every fault lands inside a run; tests use it too.
+pub fn ps_config(
+    workers: usize,
+    iterations: u64,
+    ns_per_example: f64,
+    stall_timeout_ms: u64,
+) -> String {
     format!(
         r#"
-workers = 4
+workers = {workers}
 iterations = {iterations}
 modes = ["bsp", "asp", "ssp2"]
 eval_every = 8
@@ -50,17 +58,22 @@ lambda = 1e-4
 eta0 = 10.0
 batch = 8
 [compute]
-ns_per_example = 200000.0
+ns_per_example = {ns_per_example:.1}
 [network]
 latency_ns = 5000
 bandwidth_gbps = 10.0
 [threads]
 ring_depth = 16
-stall_timeout_ms = {STALL_TIMEOUT_MS}
+stall_timeout_ms = {stall_timeout_ms}
 [stragglers]
 jitter_sigma = 0.1
+slow = [{{ worker = 0, factor = 2.0 }}]
 "#
     )
+}
+
+fn config(iterations: u64) -> String {
+    ps_config(RANKS, iterations, 200_000.0, STALL_TIMEOUT_MS)
 }
 
 /// What is done to the job.

@@ -41,6 +41,17 @@ fn wait_for_partial(out: &Path, child: &mut Child) {
     }
 }
 
+/// ps-modes under `driver` into `out` with `cfg`, stdout discarded.
+fn ps_modes(driver: &str, out: &Path, cfg: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ps-modes"));
+    c.args(["--driver", driver, "--out"])
+        .arg(out)
+        .arg("--config")
+        .arg(cfg)
+        .stdout(Stdio::null());
+    c
+}
+
 fn signal(child: &Child, sig: i32) {
     // SAFETY: kill(2) of our own child.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
@@ -48,12 +59,7 @@ fn signal(child: &Child, sig: i32) {
 
 fn interrupted(sig: i32, code: i32, name: &str) {
     let (_dir, out, cfg) = setup(name);
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ps-modes"))
-        .args(["--driver", "threads", "--out"])
-        .arg(&out)
-        .arg("--config")
-        .arg(&cfg)
-        .stdout(Stdio::null())
+    let mut c = ps_modes("threads", &out, &cfg)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -94,12 +100,7 @@ fn sigterm_stops_the_run_removes_its_partial_results_and_exits_143() {
 #[test]
 fn a_killed_runs_partial_directory_is_removed_by_the_next_run() {
     let (_dir, out, cfg) = setup("SIGKILL");
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ps-modes"))
-        .args(["--driver", "threads", "--out"])
-        .arg(&out)
-        .arg("--config")
-        .arg(&cfg)
-        .stdout(Stdio::null())
+    let mut c = ps_modes("threads", &out, &cfg)
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
@@ -114,13 +115,7 @@ fn a_killed_runs_partial_directory_is_removed_by_the_next_run() {
     );
     // The next run (short) sweeps it and writes its own result.
     std::fs::write(&cfg, ps_config(4, 8, 1000.0)).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ps-modes"))
-        .args(["--driver", "sim", "--out"])
-        .arg(&out)
-        .arg("--config")
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let o = ps_modes("sim", &out, &cfg).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("which is gone"), "{err}");

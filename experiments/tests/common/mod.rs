@@ -15,37 +15,7 @@ pub fn tmpdir(tag: &str) -> PathBuf {
 /// A small ps-modes configuration: `workers` workers, `iterations` iterations, the modelled
 /// compute `ns_per_example` (batch 8).
 pub fn ps_config(workers: usize, iterations: u64, ns_per_example: f64) -> String {
-    format!(
-        r#"
-workers = {workers}
-iterations = {iterations}
-modes = ["bsp", "asp", "ssp2"]
-eval_every = 8
-[data]
-train_rows = 600
-test_rows = 100
-features = 500
-nnz_per_row = 10.0
-label_noise = 0.1
-informative = 0.1
-[svm]
-loss = "hinge"
-lambda = 1e-4
-eta0 = 10.0
-batch = 8
-[compute]
-ns_per_example = {ns_per_example:.1}
-[network]
-latency_ns = 5000
-bandwidth_gbps = 10.0
-[threads]
-ring_depth = 16
-stall_timeout_ms = 60000
-[stragglers]
-jitter_sigma = 0.1
-slow = [{{ worker = 0, factor = 2.0 }}]
-"#
-    )
+    experiments::faults::ps_config(workers, iterations, ns_per_example, 60_000)
 }
 
 /// A small asap-fig7 configuration: 8 peers all-reduce, 12 iterations, a 3,000-feature model.
