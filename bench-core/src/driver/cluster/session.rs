@@ -123,6 +123,8 @@ impl Session {
                 .collect();
             (Links::Root(streams), ip)
         } else {
+            // Rank 0 may not listen yet: retry with backoff (5 ms doubling to 200 ms).
+            let mut backoff = Duration::from_millis(5);
             let s = loop {
                 match TcpStream::connect_timeout(&spec.root, Duration::from_millis(500)) {
                     Ok(s) => break s,
@@ -136,7 +138,10 @@ impl Session {
                             ),
                         ))
                     }
-                    Err(_) => std::thread::sleep(Duration::from_millis(50)),
+                    Err(_) => {
+                        std::thread::sleep(backoff);
+                        backoff = (backoff * 2).min(Duration::from_millis(200));
+                    }
                 }
             };
             let _ = s.set_nodelay(true);
