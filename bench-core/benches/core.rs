@@ -48,7 +48,7 @@ fn sim_run(mode: SyncMode) -> u64 {
     };
     sim::run(
         spec.build().unwrap(),
-        &bench_core::workload::CountingProbe,
+        &bench_core::learning::CountingProbe,
         &cfg,
         &st,
         1,

@@ -6,7 +6,8 @@
 //! NOTIFY-ACK stay below it on these graphs for structural reasons (see hop-table1's notes), and
 //! the test pins how far below so that a change shows.
 
-use bench_core::protocol::peer::{explore, PeerMode, PeerSettings, SkipPolicy};
+use bench_core::driver::schedule_search::explore;
+use bench_core::protocol::peer::{PeerMode, PeerSettings, SkipPolicy};
 use bench_core::topology::{random_regular, Topology, TopologyKind};
 
 fn graphs() -> Vec<Topology> {

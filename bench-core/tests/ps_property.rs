@@ -5,9 +5,9 @@
 mod common;
 
 use bench_core::driver::sim::{self, SimConfig, SimObserver};
+use bench_core::learning::CountingProbe;
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::StragglerConfig;
-use bench_core::workload::CountingProbe;
 use bench_core::{CoreError, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -235,8 +235,17 @@ pub fn run(
     wait.csv("summary.csv", &summary)?;
     notes.push("error = objective - optimum of the least-squares objective 1/(2n) sum (x.w - y)^2 on the twin; time-to-target is the first evaluation at or below the target; waits are worker-side (result submitted to next task received)".into());
     let label = crate::cli::drivers_label(&drivers);
-    conv.finish(cfg, args.seed, args.scale.label(), &label, notes.clone())?;
-    wait.finish(cfg, args.seed, args.scale.label(), &label, notes)?;
+    // The least-squares twins record no provenance of their own (their shape is the config).
+    let source = args.data_source();
+    conv.finish(
+        cfg,
+        args.seed,
+        args.scale.label(),
+        &label,
+        &source,
+        notes.clone(),
+    )?;
+    wait.finish(cfg, args.seed, args.scale.label(), &label, &source, notes)?;
     Ok(())
 }
 

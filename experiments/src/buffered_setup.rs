@@ -1,6 +1,7 @@
 //! What the receive-buffer experiments (asap-fig7, asap-fig9) share: their configuration and
 //! one run of a synchronization mode on a graph under a driver.
 
+use crate::data_source::DataSource;
 use crate::svm_setup::SparseData;
 use anyhow::{bail, Context, Result};
 use bench_core::driver::buffered::{self, BufferedConfig, BufferedRecords, BufferedSetup};
@@ -81,8 +82,8 @@ impl BufferedCommon {
     ///
     /// # Errors
     /// Bad SVM settings.
-    pub fn workload(&self, seed: u64) -> Result<Arc<dyn Workload>> {
-        self.data.svm_workload(self.svm, seed)
+    pub fn workload(&self, seed: u64, data: &DataSource) -> Result<Arc<dyn Workload>> {
+        self.data.svm_workload(self.svm, seed, data)
     }
 
     /// The graph, checked against the worker count.

@@ -52,7 +52,7 @@ pub struct CommonArgs {
     /// quick scale) or `real` (the files of datasets.lock from the cache, fetched and verified
     /// with `syncbench datasets fetch NAME`; default at paper scale).
     #[arg(long, value_enum)]
-    pub data: Option<crate::svm_setup::DataMode>,
+    pub data: Option<crate::data_source::DataMode>,
     /// Cluster-driver flags.
     #[command(flatten)]
     pub cluster: crate::cluster_cli::ClusterArgs,
@@ -64,7 +64,6 @@ impl CommonArgs {
     /// # Errors
     /// When the file cannot be read or does not parse (the message names the file and key).
     pub fn load_config<T: DeserializeOwned>(&self, quick: &str, paper: &str) -> Result<T> {
-        crate::svm_setup::set_data_mode(self.data_mode());
         let (text, origin) = match &self.config {
             Some(p) => (
                 std::fs::read_to_string(p)
@@ -91,11 +90,17 @@ impl CommonArgs {
     }
 
     /// `--data`, or its default for the scale.
-    pub fn data_mode(&self) -> crate::svm_setup::DataMode {
+    pub fn data_mode(&self) -> crate::data_source::DataMode {
         self.data.unwrap_or(match self.scale {
-            Scale::Quick => crate::svm_setup::DataMode::Synthetic,
-            Scale::Paper => crate::svm_setup::DataMode::Real,
+            Scale::Quick => crate::data_source::DataMode::Synthetic,
+            Scale::Paper => crate::data_source::DataMode::Real,
         })
+    }
+
+    /// The run's data source: `--data` (or its default for the scale), recording what the
+    /// workloads are built on for the manifest.
+    pub fn data_source(&self) -> crate::data_source::DataSource {
+        crate::data_source::DataSource::new(self.data_mode())
     }
 
     /// The drivers to run, defaulting to `default`; with `cluster` among them, the process joins

@@ -91,6 +91,7 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
         bail!("graphs and settings must be non-empty");
     }
     let seed = args.seed;
+    let data = args.data_source();
     let drivers = args.drivers(&[DriverKind::Sim])?;
     let mk = |mode, max_i, skip| PeerSettings {
         serial: false,
@@ -123,7 +124,7 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
         random: cfg.slowdown,
     };
     stragglers.factors(cfg.common.workers)?;
-    let workload = cfg.common.workload(seed)?;
+    let workload = cfg.common.workload(seed, &data)?;
     let mut out = ExperimentOutput::new(&args.out, figure)?;
     let pb = progress(
         (drivers.len() * graphs.len() * (1 + compared.len())) as u64,
@@ -236,6 +237,7 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
         seed,
         args.scale.label(),
         &crate::cli::drivers_label(&drivers),
+        &data,
         notes,
     )?;
     Ok(())

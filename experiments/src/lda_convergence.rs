@@ -10,8 +10,10 @@ use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::metrics::{ProgressRow, RunRecords};
 use bench_core::straggler::StragglerConfig;
+use bench_core::workload::LdaTables;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[derive(Serialize)]
 struct CurveRow {
@@ -41,22 +43,22 @@ fn fmt_opt(v: Option<f64>) -> String {
     v.map_or("never".into(), |x| format!("{x:.4}"))
 }
 
-/// Runs the LDA part under every driver; writes lda_curves.csv and lda_summary.csv and the
-/// `{figure}/{driver}/lda-*` claims.
+/// Runs the LDA part on `tables` (built by [`LdaPart::tables`]) under every driver; writes
+/// lda_curves.csv and lda_summary.csv and the `{figure}/{driver}/lda-*` claims (`figure`: `out`'s).
 ///
 /// # Errors
 /// Any configuration or run error, or a failed write.
 pub fn run(
     out: &mut ExperimentOutput,
-    figure: &str,
     part: &LdaPart,
+    tables: &Arc<LdaTables>,
     drivers: &[DriverKind],
     stragglers: &StragglerConfig,
     threads: &ThreadsSection,
     seed: u64,
 ) -> Result<()> {
+    let figure = out.figure().to_string();
     let modes = part.modes(stragglers)?;
-    let tables = part.tables(seed)?;
     let pb = crate::output::progress((drivers.len() * modes.len()) as u64, "lda");
     let (mut curves, mut summary) = (Vec::new(), Vec::new());
     for &driver in drivers {
@@ -65,7 +67,7 @@ pub fn run(
         for &mode in &modes {
             pb.set_message(format!("lda {d} {}", mode.label()));
             let rec = part
-                .run(driver, mode, &tables, stragglers, threads, seed)
+                .run(driver, mode, tables, stragglers, threads, seed)
                 .with_context(|| format!("LDA {} under {d}", mode.label()))?;
             for p in &rec.progress {
                 curves.push(CurveRow {

@@ -3,8 +3,8 @@
 //! topic-model corpus (`--data synthetic`) or the real bag-of-words file (`--data real`), and
 //! its BSP / SSP(s) / ESSP(s) runs.
 
+use crate::data_source::{DataMode, DataSource};
 use crate::runner::{run_nodes, RunSettings, ThreadsSection};
-use crate::svm_setup::{data_mode, record, DataMode};
 use anyhow::{bail, Context, Result};
 use bench_core::data::{read_bag_of_words, BagOfWordsShape, DatasetCache, DatasetLock};
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
@@ -101,8 +101,8 @@ impl LdaPart {
     /// # Errors
     /// For invalid hyper-parameters; with real data, a config that names no dataset, a dataset
     /// not fetched and verified, or a file that does not parse.
-    pub fn tables(&self, seed: u64) -> Result<Arc<LdaTables>> {
-        let corpus = if data_mode() == DataMode::Real {
+    pub fn tables(&self, seed: u64, data: &DataSource) -> Result<Arc<LdaTables>> {
+        let corpus = if data.mode() == DataMode::Real {
             let Some(name) = &self.corpus.dataset else {
                 bail!("--data real, but this configuration's [lda.corpus] names no dataset");
             };
@@ -119,7 +119,7 @@ impl LdaPart {
                 .with_context(|| format!("cannot open {}", path.display()))?;
             let m = read_bag_of_words(std::io::BufReader::with_capacity(1 << 20, f), &path)?;
             let n = self.corpus.documents.min(m.rows());
-            record(format!(
+            data.record(format!(
                 "lda data: real {name} from {} ({n} of its {} documents, {} words, checksum {})",
                 path.display(),
                 m.rows(),
@@ -134,7 +134,7 @@ impl LdaPart {
                 topics: self.corpus.topics,
                 words_per_document: self.corpus.words_per_document,
             };
-            record(format!(
+            data.record(format!(
                 "lda data: synthetic topic-model corpus{} ({} documents, {} words, {} topics, about {} tokens each, seed {seed})",
                 self.corpus
                     .dataset

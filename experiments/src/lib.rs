@@ -7,6 +7,7 @@ pub mod buffered_setup;
 pub mod cli;
 pub mod cluster_cli;
 pub mod config_ranges;
+pub mod data_source;
 pub mod datasets_cli;
 pub mod faults;
 pub mod hop_compare;

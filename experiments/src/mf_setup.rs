@@ -2,9 +2,9 @@
 //! Netflix-shaped ratings, the MF workload on row-level parameter-server tables sharded over
 //! `shards` server nodes, and the BSP / SSP(s) / ESSP(s) mode list.
 
+use crate::data_source::{DataMode, DataSource};
 use crate::lda_setup::{essp_modes, LdaPart};
 use crate::runner::{run_nodes, RunSettings, ThreadsSection};
-use crate::svm_setup::{data_mode, record, DataMode};
 use anyhow::{bail, Context, Result};
 use bench_core::data::{
     partition_by_user, read_ratings_dataset, seeded_shuffle, DatasetCache, DatasetLock, Rating,
@@ -111,17 +111,17 @@ impl MfExperimentConfig {
     ///
     /// # Errors
     /// For invalid MF hyper-parameters.
-    pub fn tables(&self, seed: u64) -> Result<Arc<MfTables>> {
-        self.tables_with(self.mf, seed)
+    pub fn tables(&self, seed: u64, data: &DataSource) -> Result<Arc<MfTables>> {
+        self.tables_with(self.mf, seed, data)
     }
 
     /// As [`Self::tables`] with other MF hyper-parameters.
     ///
     /// # Errors
     /// For invalid MF hyper-parameters.
-    pub fn tables_with(&self, mf: MfConfig, seed: u64) -> Result<Arc<MfTables>> {
-        let (users, items, all) = if data_mode() == DataMode::Real {
-            self.real_ratings()?
+    pub fn tables_with(&self, mf: MfConfig, seed: u64, data: &DataSource) -> Result<Arc<MfTables>> {
+        let (users, items, all) = if data.mode() == DataMode::Real {
+            self.real_ratings(data)?
         } else {
             let shape = RatingsShape {
                 users: self.data.users,
@@ -131,7 +131,7 @@ impl MfExperimentConfig {
                 noise: self.data.noise,
                 popularity_exponent: self.data.popularity_exponent,
             };
-            record(format!(
+            data.record(format!(
                 "data: synthetic Netflix-shaped ratings{} ({} ratings of {} users x {} items, rank {}, seed {seed})",
                 self.data
                     .dataset
@@ -160,7 +160,7 @@ impl MfExperimentConfig {
     /// The configured dataset's first `data.ratings` ratings from the verified cache, in a
     /// fixed seeded order (the held-out share is a random sample, the same for every run
     /// seed), with its user and item counts.
-    fn real_ratings(&self) -> Result<(usize, usize, Vec<Rating>)> {
+    fn real_ratings(&self, data: &DataSource) -> Result<(usize, usize, Vec<Rating>)> {
         let Some(name) = &self.data.dataset else {
             bail!("--data real, but this configuration's [data] names no dataset");
         };
@@ -183,7 +183,7 @@ impl MfExperimentConfig {
             );
         }
         seeded_shuffle(&mut all, 0x005e_ed0f_da7a);
-        record(format!(
+        data.record(format!(
             "data: real {name} from {} ({} of its {total} ratings, {users} users x {items} items, checksum {})",
             path.display(),
             all.len(),

@@ -65,12 +65,18 @@ impl ExperimentOutput {
         }
     }
 
+    /// The figure id these results are written under.
+    pub fn figure(&self) -> &str {
+        &self.figure
+    }
+
     /// Adds a claim.
     pub fn claim(&mut self, c: Claim) {
         self.claims.push(c);
     }
 
-    /// Writes claims.csv and manifest.json, then moves the directory into place.
+    /// Writes claims.csv and manifest.json (the notes followed by `data`'s provenance), then
+    /// moves the directory into place.
     ///
     /// # Errors
     /// On I/O failure (nothing is left at the final path then).
@@ -80,9 +86,10 @@ impl ExperimentOutput {
         seed: u64,
         scale: &str,
         driver: &str,
+        data: &crate::data_source::DataSource,
         mut notes: Vec<String>,
     ) -> Result<PathBuf> {
-        notes.extend(crate::svm_setup::provenance());
+        notes.extend(data.provenance());
         notes.extend(crate::cluster_cli::notes());
         let Some(dir) = self.dir else {
             // A cluster rank other than 0: rank 0 writes the same results.

@@ -1,6 +1,7 @@
 //! What the decentralized (Hop) experiments share: graph construction, one run of a peer
 //! setting on a graph under a driver, and time-to-target on the evaluated peer's loss.
 
+use crate::data_source::DataSource;
 use crate::runner::{run_nodes, RunSettings, ThreadsSection};
 use crate::svm_setup::SparseData;
 use anyhow::{bail, Context, Result};
@@ -53,8 +54,8 @@ impl PeerCommon {
     ///
     /// # Errors
     /// Bad SVM settings.
-    pub fn workload(&self, seed: u64) -> Result<Arc<dyn Workload>> {
-        self.data.svm_workload(self.svm, seed)
+    pub fn workload(&self, seed: u64, data: &DataSource) -> Result<Arc<dyn Workload>> {
+        self.data.svm_workload(self.svm, seed, data)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Running a list of parameter-server modes in the simulator on a time profile with a CPU proxy
 //! model: the piece the DSSP experiments share.
 
+use crate::data_source::DataSource;
 use crate::runner::{run_ps, RunSettings, ThreadsSection};
 use crate::svm_setup::SparseData;
 use anyhow::{Context, Result};
@@ -52,9 +53,9 @@ impl ProfiledSetting<'_> {
     ///
     /// # Errors
     /// For invalid sizes or hyper-parameters.
-    pub fn workload(&self, seed: u64) -> Result<Arc<dyn Workload>> {
+    pub fn workload(&self, seed: u64, data: &DataSource) -> Result<Arc<dyn Workload>> {
         self.data.validate(self.workers)?;
-        self.data.svm_workload(self.svm, seed)
+        self.data.svm_workload(self.svm, seed, data)
     }
 
     /// Runs every mode in the simulator, calling `tick` after each; results keyed by label.

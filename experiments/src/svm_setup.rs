@@ -2,12 +2,12 @@
 //! synthetic`, the default at quick scale) or the real file from the dataset cache (`--data
 //! real`, the default at paper scale), and the SVM workload over it.
 
+use crate::data_source::{DataMode, DataSource};
 use anyhow::{bail, Context, Result};
 use bench_core::data::{read_libsvm, DatasetCache, DatasetLock, SparseClassification};
 use bench_core::workload::{SvmConfig, SvmSgd, Workload};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-use std::sync::{Mutex, OnceLock};
 
 /// Synthetic sparse classification data of a paper dataset's shape.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -43,19 +43,29 @@ impl SparseData {
     }
 
     /// Builds the SVM workload over the twin generated from `seed`, or over the real dataset
-    /// when the process runs with `--data real`.
+    /// when `data` says `real`; records which in `data`.
     ///
     /// # Errors
     /// For invalid SVM hyper-parameters; with real data, a config that names no dataset, a
     /// dataset not fetched and verified, or a file that does not parse.
-    pub fn svm_workload(&self, svm: SvmConfig, seed: u64) -> Result<Arc<dyn Workload>> {
-        if data_mode() == DataMode::Real {
-            return self.real_workload(svm);
+    pub fn svm_workload(
+        &self,
+        svm: SvmConfig,
+        seed: u64,
+        data: &DataSource,
+    ) -> Result<Arc<dyn Workload>> {
+        if data.mode() == DataMode::Real {
+            return self.real_workload(svm, data);
         }
-        self.synthetic_workload(svm, seed)
+        self.synthetic_workload(svm, seed, data)
     }
 
-    fn synthetic_workload(&self, svm: SvmConfig, seed: u64) -> Result<Arc<dyn Workload>> {
+    fn synthetic_workload(
+        &self,
+        svm: SvmConfig,
+        seed: u64,
+        data: &DataSource,
+    ) -> Result<Arc<dyn Workload>> {
         let shape = SparseClassification {
             rows: self.train_rows + self.test_rows,
             features: self.features,
@@ -63,8 +73,8 @@ impl SparseData {
             label_noise: self.label_noise,
             informative: self.informative,
         };
-        let data = shape.generate(seed);
-        record(format!(
+        let rows = shape.generate(seed);
+        data.record(format!(
             "data: synthetic twin{} ({} + {} rows, {} features, {} non-zeros per row, seed {seed})",
             self.dataset
                 .as_ref()
@@ -76,17 +86,17 @@ impl SparseData {
         ));
         Ok(Arc::new(SvmSgd::new(
             svm,
-            data.slice_rows(0..self.train_rows),
-            data.slice_rows(self.train_rows..data.rows()),
+            rows.slice_rows(0..self.train_rows),
+            rows.slice_rows(self.train_rows..rows.rows()),
         )?))
     }
 
-    fn real_workload(&self, svm: SvmConfig) -> Result<Arc<dyn Workload>> {
+    fn real_workload(&self, svm: SvmConfig, data: &DataSource) -> Result<Arc<dyn Workload>> {
         let Some(name) = &self.dataset else {
             // A proxy by design (e.g. the small model standing in for a CNN under a time
             // profile): there is no real file to read.
-            record("data: --data real, but this configuration's [data] names no dataset: it is a synthetic proxy, used as such".into());
-            return self.synthetic_workload(svm, 1);
+            data.record("data: --data real, but this configuration's [data] names no dataset: it is a synthetic proxy, used as such".into());
+            return self.synthetic_workload(svm, 1, data);
         };
         let lock_path = crate::datasets_cli::lock_path(None);
         let lock = DatasetLock::read(&lock_path)?;
@@ -117,7 +127,7 @@ impl SparseData {
             let test = (rows / 10).max(1);
             (rows - test, test)
         };
-        record(format!(
+        data.record(format!(
             "data: real {name} from {} ({train} training + {test} evaluation rows of {rows}, {} features, checksum {})",
             path.display(),
             m.cols,
@@ -130,40 +140,4 @@ impl SparseData {
             m.slice_rows(train..train + test),
         )?))
     }
-}
-
-/// Where SVM experiments take their data from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DataMode {
-    /// Seeded synthetic twins of the datasets' shapes.
-    Synthetic,
-    /// The real files, fetched and verified with `syncbench datasets fetch`.
-    Real,
-}
-
-static DATA_MODE: OnceLock<DataMode> = OnceLock::new();
-static PROVENANCE: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// Sets the process's data mode (once: one experiment process, one mode).
-pub fn set_data_mode(mode: DataMode) {
-    let _ = DATA_MODE.set(mode);
-}
-
-/// The process's data mode (synthetic unless set).
-pub fn data_mode() -> DataMode {
-    DATA_MODE.get().copied().unwrap_or(DataMode::Synthetic)
-}
-
-/// Records a line of data provenance for the manifest (once per distinct line).
-pub(crate) fn record(line: String) {
-    let mut p = PROVENANCE.lock().expect("provenance lock");
-    if !p.contains(&line) {
-        p.push(line);
-    }
-}
-
-/// What data the process's workloads were built on, for the manifest.
-pub fn provenance() -> Vec<String> {
-    PROVENANCE.lock().expect("provenance lock").clone()
 }

@@ -1,22 +1,19 @@
 //! Drivers run protocol nodes: [`sim`] in deterministic virtual time, [`threads`] with one OS
 //! thread per node in real time over the threads transport, [`cluster`] with one process per
-//! rank over tcp. All carry out the same [`crate::protocol::Action`]s through one [`Learning`], so the learning is identical in kind.
+//! rank over tcp, shm or rdma. All carry out the same [`crate::protocol::Action`]s through one
+//! [`crate::learning::Learning`], so the learning is identical in kind. [`schedule_search`] searches the
+//! simulator's schedules for a peer setting's worst iteration gaps.
 
 pub mod buffered;
 pub mod cluster;
-mod control_only;
-mod learning;
 mod network;
-mod node_model;
 pub mod node_thread;
 mod profile;
+pub mod schedule_search;
 pub mod sim;
 pub mod threads;
 
-pub use control_only::ControlOnly;
-pub use learning::{payload_words, Learning};
 pub use network::{HostPlacement, LinkOverride, NetworkModel};
-pub use node_model::{NodeModel, Payload, PayloadEffect};
 
 /// Keeps the error a threaded run reports: the first of the most telling kind. A node's own
 /// failure tells most; a deadlock (a node waited in vain) less, as it is usually the consequence

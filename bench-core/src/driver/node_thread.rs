@@ -21,10 +21,10 @@
 //! ring can then never be overrun, whatever the transport (over tcp, frames land as they arrive,
 //! however far behind the receiver is).
 
-use super::learning::Learning;
-use super::node_model::{Payload, PayloadEffect, HEADER_BYTES};
 use super::{crosses, ComputeModel};
 use crate::error::{CoreError, Result};
+use crate::learning::Learning;
+use crate::learning::{Payload, PayloadEffect, HEADER_BYTES};
 use crate::metrics::{IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};
 use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role, MESSAGE_WORDS};
 use crate::straggler::StragglerSampler;
@@ -724,7 +724,7 @@ mod tests {
             applied: Arc::new(vec![4, 5]),
         };
         let w = encode(&p);
-        assert_eq!(w.len(), super::super::payload_words(2, 3));
+        assert_eq!(w.len(), crate::learning::payload_words(2, 3));
         assert_eq!(decode(&w, 0).unwrap(), p);
         assert!(decode(&w[..3], 0).is_err());
     }

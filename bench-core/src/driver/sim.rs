@@ -5,11 +5,11 @@
 //! computed and applied); only time is modelled: compute time from [`ComputeModel`] times the
 //! straggler factor, message time from [`NetworkModel`].
 
-use super::learning::Learning;
 use super::network::NetworkState;
-use super::node_model::{Payload, PayloadEffect, HEADER_BYTES};
 use super::{crosses, ComputeModel, NetworkModel};
 use crate::error::{CoreError, Result};
+use crate::learning::Learning;
+use crate::learning::{Payload, PayloadEffect, HEADER_BYTES};
 use crate::metrics::{IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};
 use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role};
 use crate::straggler::{StragglerConfig, StragglerSampler};
@@ -401,7 +401,7 @@ mod tests {
         };
         let e = run(
             vec![Box::new(Stuck)],
-            &crate::workload::CountingProbe,
+            &crate::learning::CountingProbe,
             &cfg,
             &StragglerConfig {
                 slow: vec![],

@@ -5,9 +5,9 @@
 //! Each thread runs [`node_thread::run_node`], the loop the cluster driver runs in each rank's
 //! process too.
 
-use super::learning::Learning;
 use super::node_thread::{self, AbortFlag, RunShared};
 use crate::error::Result;
+use crate::learning::Learning;
 use crate::metrics::RunRecords;
 use crate::protocol::{Protocol, Role};
 use crate::straggler::StragglerConfig;
@@ -135,7 +135,7 @@ mod stall_tests {
         let nodes: Vec<Box<dyn Protocol>> = vec![Box::new(Silent(0)), Box::new(Silent(1))];
         let e = run(
             nodes,
-            Arc::new(crate::workload::CountingProbe),
+            Arc::new(crate::learning::CountingProbe),
             &cfg,
             &StragglerConfig {
                 slow: vec![],

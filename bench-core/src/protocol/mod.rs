@@ -18,6 +18,8 @@ mod message;
 pub mod peer;
 pub mod ps;
 pub mod table;
+#[cfg(test)]
+mod test_support;
 
 pub use event::{Event, IterationRecord};
 pub use factory::{AsyncSpec, ProtocolSpec, SyncMode};
@@ -25,8 +27,7 @@ pub use message::{Message, PayloadKind, MESSAGE_WORDS};
 
 use crate::error::Result;
 
-/// Index of a node (server or worker) in a run.
-pub type NodeId = usize;
+pub use crate::node_id::NodeId;
 /// Nanoseconds since the start of a run, virtual (sim) or real (threads).
 pub type Nanos = u64;
 

@@ -25,8 +25,7 @@ use crate::error::Result;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Index of a node on the fabric.
-pub type NodeId = usize;
+pub use crate::node_id::NodeId;
 
 /// Shape of a ring a receiver registered for a sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,8 +22,8 @@
 
 use super::least_squares::LeastSquares;
 use super::version_store::VersionStore;
-use crate::driver::{payload_words, Learning, Payload, PayloadEffect};
 use crate::error::{CoreError, Result};
+use crate::learning::{payload_words, Learning, Payload, PayloadEffect};
 use crate::protocol::{Action, Message, NodeId, Role};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

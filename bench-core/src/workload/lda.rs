@@ -347,7 +347,7 @@ impl TableModel for Lda {
 mod tests {
     use super::*;
     use crate::data::BagOfWordsShape;
-    use crate::driver::Learning;
+    use crate::learning::Learning;
     use crate::protocol::Role;
     use std::sync::Arc;
 

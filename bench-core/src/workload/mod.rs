@@ -1,13 +1,16 @@
-//! What is trained. A workload computes an update from a model and a worker's data, and
-//! evaluates a model; drivers own the models and move them between nodes.
+//! What is trained: SVM, logistic and least-squares SGD and SAGA, matrix factorisation and LDA
+//! on row tables, and each family's [`crate::learning::Learning`] (the parameter server's
+//! [`NodeModel`], decentralized peers' [`PeerLearning`], ASYNC's [`AsyncLearning`], the row
+//! tables' [`TableLearning`]). A workload computes an update from a model and a worker's data,
+//! and evaluates a model; drivers own the models and move them between nodes.
 
 mod async_learning;
 mod lda;
 mod least_squares;
 mod mf;
 mod mf_tables;
+mod node_model;
 mod peer_learning;
-mod probe;
 mod svm;
 mod tables;
 mod version_store;
@@ -17,26 +20,12 @@ pub use lda::{Lda, LdaConfig, LdaLocal, LdaTables, TOPIC_TOTAL_TABLE, WORD_TOPIC
 pub use least_squares::{LeastSquares, Optimum};
 pub use mf::{MatrixFactorization, MfConfig};
 pub use mf_tables::{MfTables, ITEM_TABLE, USER_TABLE};
+pub use node_model::NodeModel;
 pub use peer_learning::{PeerLearning, PeerState};
-pub use probe::CountingProbe;
 pub use svm::{Loss, SvmConfig, SvmSgd};
 pub use tables::{TableLearning, TableModel, TableNode};
 pub use version_store::VersionStore;
 
-/// A model trained by data-parallel SGD-like steps.
-pub trait Workload: Send + Sync {
-    /// Number of parameters.
-    fn dim(&self) -> usize;
-    /// The initial model every node starts from.
-    fn initial_model(&self) -> Vec<f32> {
-        vec![0.0; self.dim()]
-    }
-    /// The additive update worker `worker` (of `workers`) computes at iteration `iter` from
-    /// `model`: the node applies it as `model += update`.
-    fn update(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32>;
-    /// Examples one worker consumes per update when the run has `workers` workers (the
-    /// compute-time model charges per example).
-    fn batch_size(&self, workers: usize) -> usize;
-    /// `(loss, accuracy)` of `model` on the held-out evaluation set.
-    fn evaluate(&self, model: &[f32]) -> (f64, f64);
-}
+/// The trait lives in the learning layer, below drivers and workloads; re-exported here, beside
+/// its implementations.
+pub use crate::learning::Workload;

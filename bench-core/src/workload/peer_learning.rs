@@ -5,8 +5,8 @@
 //! parameters are what the peer sends, and the Reduce only averages.
 
 use super::Workload;
-use crate::driver::{payload_words, Learning, Payload, PayloadEffect};
 use crate::error::{CoreError, Result};
+use crate::learning::{payload_words, Learning, Payload, PayloadEffect};
 use crate::protocol::{Action, Message, NodeId, Role};
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -10,8 +10,8 @@
 //! The loss is evaluated on shard 0's rows; with several shards no node holds every row, and
 //! the loss is reported as NaN.
 
-use crate::driver::{payload_words, Learning, Payload, PayloadEffect};
 use crate::error::{CoreError, Result};
+use crate::learning::{payload_words, Learning, Payload, PayloadEffect};
 use crate::protocol::table::{RowAccess, RowKey};
 use crate::protocol::{Action, Message, NodeId, Role};
 use std::collections::{BTreeMap, HashMap, VecDeque};

@@ -85,6 +85,7 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         if cfg.parts.is_empty() {
             bail!("parts must list at least one part");
         }
@@ -112,7 +113,7 @@ fn main() -> std::process::ExitCode {
         for &driver in &drivers {
             for (part, graphs, settings) in &plans {
                 let c = &part.common;
-                let workload = c.workload(seed)?;
+                let workload = c.workload(seed, &data)?;
                 let mut runs = Vec::new();
                 for g in graphs {
                     pb.set_message(format!("{} {}", part.name, g.name()));
@@ -218,6 +219,7 @@ fn main() -> std::process::ExitCode {
             seed,
             args.common.scale.label(),
             &experiments::cli::drivers_label(&drivers),
+            &data,
             notes,
         )?;
         Ok(())

@@ -61,12 +61,13 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         let c = &cfg.common;
         c.validate()?;
         let seed = args.common.seed;
         let drivers = args.common.drivers(&[DriverKind::Sim])?;
         let topology = c.topology(seed)?;
-        let workload = c.workload(seed)?;
+        let workload = c.workload(seed, &data)?;
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let pb = progress((drivers.len() * ReduceSync::ALL.len()) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
@@ -166,6 +167,7 @@ fn main() -> std::process::ExitCode {
             seed,
             args.common.scale.label(),
             &drivers_label(&drivers),
+            &data,
             notes,
         )?;
         Ok(())

@@ -219,6 +219,7 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(CONFIG, CONFIG)?;
+        let data = args.common.data_source();
         if cfg.fig3_nodes.iter().any(|&n| n < 2) {
             bail!("fig3_nodes must all be >= 2, got {:?}", cfg.fig3_nodes);
         }
@@ -239,6 +240,7 @@ fn main() -> std::process::ExitCode {
                 args.common.seed,
                 args.common.scale.label(),
                 "none (linear algebra)",
+                &data,
                 notes.clone(),
             )?;
         }

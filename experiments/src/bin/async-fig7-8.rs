@@ -94,6 +94,7 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         cfg.common.validate()?;
         cfg.production.validate()?;
         if cfg.datasets.is_empty() {
@@ -226,9 +227,9 @@ fn main() -> std::process::ExitCode {
         notes.push("error = objective - optimum (least squares, CGLS optimum); waits are worker-side, from a result's submission to the next task's arrival".into());
         let label = experiments::cli::drivers_label(&drivers);
         let scale = args.common.scale.label();
-        fig7.finish(&cfg, seed, scale, &label, notes.clone())?;
-        fig8.finish(&cfg, seed, scale, &label, notes.clone())?;
-        table.finish(&cfg, seed, scale, &label, notes)?;
+        fig7.finish(&cfg, seed, scale, &label, &data, notes.clone())?;
+        fig8.finish(&cfg, seed, scale, &label, &data, notes.clone())?;
+        table.finish(&cfg, seed, scale, &label, &data, notes)?;
         Ok(())
     })
 }

@@ -74,6 +74,7 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         let modes = parse_modes(&cfg.modes)?;
         if !(cfg.target_fraction > 0.0 && cfg.target_fraction <= 1.0) {
             bail!(
@@ -106,7 +107,7 @@ fn main() -> std::process::ExitCode {
                 network: &cfg.network,
                 stragglers: &cfg.stragglers,
             };
-            let workload = setting.workload(seed)?;
+            let workload = setting.workload(seed, &data)?;
             let runs = setting.run_all(&modes, &workload, seed, |m| {
                 pb.set_message(format!("{name} {}", m.label()));
                 pb.inc(1);
@@ -143,7 +144,7 @@ fn main() -> std::process::ExitCode {
             "proxy learning: logistic regression on RCV1-shaped synthetic data; target = target_fraction x the best accuracy any mode reaches under the profile".into(),
             "throughput = mean over workers of each worker's iterations per second; 'averaged SSP' averages over the SSP runs (time-to-target over those that reach it)".into(),
         ];
-        out.finish(&cfg, seed, args.common.scale.label(), "sim", notes)?;
+        out.finish(&cfg, seed, args.common.scale.label(), "sim", &data, notes)?;
         Ok(())
     })
 }

@@ -80,6 +80,7 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         let modes = parse_modes(&cfg.modes)?;
         if cfg.target_fractions.is_empty()
             || cfg
@@ -104,7 +105,7 @@ fn main() -> std::process::ExitCode {
             network: &cfg.network,
             stragglers: &cfg.stragglers,
         };
-        let workload = setting.workload(seed)?;
+        let workload = setting.workload(seed, &data)?;
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let pb = progress(modes.len() as u64, FIGURE);
         let runs = setting.run_all(&modes, &workload, seed, |m| {
@@ -222,7 +223,7 @@ fn main() -> std::process::ExitCode {
             "paper_value columns quote dssp.txt Table I in seconds (ResNet-110, CIFAR-100, 0.67 / 0.68 accuracy); 'never' = not reached".into(),
             "DSSP controller conventions: see bench-core/src/protocol/ps/dssp.rs".into(),
         ];
-        out.finish(&cfg, seed, args.common.scale.label(), "sim", notes)?;
+        out.finish(&cfg, seed, args.common.scale.label(), "sim", &data, notes)?;
         Ok(())
     })
 }

@@ -93,13 +93,18 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         let modes = cfg.modes()?;
         let drivers = args.common.drivers(&[DriverKind::Sim])?;
         let seed = args.common.seed;
-        let tables = cfg.tables(seed)?;
+        let tables = cfg.tables(seed, &data)?;
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let lda = match &cfg.lda {
-            Some(part) => Some((part, part.modes(&cfg.stragglers)?, part.tables(seed)?)),
+            Some(part) => Some((
+                part,
+                part.modes(&cfg.stragglers)?,
+                part.tables(seed, &data)?,
+            )),
             None => None,
         };
         let runs = modes.len() + lda.as_ref().map_or(0, |l| l.1.len());
@@ -171,7 +176,14 @@ fn main() -> std::process::ExitCode {
             "bytes_per_clock counts every message of the run (ESSP's eager pushes included) per worker clock".into(),
         ];
         let drivers = experiments::cli::drivers_label(&drivers);
-        out.finish(&cfg, seed, args.common.scale.label(), &drivers, notes)?;
+        out.finish(
+            &cfg,
+            seed,
+            args.common.scale.label(),
+            &drivers,
+            &data,
+            notes,
+        )?;
         Ok(())
     })
 }

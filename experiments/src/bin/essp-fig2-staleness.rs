@@ -94,13 +94,14 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         if cfg.workers == 0 || cfg.clocks == 0 || cfg.staleness.is_empty() {
             bail!("workers, clocks and the staleness list must be non-empty");
         }
         let modes = cfg.modes()?;
         let drivers = args.common.drivers(&[DriverKind::Sim])?;
         let seed = args.common.seed;
-        let tables = cfg.tables(seed)?;
+        let tables = cfg.tables(seed, &data)?;
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let pb = progress((drivers.len() * modes.len()) as u64, FIGURE);
         let (mut hist, mut summary) = (Vec::new(), Vec::new());
@@ -151,7 +152,14 @@ fn main() -> std::process::ExitCode {
             "fresh_mass = share of reads with clock differential >= -2 (within one clock of fresh)".into(),
         ];
         let drivers = experiments::cli::drivers_label(&drivers);
-        out.finish(&cfg, seed, args.common.scale.label(), &drivers, notes)?;
+        out.finish(
+            &cfg,
+            seed,
+            args.common.scale.label(),
+            &drivers,
+            &data,
+            notes,
+        )?;
         Ok(())
     })
 }

@@ -70,6 +70,7 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         let modes = cfg.modes()?;
         let Some(large_step) = cfg.large_step else {
             bail!("essp-fig3 needs large_step (the step size of the stability comparison)");
@@ -86,10 +87,10 @@ fn main() -> std::process::ExitCode {
                 cfg.shards
             );
         }
-        let workload = cfg.tables(seed)?;
+        let workload = cfg.tables(seed, &data)?;
         let mut big = cfg.mf;
         big.step = large_step;
-        let big_workload = cfg.tables_with(big, seed)?;
+        let big_workload = cfg.tables_with(big, seed, &data)?;
         let s_max = *cfg.staleness.iter().max().expect("non-empty");
         let big_modes = [
             SyncMode::Ssp { staleness: s_max },
@@ -203,8 +204,8 @@ fn main() -> std::process::ExitCode {
         if let Some(lda) = &cfg.lda {
             experiments::lda_convergence::run(
                 &mut out,
-                FIGURE,
                 lda,
+                &lda.tables(seed, &data)?,
                 &drivers,
                 &cfg.stragglers,
                 &cfg.threads,
@@ -228,7 +229,14 @@ fn main() -> std::process::ExitCode {
             "row-level parameter-server tables (L and R rows, GET/INC/CLOCK, per-row client cache, ESSP pushes of changed rows) on one shard".into(),
         ];
         let drivers = experiments::cli::drivers_label(&drivers);
-        out.finish(&cfg, seed, args.common.scale.label(), &drivers, notes)?;
+        out.finish(
+            &cfg,
+            seed,
+            args.common.scale.label(),
+            &drivers,
+            &data,
+            notes,
+        )?;
         Ok(())
     })
 }

@@ -58,6 +58,7 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         cfg.common.validate()?;
         if cfg.graphs.is_empty() {
             bail!("graphs must list at least one graph");
@@ -73,7 +74,7 @@ fn main() -> std::process::ExitCode {
         for g in &graphs {
             settings.build(g)?;
         }
-        let workload = cfg.common.workload(seed)?;
+        let workload = cfg.common.workload(seed, &data)?;
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let pb = progress((drivers.len() * graphs.len() * 2) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
@@ -156,6 +157,7 @@ fn main() -> std::process::ExitCode {
             seed,
             args.common.scale.label(),
             &experiments::cli::drivers_label(&drivers),
+            &data,
             notes,
         )?;
         Ok(())

@@ -60,6 +60,7 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         cfg.common.validate()?;
         let seed = args.common.seed;
         let drivers = args.common.drivers(&[DriverKind::Sim])?;
@@ -72,7 +73,7 @@ fn main() -> std::process::ExitCode {
         let peers = PeerSettings::standard(c.iterations);
         peers.build(&g)?;
         let none = StragglerConfig::default();
-        let workload = c.workload(seed)?;
+        let workload = c.workload(seed, &data)?;
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let pb = progress(2, FIGURE);
         pb.set_message(format!("decentralized {}", g.name()));
@@ -140,7 +141,14 @@ fn main() -> std::process::ExitCode {
             "{} workers, {} iterations each; PS: one server node plus the workers, BSP, the server adds every worker's update; decentralized: standard protocol on {}, evaluated at peer 0; target = the larger final loss; CNN part n.a.",
             c.workers, c.iterations, g.name()
         )];
-        out.finish(&cfg, seed, args.common.scale.label(), driver.label(), notes)?;
+        out.finish(
+            &cfg,
+            seed,
+            args.common.scale.label(),
+            driver.label(),
+            &data,
+            notes,
+        )?;
         Ok(())
     })
 }

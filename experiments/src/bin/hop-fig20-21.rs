@@ -101,6 +101,7 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         let c = &cfg.common;
         c.validate()?;
         if cfg.graphs.len() < 2 {
@@ -125,7 +126,7 @@ fn main() -> std::process::ExitCode {
         for g in &graphs {
             settings.build(g)?;
         }
-        let workload = c.workload(seed)?;
+        let workload = c.workload(seed, &data)?;
         let model_bytes = 4.0 * c.data.features as f64;
         let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
         let mut gaps = Vec::new();
@@ -233,6 +234,7 @@ fn main() -> std::process::ExitCode {
             seed,
             args.common.scale.label(),
             &drivers_label(&drivers),
+            &data,
             notes,
         )?;
         Ok(())

@@ -4,8 +4,9 @@
 
 use anyhow::{bail, Context};
 use bench_core::claims::Claim;
+use bench_core::driver::schedule_search::explore;
 use bench_core::driver::DriverKind;
-use bench_core::protocol::peer::{explore, PeerMode, PeerSettings};
+use bench_core::protocol::peer::{PeerMode, PeerSettings};
 use bench_core::topology::{random_regular, Topology, TopologyKind};
 use clap::Parser;
 use experiments::output::progress;
@@ -99,6 +100,7 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         if args.common.drivers(&[DriverKind::Sim])? != [DriverKind::Sim] {
             bail!("hop-table1 searches schedules in the simulator; use --driver sim");
         }
@@ -200,7 +202,7 @@ fn main() -> std::process::ExitCode {
         pb.finish_and_clear();
         out.csv("gaps.csv", &gaps)?;
         out.csv("reach.csv", &reach)?;
-        out.finish(&cfg, seed, args.common.scale.label(), "sim", notes)?;
+        out.finish(&cfg, seed, args.common.scale.label(), "sim", &data, notes)?;
         Ok(())
     })
 }

@@ -122,6 +122,7 @@ fn main() -> std::process::ExitCode {
     experiments::main_with(|| {
         let args = Args::parse();
         let cfg: Config = args.common.load_config(QUICK, PAPER)?;
+        let data = args.common.data_source();
         let modes = cfg
             .modes
             .iter()
@@ -133,7 +134,7 @@ fn main() -> std::process::ExitCode {
             .drivers(&[DriverKind::Sim, DriverKind::Threads])?;
         let seed = args.common.seed;
 
-        let workload = cfg.data.svm_workload(cfg.svm, seed)?;
+        let workload = cfg.data.svm_workload(cfg.svm, seed, &data)?;
         let settings = RunSettings {
             network: cfg.network.clone(),
             compute: cfg.compute,
@@ -228,7 +229,14 @@ fn main() -> std::process::ExitCode {
             },
         ];
         let drivers = experiments::cli::drivers_label(&drivers);
-        out.finish(&cfg, seed, args.common.scale.label(), &drivers, notes)?;
+        out.finish(
+            &cfg,
+            seed,
+            args.common.scale.label(),
+            &drivers,
+            &data,
+            notes,
+        )?;
         Ok(())
     })
 }

@@ -63,7 +63,7 @@ pub const ALL: &[FigureDef] = &[
     },
     FigureDef {
         id: "essp-fig2-breakdown",
-        title: "ESSP Fig 2 (right): computation vs blocked time per clock, SSP vs ESSP (matrix factorisation in place of LDA)",
+        title: "ESSP Fig 2 (right): computation vs blocked time per clock, SSP vs ESSP (matrix factorisation and LDA)",
         paper: "ESSP spends less time blocked than SSP at each staleness (LDA)",
         render: essp_staleness::render_breakdown,
     },

@@ -17,11 +17,11 @@ pub mod threads;
 
 use super::{ComputeModel, NetworkModel};
 use crate::error::{CoreError, Result};
+use crate::learning::Workload;
 use crate::metrics::ProgressRow;
 use crate::protocol::buffered::{BufferedPeer, ReduceSync};
 use crate::straggler::StragglerConfig;
 use crate::topology::Topology;
-use crate::workload::Workload;
 use std::sync::Arc;
 
 /// Header and footer words around every buffer, in bytes.

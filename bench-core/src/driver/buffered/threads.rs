@@ -13,11 +13,11 @@ use super::{
 use crate::driver::cluster::PeerBarrier;
 use crate::driver::node_thread::AbortFlag;
 use crate::error::{CoreError, Result};
+use crate::learning::Workload;
 use crate::metrics::ProgressRow;
 use crate::protocol::buffered::{BufferedAction, BufferedInput, BufferedPeer};
 use crate::transport::threads::ThreadsFabric;
 use crate::transport::{AlignedWords, Endpoint};
-use crate::workload::Workload;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 

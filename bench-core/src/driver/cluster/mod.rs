@@ -32,10 +32,10 @@ pub use barrier::{ClusterBarrier, PeerBarrier};
 pub use rank::{RankFlags, RankSpec};
 pub use session::Session;
 
-use super::learning::Learning;
 use super::node_thread::{self, NodeOutcome, RunShared, ThreadsConfig};
 use super::threads::ps_rings;
 use crate::error::{CoreError, Result};
+use crate::learning::Learning;
 use crate::metrics::RunRecords;
 use crate::protocol::{NodeId, Protocol, Role};
 use crate::straggler::StragglerConfig;

@@ -2,12 +2,9 @@
 
 use super::*;
 use crate::error::CoreError;
+use crate::protocol::test_support::drain;
 use crate::protocol::{Action, Event, Input, Message, Protocol};
 use std::sync::Arc;
-
-fn drain(p: &mut dyn Protocol) -> Vec<Action> {
-    std::iter::from_fn(|| p.poll_action()).collect()
-}
 
 fn tasks(actions: &[Action]) -> Vec<(usize, u64, u64)> {
     actions

@@ -18,11 +18,10 @@
 //!
 //! The node's own parameters always count as one input (the self-loop of hop.txt §3.1).
 //! Iteration gaps are bounded per Table 1 ([`gap_bound`]); update queues are sized from those
-//! bounds, and an update that would not fit is a protocol error.
+//! bounds, and an update that would not fit is a protocol error. The simulator's schedule search
+//! for those gaps is [`crate::driver::schedule_search`].
 
 mod bounds;
-mod explore;
-mod gaps;
 mod hop;
 mod update_queue;
 
@@ -30,8 +29,6 @@ mod update_queue;
 mod tests;
 
 pub use bounds::{gap_bound, GapBound};
-pub use explore::{explore, GapReport};
-pub use gaps::GapObserver;
 pub use hop::HopPeer;
 pub use update_queue::{Enqueued, UpdateQueue};
 

@@ -1,12 +1,9 @@
 //! Scripted event sequences for decentralized peers.
 
 use super::*;
+use crate::protocol::test_support::drain;
 use crate::protocol::{Action, Input, Message, Protocol};
 use crate::topology::{Topology, TopologyKind};
-
-fn drain(p: &mut dyn Protocol) -> Vec<Action> {
-    std::iter::from_fn(|| p.poll_action()).collect()
-}
 
 fn sends(a: &[Action]) -> Vec<(usize, Message)> {
     a.iter()

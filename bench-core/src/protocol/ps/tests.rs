@@ -1,13 +1,10 @@
 //! Scripted event sequences for the parameter-server nodes.
 
 use super::*;
+use crate::protocol::test_support::drain;
 use crate::protocol::{Action, Event, Input, Message, Protocol};
 use ReadPolicy::{Async, Cache};
 use ReleasePolicy::{Bounded, Immediate};
-
-fn drain(p: &mut dyn Protocol) -> Vec<Action> {
-    std::iter::from_fn(|| p.poll_action()).collect()
-}
 
 fn sends(actions: &[Action]) -> Vec<(usize, Message)> {
     actions

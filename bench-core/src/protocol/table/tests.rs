@@ -1,6 +1,7 @@
 //! Scripted event sequences for the row-table shard and client.
 
 use super::*;
+use crate::protocol::test_support::drain;
 use crate::protocol::{Action, Event, Input, Message};
 
 /// Every worker reads rows (0, 0) and (1, 3) at every clock.
@@ -15,10 +16,6 @@ impl RowAccess for Fixed {
 
 fn keys() -> Vec<RowKey> {
     Fixed.rows(0, 0)
-}
-
-fn drain(p: &mut dyn Protocol) -> Vec<Action> {
-    std::iter::from_fn(|| p.poll_action()).collect()
 }
 
 fn recv(from: usize, msg: Message) -> Input {

@@ -2,8 +2,8 @@
 //! protocol's schedules (iteration gaps, deadlock freedom) in the simulator without the cost
 //! of models.
 
-use super::learning::{payload_words, Learning};
-use super::node_model::{Payload, PayloadEffect};
+use super::payload::{Payload, PayloadEffect};
+use super::run_learning::{payload_words, Learning};
 use crate::error::Result;
 use crate::protocol::{Action, Message, NodeId, Role};
 

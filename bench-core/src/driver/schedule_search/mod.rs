@@ -1,10 +1,15 @@
 //! Seeded schedule search for Hop's Table 1: many simulator runs of a peer setting with random
 //! latencies, jitter and stragglers, every iteration gap checked against its bound.
 
-use super::{GapBound, GapObserver, PeerSettings};
+mod gap_observer;
+
+pub use gap_observer::GapObserver;
+
 use crate::driver::sim::{self, SimConfig};
-use crate::driver::{ComputeModel, ControlOnly, NetworkModel};
+use crate::driver::{ComputeModel, NetworkModel};
 use crate::error::Result;
+use crate::learning::ControlOnly;
+use crate::protocol::peer::{GapBound, PeerSettings};
 use crate::straggler::{SlowWorker, StragglerConfig};
 use crate::topology::{shortest_path_lengths, Topology};
 use rand::{Rng, SeedableRng};

@@ -3,14 +3,13 @@
 //! Protocols name buffers and versions; a [`Learning`] owns what those names mean: each node's
 //! model state, what a computation produces, which bytes a message carries and what `Apply`,
 //! `Install` or `Commit` do. Drivers are generic over it, so one driver runs both the
-//! parameter-server family (a [`Workload`] whose workers compute additive updates, carried by
-//! [`NodeModel`]) and ASYNC's task-based family (workers compute gradients, the coordinator
+//! parameter-server family (a [`super::Workload`] whose workers compute additive updates, carried by
+//! [`crate::workload::NodeModel`]) and ASYNC's task-based family (workers compute gradients, the coordinator
 //! applies them with its own step rule: [`crate::workload::AsyncLearning`]).
 
-use super::node_model::{NodeModel, Payload, PayloadEffect};
+use super::payload::{Payload, PayloadEffect};
 use crate::error::Result;
 use crate::protocol::{Action, Message, NodeId, Role};
-use crate::workload::Workload;
 
 /// What a run learns and how its nodes hold and exchange model state.
 pub trait Learning: Send + Sync {
@@ -66,55 +65,4 @@ pub trait Learning: Send + Sync {
 /// Words of a payload `[n_meta, meta..., n_f32, f32 pairs...]` with `meta` and `floats` entries.
 pub fn payload_words(meta: usize, floats: usize) -> usize {
     2 + meta + floats.div_ceil(2)
-}
-
-/// The parameter-server family: every [`Workload`] learns through [`NodeModel`].
-impl<W: Workload + ?Sized> Learning for W {
-    type Node = NodeModel;
-
-    fn node(&self, _node: NodeId, role: Role, workers: usize) -> NodeModel {
-        let me = match role {
-            Role::Worker(w) => Some(w),
-            Role::Server => None,
-        };
-        NodeModel::new(self.initial_model(), workers, me)
-    }
-
-    fn compute(&self, state: &mut NodeModel, worker: usize, workers: usize, iter: u64) {
-        state.compute(self, worker, workers, iter);
-    }
-
-    fn carry_out(
-        &self,
-        state: &mut NodeModel,
-        node: NodeId,
-        action: &Action,
-        roles: &[Role],
-    ) -> Result<Option<PayloadEffect>> {
-        state.carry_out(node, action, roles)
-    }
-
-    fn outgoing(&self, state: &mut NodeModel, _to: NodeId, msg: &Message) -> Option<Payload> {
-        state.outgoing(msg.payload(), msg.payload_key())
-    }
-
-    fn receive(&self, state: &mut NodeModel, from: NodeId, msg: &Message, payload: Payload) {
-        state.receive(from, msg.payload(), msg.payload_key(), payload);
-    }
-
-    fn applied<'a>(&self, state: &'a NodeModel) -> &'a [u64] {
-        &state.applied
-    }
-
-    fn evaluate(&self, state: &NodeModel) -> (f64, f64) {
-        Workload::evaluate(self, &state.model)
-    }
-
-    fn batch_size(&self, workers: usize) -> usize {
-        Workload::batch_size(self, workers)
-    }
-
-    fn payload_words(&self, workers: usize) -> usize {
-        payload_words(workers, self.dim())
-    }
 }

@@ -1,59 +1,12 @@
-//! The model state of one node and how a driver carries out the learning part of actions.
+//! The parameter-server family's learning: one node's model and the payloads it holds, and how
+//! the learning part of protocol actions is carried out on it. Every [`Workload`] learns through
+//! it (the blanket [`Learning`] impl below).
 
 use crate::error::{CoreError, Result};
-use crate::protocol::{Action, NodeId, PayloadKind, Role};
-use crate::workload::Workload;
+use crate::learning::{payload_words, Learning, Payload, PayloadEffect, Workload};
+use crate::protocol::{Action, Message, NodeId, PayloadKind, Role};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
-
-/// Bytes a message carries besides its control words.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Payload {
-    /// Parameters (an update or a model snapshot).
-    pub data: Arc<Vec<f32>>,
-    /// Ground truth for checkers: how many updates of each worker the sender's model held
-    /// (snapshots) — never read by protocols.
-    pub applied: Arc<Vec<u64>>,
-}
-
-/// What carrying out a payload action did, for the driver's counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PayloadEffect {
-    /// An update was applied to the model.
-    Applied,
-    /// A late update was dropped.
-    Discarded,
-    /// A snapshot was installed.
-    Installed,
-    /// A result was collected for the next commit (ASYNC family).
-    Collected,
-    /// The results collected since the previous commit were folded into the model as one step.
-    Committed {
-        /// How many results the step folded in.
-        results: u64,
-    },
-}
-
-impl PayloadEffect {
-    /// Updates or results this effect brought into the model (drives `eval_every`).
-    pub fn results_applied(&self) -> u64 {
-        match *self {
-            PayloadEffect::Applied => 1,
-            PayloadEffect::Committed { results } => results,
-            _ => 0,
-        }
-    }
-}
-
-/// Bytes of control header counted for every message.
-pub const HEADER_BYTES: u64 = 64;
-
-impl Payload {
-    /// Bytes on the wire for the parameter part.
-    pub fn wire_bytes(&self) -> u64 {
-        self.data.len() as u64 * 4
-    }
-}
 
 /// One node's model and the payloads it holds.
 #[derive(Debug)]
@@ -241,6 +194,57 @@ impl NodeModel {
     }
 }
 
+/// The parameter-server family: every [`Workload`] learns through [`NodeModel`].
+impl<W: Workload + ?Sized> Learning for W {
+    type Node = NodeModel;
+
+    fn node(&self, _node: NodeId, role: Role, workers: usize) -> NodeModel {
+        let me = match role {
+            Role::Worker(w) => Some(w),
+            Role::Server => None,
+        };
+        NodeModel::new(self.initial_model(), workers, me)
+    }
+
+    fn compute(&self, state: &mut NodeModel, worker: usize, workers: usize, iter: u64) {
+        state.compute(self, worker, workers, iter);
+    }
+
+    fn carry_out(
+        &self,
+        state: &mut NodeModel,
+        node: NodeId,
+        action: &Action,
+        roles: &[Role],
+    ) -> Result<Option<PayloadEffect>> {
+        state.carry_out(node, action, roles)
+    }
+
+    fn outgoing(&self, state: &mut NodeModel, _to: NodeId, msg: &Message) -> Option<Payload> {
+        state.outgoing(msg.payload(), msg.payload_key())
+    }
+
+    fn receive(&self, state: &mut NodeModel, from: NodeId, msg: &Message, payload: Payload) {
+        state.receive(from, msg.payload(), msg.payload_key(), payload);
+    }
+
+    fn applied<'a>(&self, state: &'a NodeModel) -> &'a [u64] {
+        &state.applied
+    }
+
+    fn evaluate(&self, state: &NodeModel) -> (f64, f64) {
+        Workload::evaluate(self, &state.model)
+    }
+
+    fn batch_size(&self, workers: usize) -> usize {
+        Workload::batch_size(self, workers)
+    }
+
+    fn payload_words(&self, workers: usize) -> usize {
+        payload_words(workers, self.dim())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,7 +272,7 @@ mod tests {
     fn install_keeps_own_updates_the_snapshot_lacks() {
         let mut m = NodeModel::new(vec![0.0], 1, Some(0));
         for c in 0..3 {
-            m.compute(&crate::workload::CountingProbe, 0, 1, c);
+            m.compute(&crate::learning::CountingProbe, 0, 1, c);
         }
         assert_eq!(m.model[0], 3.0);
         m.outgoing(PayloadKind::Update, 0).unwrap();

@@ -1,8 +1,8 @@
 //! A simulator observer that measures iteration gaps between peers against Table 1's bounds.
 
-use super::{gap_bound, GapBound, PeerSettings};
 use crate::driver::sim::SimObserver;
 use crate::error::Result;
+use crate::protocol::peer::{gap_bound, GapBound, PeerSettings};
 use crate::protocol::{NodeId, Protocol};
 
 /// Per ordered pair `(i, j)`: the largest `Iter(i) - Iter(j)` seen after any step, and the

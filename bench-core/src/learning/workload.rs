@@ -1,0 +1,19 @@
+//! What the parameter-server family trains: a model updated by data-parallel SGD-like steps.
+
+/// A model trained by data-parallel SGD-like steps.
+pub trait Workload: Send + Sync {
+    /// Number of parameters.
+    fn dim(&self) -> usize;
+    /// The initial model every node starts from.
+    fn initial_model(&self) -> Vec<f32> {
+        vec![0.0; self.dim()]
+    }
+    /// The additive update worker `worker` (of `workers`) computes at iteration `iter` from
+    /// `model`: the node applies it as `model += update`.
+    fn update(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32>;
+    /// Examples one worker consumes per update when the run has `workers` workers (the
+    /// compute-time model charges per example).
+    fn batch_size(&self, workers: usize) -> usize;
+    /// `(loss, accuracy)` of `model` on the held-out evaluation set.
+    fn evaluate(&self, model: &[f32]) -> (f64, f64);
+}
