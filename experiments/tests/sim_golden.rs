@@ -1,0 +1,107 @@
+//! The sim driver's CSV bytes, pinned: fast sim experiments run at quick scale, seed 1, and the
+//! SHA-256 of every CSV they write must match `tests/golden/sim-csv.sha256`. A refactor must
+//! leave them unchanged; a change meant to alter results updates the file (run this test with
+//! `SYNCBENCH_BLESS=1`) so that the diff shows which results moved.
+
+mod common;
+
+use bench_core::data::digest_file;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// Experiments pinned (binary, figure directories it writes): sim-only or `--driver sim`, a
+/// few seconds each.
+const PINNED: &[(&str, &str)] = &[
+    ("ps-modes", env!("CARGO_BIN_EXE_ps-modes")),
+    ("hop-fig12", env!("CARGO_BIN_EXE_hop-fig12")),
+    ("hop-fig13", env!("CARGO_BIN_EXE_hop-fig13")),
+    ("hop-fig17", env!("CARGO_BIN_EXE_hop-fig17")),
+    ("asap-fig7", env!("CARGO_BIN_EXE_asap-fig7")),
+    ("asap-fig9", env!("CARGO_BIN_EXE_asap-fig9")),
+    ("dssp-table1", env!("CARGO_BIN_EXE_dssp-table1")),
+    (
+        "essp-fig2-staleness",
+        env!("CARGO_BIN_EXE_essp-fig2-staleness"),
+    ),
+];
+
+fn golden_path() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/sim-csv.sha256")
+}
+
+/// `figure/file.csv` -> sha256 of every CSV under `out`.
+fn hashes(out: &Path) -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    for fig in std::fs::read_dir(out).unwrap() {
+        let fig = fig.unwrap().path();
+        if !fig.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&fig).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "csv") {
+                let key = format!(
+                    "{}/{}",
+                    fig.file_name().unwrap().to_string_lossy(),
+                    f.file_name().unwrap().to_string_lossy()
+                );
+                map.insert(key, digest_file(&f).unwrap().sha256);
+            }
+        }
+    }
+    map
+}
+
+fn parse(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (h, name) = l.split_once("  ").expect("`<sha256>  <file>` lines");
+            (name.to_string(), h.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn sim_csv_bytes_match_the_pinned_hashes() {
+    let out = common::tmpdir("golden");
+    for (name, exe) in PINNED {
+        let o = Command::new(exe)
+            .args([
+                "--scale", "quick", "--seed", "1", "--driver", "sim", "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{name} failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let now = hashes(&out);
+    assert!(now.len() >= PINNED.len(), "too few CSVs: {now:?}");
+    if std::env::var_os("SYNCBENCH_BLESS").is_some() {
+        let mut text = String::from(
+            "# SHA-256 of the sim driver's CSVs (quick scale, seed 1); see tests/sim_golden.rs.\n",
+        );
+        for (k, v) in &now {
+            text.push_str(&format!("{v}  {k}\n"));
+        }
+        std::fs::create_dir_all(golden_path().parent().unwrap()).unwrap();
+        std::fs::write(golden_path(), text).unwrap();
+    }
+    let pinned = parse(&std::fs::read_to_string(golden_path()).unwrap());
+    let changed: Vec<String> = now
+        .iter()
+        .filter(|(k, v)| pinned.get(*k) != Some(v))
+        .map(|(k, _)| k.clone())
+        .chain(pinned.keys().filter(|k| !now.contains_key(*k)).cloned())
+        .collect();
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(
+        changed.is_empty(),
+        "sim CSV bytes changed (or files appeared or vanished): {changed:?}; if intended, re-run with SYNCBENCH_BLESS=1 and commit tests/golden/sim-csv.sha256"
+    );
+}
