@@ -15,10 +15,14 @@ BIN     := target/release
 EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
-FIGS := asap-fig3 asap-fig10 asap-fig6 asap-fig7 asap-fig9 essp-fig2-staleness essp-fig2-breakdown essp-fig3 dssp-fig3 dssp-table1 \
-        async-fig3 async-fig4 async-fig5 async-fig6 async-fig7 async-fig8 async-table3 hop-table1 hop-fig12 hop-fig13 hop-fig14-16 hop-fig17 hop-fig18-19 hop-fig20-21 ps-modes
+# The figure catalogue (figure id, binary, extra arguments) lives in one place: experiments/figures.tsv.
+CATALOG  := experiments/figures.tsv
+FIGS     := $(shell awk -F'\t' '!/^\#/ && NF {print $$1}' $(CATALOG))
+BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATALOG))
+bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
+args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build reproduce-all report test bench bench-libsvm bench-transport cluster-smoke soak faults fuzz lint clean $(addprefix fig-,$(FIGS))
+.PHONY: all build reproduce-all report figures test bench bench-libsvm bench-transport cluster-smoke soak faults fuzz lint clean
 
 all: reproduce-all
 
@@ -26,26 +30,7 @@ build:
 	$(CARGO) build --release --workspace --bins
 
 reproduce-all: build
-	$(BIN)/asap-spectral-gap $(EXP)
-	$(BIN)/asap-fig6 $(EXP)
-	$(BIN)/asap-fig7 $(EXP)
-	$(BIN)/asap-fig9 $(EXP)
-	$(BIN)/essp-fig2-staleness $(EXP)
-	$(BIN)/essp-fig2-breakdown $(EXP)
-	$(BIN)/essp-fig3 $(EXP)
-	$(BIN)/dssp-fig3 $(EXP)
-	$(BIN)/dssp-table1 $(EXP)
-	$(BIN)/async-fig3-4 $(EXP)
-	$(BIN)/async-fig5-6 $(EXP)
-	$(BIN)/async-fig7-8 $(EXP)
-	$(BIN)/hop-table1 $(EXP)
-	$(BIN)/hop-fig12 $(EXP)
-	$(BIN)/hop-fig13 $(EXP)
-	$(BIN)/hop-fig14-16 $(EXP)
-	$(BIN)/hop-fig17 $(EXP)
-	$(BIN)/hop-fig18-19 $(EXP)
-	$(BIN)/hop-fig20-21 $(EXP)
-	$(BIN)/ps-modes $(EXP)
+	@for b in $(BINARIES); do echo "$(BIN)/$$b $(EXP)"; $(BIN)/$$b $(EXP) || exit 1; done
 	$(FIGURES) render
 	$(FIGURES) report
 	@echo "report: $(RESULTS)/REPORT.md"
@@ -54,129 +39,17 @@ report: build
 	$(FIGURES) render
 	$(FIGURES) report
 
-fig-asap-fig3: build
-	$(BIN)/asap-spectral-gap $(EXP) --figure asap-fig3
-	$(FIGURES) render --figure asap-fig3
-	$(FIGURES) report
+# The figure ids, one a line.
+figures:
+	@printf '%s\n' $(FIGS)
 
-fig-asap-fig10: build
-	$(BIN)/asap-spectral-gap $(EXP) --figure asap-fig10
-	$(FIGURES) render --figure asap-fig10
-	$(FIGURES) report
-
-fig-asap-fig6: build
-	$(BIN)/asap-fig6 $(EXP)
-	$(FIGURES) render --figure asap-fig6
-	$(FIGURES) report
-
-fig-asap-fig7: build
-	$(BIN)/asap-fig7 $(EXP)
-	$(FIGURES) render --figure asap-fig7
-	$(FIGURES) report
-
-fig-asap-fig9: build
-	$(BIN)/asap-fig9 $(EXP)
-	$(FIGURES) render --figure asap-fig9
-	$(FIGURES) report
-
-fig-essp-fig2-staleness: build
-	$(BIN)/essp-fig2-staleness $(EXP)
-	$(FIGURES) render --figure essp-fig2-staleness
-	$(FIGURES) report
-
-fig-essp-fig2-breakdown: build
-	$(BIN)/essp-fig2-breakdown $(EXP)
-	$(FIGURES) render --figure essp-fig2-breakdown
-	$(FIGURES) report
-
-fig-essp-fig3: build
-	$(BIN)/essp-fig3 $(EXP)
-	$(FIGURES) render --figure essp-fig3
-	$(FIGURES) report
-
-fig-dssp-fig3: build
-	$(BIN)/dssp-fig3 $(EXP)
-	$(FIGURES) render --figure dssp-fig3
-	$(FIGURES) report
-
-fig-dssp-table1: build
-	$(BIN)/dssp-table1 $(EXP)
-	$(FIGURES) render --figure dssp-table1
-	$(FIGURES) report
-
-fig-async-fig3: build
-	$(BIN)/async-fig3-4 $(EXP)
-	$(FIGURES) render --figure async-fig3
-	$(FIGURES) report
-
-fig-async-fig4: build
-	$(BIN)/async-fig3-4 $(EXP)
-	$(FIGURES) render --figure async-fig4
-	$(FIGURES) report
-
-fig-async-fig5: build
-	$(BIN)/async-fig5-6 $(EXP)
-	$(FIGURES) render --figure async-fig5
-	$(FIGURES) report
-
-fig-async-fig6: build
-	$(BIN)/async-fig5-6 $(EXP)
-	$(FIGURES) render --figure async-fig6
-	$(FIGURES) report
-
-fig-async-fig7: build
-	$(BIN)/async-fig7-8 $(EXP)
-	$(FIGURES) render --figure async-fig7
-	$(FIGURES) report
-
-fig-async-fig8: build
-	$(BIN)/async-fig7-8 $(EXP)
-	$(FIGURES) render --figure async-fig8
-	$(FIGURES) report
-
-fig-async-table3: build
-	$(BIN)/async-fig7-8 $(EXP)
-	$(FIGURES) render --figure async-table3
-	$(FIGURES) report
-
-fig-hop-table1: build
-	$(BIN)/hop-table1 $(EXP)
-	$(FIGURES) render --figure hop-table1
-	$(FIGURES) report
-
-fig-hop-fig12: build
-	$(BIN)/hop-fig12 $(EXP)
-	$(FIGURES) render --figure hop-fig12
-	$(FIGURES) report
-
-fig-hop-fig13: build
-	$(BIN)/hop-fig13 $(EXP)
-	$(FIGURES) render --figure hop-fig13
-	$(FIGURES) report
-
-fig-hop-fig14-16: build
-	$(BIN)/hop-fig14-16 $(EXP)
-	$(FIGURES) render --figure hop-fig14-16
-	$(FIGURES) report
-
-fig-hop-fig17: build
-	$(BIN)/hop-fig17 $(EXP)
-	$(FIGURES) render --figure hop-fig17
-	$(FIGURES) report
-
-fig-hop-fig18-19: build
-	$(BIN)/hop-fig18-19 $(EXP)
-	$(FIGURES) render --figure hop-fig18-19
-	$(FIGURES) report
-
-fig-hop-fig20-21: build
-	$(BIN)/hop-fig20-21 $(EXP)
-	$(FIGURES) render --figure hop-fig20-21
-	$(FIGURES) report
-
-fig-ps-modes: build
-	$(BIN)/ps-modes $(EXP)
-	$(FIGURES) render --figure ps-modes
+# One figure: its binary (with the arguments that make only it), its plot, the report.
+# `make fig-<id>` for any id of `make figures`.
+fig-%:
+	@test -n "$(call bin_of,$*)" || { echo "unknown figure '$*'; 'make figures' lists them" >&2; exit 2; }
+	@$(MAKE) --no-print-directory build
+	$(BIN)/$(call bin_of,$*) $(EXP) $(call args_of,$*)
+	$(FIGURES) render --figure $*
 	$(FIGURES) report
 
 test:

@@ -9,12 +9,12 @@ use crate::async_setup::{
     Variant,
 };
 use crate::cli::driver_tag;
+use crate::experiment::{Experiment, Run};
 use crate::output::progress;
 use crate::profiled::show;
-use crate::{CommonArgs, ExperimentOutput};
+use crate::ExperimentOutput;
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
-use bench_core::driver::DriverKind;
 use bench_core::straggler::{SlowWorker, StragglerConfig};
 use bench_core::workload::Method;
 use serde::{Deserialize, Serialize};
@@ -121,17 +121,14 @@ struct Point {
 ///
 /// # Errors
 /// Bad configuration or a failed run; nothing is written then.
-pub fn run(
-    args: &CommonArgs,
-    cfg: &CdsConfig,
+pub fn run<E: Experiment<Config = CdsConfig>>(
+    run: &mut Run<'_, E>,
     method: Method,
     figures: (&str, &str),
 ) -> Result<()> {
-    cfg.validate()?;
-    let drivers = args.drivers(&[DriverKind::Sim])?;
+    let (cfg, seed) = (run.cfg, run.seed);
+    let drivers = run.drivers.to_vec();
     let (conv_fig, wait_fig) = figures;
-    let mut conv = ExperimentOutput::new(&args.out, conv_fig)?;
-    let mut wait = ExperimentOutput::new(&args.out, wait_fig)?;
     let (mut curves, mut summary, mut waits) = (Vec::new(), Vec::new(), Vec::new());
     let (sync_l, async_l) = (variant_label(method, true), variant_label(method, false));
     let pb = progress(
@@ -144,7 +141,7 @@ pub fn run(
     )];
     for &driver in &drivers {
         for ds in &cfg.datasets {
-            let data = ds.prepare(args.seed)?;
+            let data = ds.prepare(seed)?;
             let settings = ds.settings(method);
             let target = settings.target_relative_error * data.initial_error;
             notes.push(format!(
@@ -175,7 +172,7 @@ pub fn run(
                         &settings,
                         Variant { method, sync },
                         &stragglers,
-                        args.seed,
+                        seed,
                     )?;
                     pb.inc(1);
                     let variant = driver_tag(label, "-", driver, &drivers);
@@ -224,28 +221,22 @@ pub fn run(
                 points.push((s, a));
             }
             let tag = driver_tag(&data.name, "/", driver, &drivers);
-            conv_claims(&mut conv, conv_fig, &tag, cfg, &points, (sync_l, async_l));
-            wait_claims(&mut wait, wait_fig, &tag, cfg, &points, (sync_l, async_l));
+            let conv = run.out_for(conv_fig);
+            conv_claims(conv, conv_fig, &tag, cfg, &points, (sync_l, async_l));
+            let wait = run.out_for(wait_fig);
+            wait_claims(wait, wait_fig, &tag, cfg, &points, (sync_l, async_l));
         }
     }
     pb.finish_and_clear();
+    let conv = run.out_for(conv_fig);
     conv.csv("curves.csv", &curves)?;
     conv.csv("summary.csv", &summary)?;
+    let wait = run.out_for(wait_fig);
     wait.csv("waits.csv", &waits)?;
     wait.csv("summary.csv", &summary)?;
     notes.push("error = objective - optimum of the least-squares objective 1/(2n) sum (x.w - y)^2 on the twin; time-to-target is the first evaluation at or below the target; waits are worker-side (result submitted to next task received)".into());
-    let label = crate::cli::drivers_label(&drivers);
     // The least-squares twins record no provenance of their own (their shape is the config).
-    let source = args.data_source();
-    conv.finish(
-        cfg,
-        args.seed,
-        args.scale.label(),
-        &label,
-        &source,
-        notes.clone(),
-    )?;
-    wait.finish(cfg, args.seed, args.scale.label(), &label, &source, notes)?;
+    run.notes(notes);
     Ok(())
 }
 

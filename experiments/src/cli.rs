@@ -109,17 +109,35 @@ impl CommonArgs {
     /// # Errors
     /// For an unknown driver name, or a cluster job that cannot be joined.
     pub fn drivers(&self, default: &[DriverKind]) -> Result<Vec<DriverKind>> {
-        let drivers = if self.driver.is_empty() {
-            default.to_vec()
+        let drivers = self.driver_list(default)?;
+        self.enter(&drivers)?;
+        Ok(drivers)
+    }
+
+    /// The drivers to run (`--driver`, else `default`), without joining a cluster job yet.
+    ///
+    /// # Errors
+    /// For an unknown driver name.
+    pub fn driver_list(&self, default: &[DriverKind]) -> Result<Vec<DriverKind>> {
+        if self.driver.is_empty() {
+            Ok(default.to_vec())
         } else {
-            self.parse_drivers()?
-        };
+            self.parse_drivers()
+        }
+    }
+
+    /// Joins the cluster job when `drivers` include `cluster`; refuses a process started as a
+    /// rank whose drivers do not (every rank would write the same files).
+    ///
+    /// # Errors
+    /// A cluster job that cannot be joined, or a rank without the cluster driver.
+    pub fn enter(&self, drivers: &[DriverKind]) -> Result<()> {
         if drivers.contains(&DriverKind::Cluster) {
             crate::cluster_cli::join(&self.cluster)?;
         } else if let Some(how) = crate::cluster_cli::started_as_rank() {
-            bail!("this process was started as {how}, but the drivers ({}) do not include cluster: every rank would run the whole experiment and write the same files; add --driver cluster", drivers_label(&drivers));
+            bail!("this process was started as {how}, but the drivers ({}) do not include cluster: every rank would run the whole experiment and write the same files; add --driver cluster", drivers_label(drivers));
         }
-        Ok(drivers)
+        Ok(())
     }
 
     fn parse_drivers(&self) -> Result<Vec<DriverKind>> {

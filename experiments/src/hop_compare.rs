@@ -4,13 +4,12 @@
 //! iteration.
 
 use crate::cli::driver_tag;
+use crate::experiment::{Experiment, Run};
 use crate::output::progress;
 use crate::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
 use crate::profiled::show;
-use crate::{CommonArgs, ExperimentOutput};
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
-use bench_core::driver::DriverKind;
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::peer::{PeerMode, PeerSettings, SkipPolicy};
 use bench_core::straggler::{RandomSlowdown, SlowWorker, StragglerConfig};
@@ -81,18 +80,25 @@ struct CurveRow {
     loss: f64,
 }
 
-/// Runs the comparison and writes `results/<figure>/`.
+/// Checks a comparison's configuration.
 ///
 /// # Errors
-/// Bad configuration or a failed run; nothing is written then.
-pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
+/// A peer setting out of range, or no graph or setting to compare.
+pub fn validate(cfg: &CompareConfig) -> Result<()> {
     cfg.common.validate()?;
     if cfg.graphs.is_empty() || cfg.settings.is_empty() {
         bail!("graphs and settings must be non-empty");
     }
-    let seed = args.seed;
-    let data = args.data_source();
-    let drivers = args.drivers(&[DriverKind::Sim])?;
+    Ok(())
+}
+
+/// Runs the comparison into the run's (one) figure.
+///
+/// # Errors
+/// Bad configuration or a failed run; nothing is written then.
+pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Result<()> {
+    let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+    let drivers = run.drivers.to_vec();
     let mk = |mode, max_i, skip| PeerSettings {
         serial: false,
         mode,
@@ -124,11 +130,12 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
         random: cfg.slowdown,
     };
     stragglers.factors(cfg.common.workers)?;
-    let workload = cfg.common.workload(seed, &data)?;
-    let mut out = ExperimentOutput::new(&args.out, figure)?;
+    let workload = cfg.common.workload(seed, data)?;
+    let out = run.out();
+    let figure = out.figure().to_string();
     let pb = progress(
         (drivers.len() * graphs.len() * (1 + compared.len())) as u64,
-        figure,
+        &figure,
     );
     let (mut summary, mut curves) = (Vec::new(), Vec::new());
     for &driver in &drivers {
@@ -232,13 +239,6 @@ pub fn run(args: &CommonArgs, cfg: &CompareConfig, figure: &str) -> Result<()> {
         ),
         "loss is peer 0's model on the held-out rows; target = the largest final loss of the compared runs (every run reaches it)".into(),
     ];
-    out.finish(
-        cfg,
-        seed,
-        args.scale.label(),
-        &crate::cli::drivers_label(&drivers),
-        &data,
-        notes,
-    )?;
+    run.notes(notes);
     Ok(())
 }

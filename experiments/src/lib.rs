@@ -4,11 +4,13 @@
 pub mod async_cds;
 pub mod async_setup;
 pub mod buffered_setup;
+pub mod catalog;
 pub mod cli;
 pub mod cluster_cli;
 pub mod config_ranges;
 pub mod data_source;
 pub mod datasets_cli;
+pub mod experiment;
 pub mod faults;
 pub mod hop_compare;
 pub mod interrupt;

@@ -8,29 +8,16 @@ use bench_core::metrics::RunRecords;
 use bench_core::protocol::peer::PeerSettings;
 use bench_core::straggler::StragglerConfig;
 use bench_core::topology::Topology;
-use clap::Parser;
 use experiments::cli::driver_tag;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{common_target, graph, run_peers, PeerCommon};
 use experiments::profiled::show;
-use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 
-const QUICK: &str = include_str!("../../configs/asap-fig6.quick.toml");
-const PAPER: &str = include_str!("../../configs/asap-fig6.paper.toml");
 const FIGURE: &str = "asap-fig6";
 
-/// ASAP Fig 6: stochastic reduce (each node averages its in-neighbours' models) over the root
-/// expander and the chain against all-reduce, on twins of RCV1 (4 workers), splice-site (8)
-/// and webspam (25), SVM with hinge loss. Writes results/asap-fig6/: summary.csv (MB sent per
-/// node, per node and iteration, time and epochs to a common loss target), curves.csv,
-/// claims.csv, manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct AsapFig6;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -81,19 +68,30 @@ fn epochs_to(r: &RunRecords, target: f64, examples_per_iteration: f64, rows: f64
         .map(|p| p.iteration * examples_per_iteration / rows)
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
+impl Experiment for AsapFig6 {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "ASAP Fig 6: stochastic reduce (each node averages its in-neighbours' models) over the root expander and the chain against all-reduce, on twins of RCV1 (4 workers), splice-site (8) and webspam (25), SVM with hinge loss. Writes results/asap-fig6/: summary.csv (MB sent per node, per node and iteration, time and epochs to a common loss target), curves.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/asap-fig6.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/asap-fig6.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
         if cfg.parts.is_empty() {
             bail!("parts must list at least one part");
         }
-        let seed = args.common.seed;
-        let drivers = args.common.drivers(&[DriverKind::Sim])?;
-        let mut plans: Vec<(&Part, Vec<Topology>, PeerSettings)> = Vec::new();
         for p in &cfg.parts {
             p.common.validate()?;
+        }
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {
+        let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+        let drivers = run.drivers.to_vec();
+        let mut plans: Vec<(&Part, Vec<Topology>, PeerSettings)> = Vec::new();
+        for p in &cfg.parts {
             let settings = PeerSettings::standard(p.common.iterations);
             let graphs = p
                 .graphs
@@ -105,7 +103,7 @@ fn main() -> std::process::ExitCode {
             }
             plans.push((p, graphs, settings));
         }
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let out = run.out();
         let total: usize = plans.iter().map(|(_, g, _)| g.len()).sum();
         let pb = progress((drivers.len() * total) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
@@ -113,7 +111,7 @@ fn main() -> std::process::ExitCode {
         for &driver in &drivers {
             for (part, graphs, settings) in &plans {
                 let c = &part.common;
-                let workload = c.workload(seed, &data)?;
+                let workload = c.workload(seed, data)?;
                 let mut runs = Vec::new();
                 for g in graphs {
                     pb.set_message(format!("{} {}", part.name, g.name()));
@@ -214,14 +212,11 @@ fn main() -> std::process::ExitCode {
             "stochastic reduce = the standard decentralized protocol (every node averages its own and its in-neighbours' models each iteration); 'complete' is all-reduce; loss is node 0's model on held-out rows (the chain's sink, its last node, for the chain); target = the largest final loss of the compared graphs".into(),
             "synthetic twins at quick scale (features reduced for splice-site); bytes include a 64-byte control header per message".into(),
         ];
-        out.finish(
-            &cfg,
-            seed,
-            args.common.scale.label(),
-            &experiments::cli::drivers_label(&drivers),
-            &data,
-            notes,
-        )?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<AsapFig6>()
 }

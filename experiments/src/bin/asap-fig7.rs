@@ -7,31 +7,14 @@ use bench_core::claims::Claim;
 use bench_core::driver::buffered::BufferedRecords;
 use bench_core::driver::DriverKind;
 use bench_core::protocol::buffered::ReduceSync;
-use clap::Parser;
 use experiments::buffered_setup::{run_buffered, BufferedCommon};
-use experiments::cli::drivers_label;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
-use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 
-const QUICK: &str = include_str!("../../configs/asap-fig7.quick.toml");
-const PAPER: &str = include_str!("../../configs/asap-fig7.paper.toml");
 const FIGURE: &str = "asap-fig7";
 
-/// ASAP Fig 7: 8 peers all-reduce (in-degree 7) train SVM on an RCV1 twin; every sender
-/// overwrites its single receive buffer at each receiver with one-sided writes, and every reduce
-/// averages only the buffers whose header and footer versions agree. Runs NOTIFY-ACK, BSP
-/// (barrier after the asynchronous writes) and ASYNC under the threads driver (real concurrent
-/// writes by the copy engines) and the simulator (in-flight writes modelled). Writes
-/// results/asap-fig7/: reduces.csv (`mode,worker,iter,inputs_expected,inputs_consistent`, the
-/// first driver's run; other drivers in reduces-<driver>.csv), histogram.csv, summary.csv,
-/// claims.csv, manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct AsapFig7;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -97,17 +80,27 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
+impl Experiment for AsapFig7 {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "ASAP Fig 7: 8 peers all-reduce (in-degree 7) train SVM on an RCV1 twin; every sender overwrites its single receive buffer at each receiver with one-sided writes, and every reduce averages only the buffers whose header and footer versions agree. Runs NOTIFY-ACK, BSP (barrier after the asynchronous writes) and ASYNC under the threads driver (real concurrent writes by the copy engines) and the simulator (in-flight writes modelled). Writes results/asap-fig7/: reduces.csv (`mode,worker,iter,inputs_expected,inputs_consistent`, the first driver's run; other drivers in reduces-<driver>.csv), histogram.csv, summary.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/asap-fig7.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/asap-fig7.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Threads, DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
+        cfg.common.validate()?;
+        if cfg.good_inputs == 0 {
+            bail!("good_inputs must be >= 1");
+        }
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {
+        let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+        let drivers = run.drivers.to_vec();
         let c = &cfg.common;
-        c.validate()?;
-        let seed = args.common.seed;
-        let drivers = args
-            .common
-            .drivers(&[DriverKind::Threads, DriverKind::Sim])?;
         let topology = c.topology(seed)?;
         let max_in = (0..c.workers)
             .map(|i| topology.in_neighbors(i).len())
@@ -119,8 +112,8 @@ fn main() -> std::process::ExitCode {
                 cfg.good_inputs
             );
         }
-        let workload = c.workload(seed, &data)?;
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let workload = c.workload(seed, data)?;
+        let out = run.out();
         let pb = progress((drivers.len() * ReduceSync::ALL.len()) as u64, FIGURE);
         let (mut hist, mut rows) = (Vec::new(), Vec::new());
         for (d, &driver) in drivers.iter().enumerate() {
@@ -239,14 +232,11 @@ fn main() -> std::process::ExitCode {
             ),
             "threads: real copy-engine threads write while readers read; results vary with the machine's cores and scheduling (this is a micro-benchmark of real races, not a deterministic run)".to_string(),
         ];
-        out.finish(
-            &cfg,
-            seed,
-            args.common.scale.label(),
-            &drivers_label(&drivers),
-            &data,
-            notes,
-        )?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<AsapFig7>()
 }

@@ -4,29 +4,15 @@
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::protocol::buffered::ReduceSync;
-use clap::Parser;
 use experiments::buffered_setup::{run_buffered, BufferedCommon};
-use experiments::cli::drivers_label;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::show;
-use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 
-const QUICK: &str = include_str!("../../configs/asap-fig9.quick.toml");
-const PAPER: &str = include_str!("../../configs/asap-fig9.paper.toml");
 const FIGURE: &str = "asap-fig9";
 
-/// ASAP Fig 9: 25 peers on the root expander train SVM (hinge loss) on a webspam twin; each
-/// reduce averages the whole buffers of its in-neighbours under NOTIFY-ACK, BSP (global barrier)
-/// or ASYNC. The target is the larger of NOTIFY-ACK's and BSP's final losses; the claims compare
-/// when each reaches it and whether ASYNC does. Writes results/asap-fig9/: summary.csv,
-/// curves.csv, claims.csv, manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct AsapFig9;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,18 +43,26 @@ struct CurveRow {
     loss: f64,
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
+impl Experiment for AsapFig9 {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "ASAP Fig 9: 25 peers on the root expander train SVM (hinge loss) on a webspam twin; each reduce averages the whole buffers of its in-neighbours under NOTIFY-ACK, BSP (global barrier) or ASYNC. The target is the larger of NOTIFY-ACK's and BSP's final losses; the claims compare when each reaches it and whether ASYNC does. Writes results/asap-fig9/: summary.csv, curves.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/asap-fig9.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/asap-fig9.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
+        cfg.common.validate()
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {
+        let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+        let drivers = run.drivers.to_vec();
         let c = &cfg.common;
-        c.validate()?;
-        let seed = args.common.seed;
-        let drivers = args.common.drivers(&[DriverKind::Sim])?;
         let topology = c.topology(seed)?;
-        let workload = c.workload(seed, &data)?;
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let workload = c.workload(seed, data)?;
+        let out = run.out();
         let pb = progress((drivers.len() * ReduceSync::ALL.len()) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
         for &driver in &drivers {
@@ -162,14 +156,11 @@ fn main() -> std::process::ExitCode {
             c.data.features,
             c.eval_every
         )];
-        out.finish(
-            &cfg,
-            seed,
-            args.common.scale.label(),
-            &drivers_label(&drivers),
-            &data,
-            notes,
-        )?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<AsapFig9>()
 }

@@ -3,22 +3,22 @@
 
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
+use bench_core::driver::DriverKind;
 use bench_core::topology::{
     spectral_gap_eig, spectral_gap_sv, GraphReport, Topology, TopologyKind,
 };
-use clap::Parser;
-use experiments::{CommonArgs, ExperimentOutput};
+use experiments::experiment::{self, Experiment, Run};
+use experiments::ExperimentOutput;
 use serde::{Deserialize, Serialize};
 
 const CONFIG: &str = include_str!("../../configs/asap-spectral-gap.toml");
 
-/// Reproduce ASAP Fig 3 (gaps of four architectures at N = 6 and 25) and Fig 10 (gap vs N for
-/// root expander, chain and MALT Halton graphs).
-#[derive(Parser)]
-#[command(version)]
+/// The spectral-gap figures (linear algebra; no driver runs).
+struct SpectralGap;
+
+/// Flags of asap-spectral-gap beyond the common ones.
+#[derive(Debug, clap::Args)]
 struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
     /// Which figure(s) to produce.
     #[arg(long, default_value = "all", value_parser = ["all", "asap-fig3", "asap-fig10"])]
     figure: String,
@@ -215,35 +215,47 @@ fn fig10(cfg: &Config, out: &mut ExperimentOutput) -> Result<()> {
     Ok(())
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(CONFIG, CONFIG)?;
-        let data = args.common.data_source();
+impl Experiment for SpectralGap {
+    const BINARY: &'static str = "asap-spectral-gap";
+    const ABOUT: &'static str = "Reproduce ASAP Fig 3 (gaps of four architectures at N = 6 and 25) and Fig 10 (gap vs N for root expander, chain and MALT Halton graphs). Writes results/asap-fig3/ and results/asap-fig10/.";
+    const QUICK: &'static str = CONFIG;
+    const PAPER: &'static str = CONFIG;
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[];
+    type Config = Config;
+    type Args = Args;
+
+    fn figures(args: &Args) -> Vec<&'static str> {
+        ["asap-fig3", "asap-fig10"]
+            .into_iter()
+            .filter(|f| args.figure == "all" || args.figure == *f)
+            .collect()
+    }
+
+    fn validate(cfg: &Config, _: &Args, drivers: &[DriverKind]) -> Result<()> {
+        if !drivers.is_empty() {
+            bail!("asap-spectral-gap computes spectral gaps by linear algebra and runs no driver; leave out --driver");
+        }
         if cfg.fig3_nodes.iter().any(|&n| n < 2) {
             bail!("fig3_nodes must all be >= 2, got {:?}", cfg.fig3_nodes);
         }
-        let notes = vec![bench_core::topology::GAP_CONVENTION.to_string(),
-            "root expander: i -> i+1, i -> i+floor(sqrt N) (mod N); chain: i -> i+1, no wrap; PS: star with node 0 the server; MALT: i -> i + floor(N h_j), h = 1/2, 1/4, ...".to_string()];
-        for fig in ["asap-fig3", "asap-fig10"] {
-            if args.figure != "all" && args.figure != fig {
-                continue;
-            }
-            let mut out = ExperimentOutput::new(&args.common.out, fig)?;
-            if fig == "asap-fig3" {
-                fig3(&cfg, &mut out)?;
-            } else {
-                fig10(&cfg, &mut out)?;
-            }
-            out.finish(
-                &cfg,
-                args.common.seed,
-                args.common.scale.label(),
-                "none (linear algebra)",
-                &data,
-                notes.clone(),
-            )?;
-        }
         Ok(())
-    })
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> Result<()> {
+        let cfg = run.cfg;
+        if run.writes("asap-fig3") {
+            fig3(cfg, run.out_for("asap-fig3"))?;
+        }
+        if run.writes("asap-fig10") {
+            fig10(cfg, run.out_for("asap-fig10"))?;
+        }
+        run.set_driver_label("none (linear algebra)");
+        run.notes([bench_core::topology::GAP_CONVENTION.to_string(),
+            "root expander: i -> i+1, i -> i+floor(sqrt N) (mod N); chain: i -> i+1, no wrap; PS: star with node 0 the server; MALT: i -> i + floor(N h_j), h = 1/2, 1/4, ...".to_string()]);
+        Ok(())
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<SpectralGap>()
 }

@@ -7,28 +7,19 @@ use bench_core::driver::DriverKind;
 use bench_core::metrics::RunRecords;
 use bench_core::straggler::{ProductionStragglers, StragglerConfig};
 use bench_core::workload::Method;
-use clap::Parser;
 use experiments::async_setup::{mean_wait_ms, run_variant, AsyncCommon, AsyncDataset, Variant};
 use experiments::cli::driver_tag;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::show;
-use experiments::{CommonArgs, ExperimentOutput};
+use experiments::ExperimentOutput;
 use serde::{Deserialize, Serialize};
 
-const QUICK: &str = include_str!("../../configs/async-pcs.quick.toml");
-const PAPER: &str = include_str!("../../configs/async-pcs.paper.toml");
+const FIG7: &str = "async-fig7";
+const FIG8: &str = "async-fig8";
+const TABLE3: &str = "async-table3";
 
-/// ASYNC Figures 7-8 and Table 3: synchronous vs asynchronous SGD and SAGA on 32 workers under
-/// production-cluster stragglers (25% of workers straggle: 80% of them 1.5-2.5x the task time
-/// longer, 20% long-tail 2.5-10x; fixed seed). Writes results/async-fig7/ (SGD, ASGD),
-/// results/async-fig8/ (SAGA, ASAGA) and results/async-table3/ (mean waits), each with claims
-/// and a manifest.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct AsyncFig7To8;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -90,11 +81,20 @@ fn paper_waits(dataset: &str) -> &'static str {
     }
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
+impl Experiment for AsyncFig7To8 {
+    const BINARY: &'static str = "async-fig7-8";
+    const ABOUT: &'static str = "ASYNC Figures 7-8 and Table 3: synchronous vs asynchronous SGD and SAGA on 32 workers under production-cluster stragglers (25% of workers straggle: 80% of them 1.5-2.5x the task time longer, 20% long-tail 2.5-10x; fixed seed). Writes results/async-fig7/ (SGD, ASGD), results/async-fig8/ (SAGA, ASAGA) and results/async-table3/ (mean waits), each with claims and a manifest.";
+    const QUICK: &'static str = include_str!("../../configs/async-pcs.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/async-pcs.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn figures(_: &NoArgs) -> Vec<&'static str> {
+        vec![FIG7, FIG8, TABLE3]
+    }
+
+    fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
         cfg.common.validate()?;
         cfg.production.validate()?;
         if cfg.datasets.is_empty() {
@@ -103,17 +103,18 @@ fn main() -> std::process::ExitCode {
         for d in &cfg.datasets {
             d.validate(cfg.common.workers)?;
         }
-        let drivers = args.common.drivers(&[DriverKind::Sim])?;
-        let seed = args.common.seed;
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {
+        let (cfg, seed) = (run.cfg, run.seed);
+        let drivers = run.drivers.to_vec();
         let stragglers = StragglerConfig {
             slow: vec![],
             jitter_sigma: cfg.jitter_sigma,
             production: Some(cfg.production),
             random: None,
         };
-        let mut fig7 = ExperimentOutput::new(&args.common.out, "async-fig7")?;
-        let mut fig8 = ExperimentOutput::new(&args.common.out, "async-fig8")?;
-        let mut table = ExperimentOutput::new(&args.common.out, "async-table3")?;
         let pb = progress(
             (drivers.len() * cfg.datasets.len() * 4) as u64,
             "async-fig7-8",
@@ -183,14 +184,10 @@ fn main() -> std::process::ExitCode {
                         });
                         runs.push((variant, r));
                     }
-                    let out = if method == Method::Sgd {
-                        &mut fig7
-                    } else {
-                        &mut fig8
-                    };
+                    let out = run.out_for(if method == Method::Sgd { FIG7 } else { FIG8 });
                     speedup_claim(out, &tag, &runs, target, cfg.min_speedup);
                 }
-                wait_claims(&mut table, &tag, &waits);
+                wait_claims(run.out_for(TABLE3), &tag, &waits);
                 rows.push(TableRow {
                     dataset: tag,
                     sgd_wait_ms: waits[0],
@@ -217,21 +214,21 @@ fn main() -> std::process::ExitCode {
                 delay_range: r.map_or_else(String::new, |[lo, hi]| format!("{lo}-{hi}")),
             })
             .collect();
-        fig7.csv("curves.csv", &curves7)?;
-        fig8.csv("curves.csv", &curves8)?;
-        for out in [&fig7, &fig8, &table] {
-            out.csv("summary.csv", &summary)?;
-            out.csv("stragglers.csv", &assignment)?;
+        run.out_for(FIG7).csv("curves.csv", &curves7)?;
+        run.out_for(FIG8).csv("curves.csv", &curves8)?;
+        for fig in [FIG7, FIG8, TABLE3] {
+            run.out_for(fig).csv("summary.csv", &summary)?;
+            run.out_for(fig).csv("stragglers.csv", &assignment)?;
         }
-        table.csv("table.csv", &rows)?;
+        run.out_for(TABLE3).csv("table.csv", &rows)?;
         notes.push("error = objective - optimum (least squares, CGLS optimum); waits are worker-side, from a result's submission to the next task's arrival".into());
-        let label = experiments::cli::drivers_label(&drivers);
-        let scale = args.common.scale.label();
-        fig7.finish(&cfg, seed, scale, &label, &data, notes.clone())?;
-        fig8.finish(&cfg, seed, scale, &label, &data, notes.clone())?;
-        table.finish(&cfg, seed, scale, &label, &data, notes)?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<AsyncFig7To8>()
 }
 
 fn speedup_claim(

@@ -2,34 +2,23 @@
 //! communication-heavy (fully connected layers) and a computation-heavy (pure CNN) time
 //! profile (dssp.txt Fig 3 and §V), in the simulator with a CPU proxy model.
 
-use anyhow::bail;
+use anyhow::{bail, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::{DriverKind, NetworkModel, TimeProfile};
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::SyncMode;
 use bench_core::straggler::StragglerConfig;
 use bench_core::workload::SvmConfig;
-use clap::Parser;
-use experiments::output::progress;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
 use experiments::svm_setup::SparseData;
-use experiments::{CommonArgs, ExperimentOutput};
+use experiments::ExperimentOutput;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-const QUICK: &str = include_str!("../../configs/dssp-fig3.quick.toml");
-const PAPER: &str = include_str!("../../configs/dssp-fig3.paper.toml");
 const FIGURE: &str = "dssp-fig3";
 
-/// DSSP Fig 3: convergence and iteration throughput of BSP, ASP, SSP and DSSP under
-/// communication-heavy and computation-heavy profiles. Writes results/dssp-fig3/: summary.csv,
-/// curves.csv, claims.csv, manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct DsspFig3;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,11 +59,24 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
+/// The DSSP mode among `modes`.
+fn dssp_of(modes: &[SyncMode]) -> Result<SyncMode> {
+    match modes.iter().find(|m| matches!(m, SyncMode::Dssp { .. })) {
+        Some(m) => Ok(*m),
+        None => bail!("dssp-fig3 needs a DSSP mode (e.g. dssp3-12) in modes"),
+    }
+}
+
+impl Experiment for DsspFig3 {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "DSSP Fig 3: convergence and iteration throughput of BSP, ASP, SSP and DSSP under communication-heavy and computation-heavy profiles. Writes results/dssp-fig3/: summary.csv, curves.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/dssp-fig3.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/dssp-fig3.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, drivers: &[DriverKind]) -> Result<()> {
         let modes = parse_modes(&cfg.modes)?;
         if !(cfg.target_fraction > 0.0 && cfg.target_fraction <= 1.0) {
             bail!(
@@ -82,19 +84,18 @@ fn main() -> std::process::ExitCode {
                 cfg.target_fraction
             );
         }
-        let Some(dssp) = modes
-            .iter()
-            .find(|m| matches!(m, SyncMode::Dssp { .. }))
-            .copied()
-        else {
-            bail!("dssp-fig3 needs a DSSP mode (e.g. dssp3-12) in modes");
-        };
-        if args.common.drivers(&[DriverKind::Sim])? != [DriverKind::Sim] {
+        dssp_of(&modes)?;
+        if drivers != [DriverKind::Sim] {
             bail!("dssp-fig3 runs on time profiles, which only the sim driver models; use --driver sim");
         }
-        let seed = args.common.seed;
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
-        let pb = progress(2 * modes.len() as u64, FIGURE);
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> Result<()> {
+        let (cfg, seed) = (run.cfg, run.seed);
+        let modes = parse_modes(&cfg.modes)?;
+        let dssp = dssp_of(&modes)?;
+        let pb = run.progress(2 * modes.len() as u64);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
         for (name, profile) in [("fc-heavy", &cfg.fc_heavy), ("conv-heavy", &cfg.conv_heavy)] {
             let setting = ProfiledSetting {
@@ -107,7 +108,7 @@ fn main() -> std::process::ExitCode {
                 network: &cfg.network,
                 stragglers: &cfg.stragglers,
             };
-            let workload = setting.workload(seed, &data)?;
+            let workload = setting.workload(seed, run.data)?;
             let runs = setting.run_all(&modes, &workload, seed, |m| {
                 pb.set_message(format!("{name} {}", m.label()));
                 pb.inc(1);
@@ -133,20 +134,23 @@ fn main() -> std::process::ExitCode {
                     });
                 }
             }
-            claims(&mut out, name, &runs, &dssp, target);
+            claims(run.out(), name, &runs, &dssp, target);
         }
         pb.finish_and_clear();
-        out.csv("summary.csv", &summary)?;
-        out.csv("curves.csv", &curves)?;
-        let notes = vec![
+        run.out().csv("summary.csv", &summary)?;
+        run.out().csv("curves.csv", &curves)?;
+        run.notes([
             cfg.fc_heavy.describe(),
             cfg.conv_heavy.describe(),
             "proxy learning: logistic regression on RCV1-shaped synthetic data; target = target_fraction x the best accuracy any mode reaches under the profile".into(),
             "throughput = mean over workers of each worker's iterations per second; 'averaged SSP' averages over the SSP runs (time-to-target over those that reach it)".into(),
-        ];
-        out.finish(&cfg, seed, args.common.scale.label(), "sim", &data, notes)?;
+        ]);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<DsspFig3>()
 }
 
 fn claims(

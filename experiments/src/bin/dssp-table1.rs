@@ -2,33 +2,22 @@
 //! 15) and DSSP(3, 12) to reach two accuracy targets (dssp.txt Table I), in the simulator with
 //! a ResNet-110 time profile and a CPU proxy model for the learning.
 
-use anyhow::bail;
+use anyhow::{bail, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::{DriverKind, NetworkModel, TimeProfile};
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::SyncMode;
 use bench_core::straggler::StragglerConfig;
 use bench_core::workload::SvmConfig;
-use clap::Parser;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
 use experiments::svm_setup::SparseData;
-use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 
-const QUICK: &str = include_str!("../../configs/dssp-table1.quick.toml");
-const PAPER: &str = include_str!("../../configs/dssp-table1.paper.toml");
 const FIGURE: &str = "dssp-table1";
 
-/// DSSP Table I: time to two accuracy targets on a 2-worker mixed-GPU cluster (simulated with
-/// a time profile). Writes results/dssp-table1/: table.csv, curves.csv, claims.csv,
-/// manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct DsspTable1;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,12 +65,17 @@ fn paper_row(label: &str) -> (Option<f64>, Option<f64>) {
     }
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
-        let modes = parse_modes(&cfg.modes)?;
+impl Experiment for DsspTable1 {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "DSSP Table I: time to two accuracy targets on a 2-worker mixed-GPU cluster (simulated with a time profile). Writes results/dssp-table1/: table.csv, curves.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/dssp-table1.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/dssp-table1.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, drivers: &[DriverKind]) -> Result<()> {
+        parse_modes(&cfg.modes)?;
         if cfg.target_fractions.is_empty()
             || cfg
                 .target_fractions
@@ -90,11 +84,15 @@ fn main() -> std::process::ExitCode {
         {
             bail!("target_fractions must be non-empty values in (0, 1]");
         }
-        let drivers = args.common.drivers(&[DriverKind::Sim])?;
         if drivers != [DriverKind::Sim] {
             bail!("dssp-table1 runs on the time profile, which only the sim driver models; use --driver sim");
         }
-        let seed = args.common.seed;
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> Result<()> {
+        let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+        let modes = parse_modes(&cfg.modes)?;
         let setting = ProfiledSetting {
             workers: cfg.workers,
             iterations: cfg.iterations,
@@ -105,8 +103,8 @@ fn main() -> std::process::ExitCode {
             network: &cfg.network,
             stragglers: &cfg.stragglers,
         };
-        let workload = setting.workload(seed, &data)?;
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let workload = setting.workload(seed, data)?;
+        let out = run.out();
         let pb = progress(modes.len() as u64, FIGURE);
         let runs = setting.run_all(&modes, &workload, seed, |m| {
             pb.set_message(m.label());
@@ -223,7 +221,11 @@ fn main() -> std::process::ExitCode {
             "paper_value columns quote dssp.txt Table I in seconds (ResNet-110, CIFAR-100, 0.67 / 0.68 accuracy); 'never' = not reached".into(),
             "DSSP controller conventions: see bench-core/src/protocol/ps/dssp.rs".into(),
         ];
-        out.finish(&cfg, seed, args.common.scale.label(), "sim", &data, notes)?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<DsspTable1>()
 }

@@ -7,26 +7,16 @@ use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::SyncMode;
-use clap::Parser;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::mf_setup::MfExperimentConfig as Config;
 use experiments::output::progress;
-use experiments::{CommonArgs, ExperimentOutput};
+use experiments::ExperimentOutput;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-const QUICK: &str = include_str!("../../configs/essp-fig2-staleness.quick.toml");
-const PAPER: &str = include_str!("../../configs/essp-fig2-staleness.paper.toml");
 const FIGURE: &str = "essp-fig2-breakdown";
 
-/// Time per clock split into computation and blocked time, SSP vs ESSP (ESSP Fig 2 right), on
-/// the matrix-factorisation setup of essp-fig2-staleness (same configs). Writes
-/// results/essp-fig2-breakdown/: breakdown.csv, claims.csv, manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct EsspFig2Breakdown;
 
 #[derive(Serialize, Clone)]
 struct BreakdownRow {
@@ -89,22 +79,31 @@ fn claims(
     }
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
+impl Experiment for EsspFig2Breakdown {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "Time per clock split into computation and blocked time, SSP vs ESSP (ESSP Fig 2 right), on the matrix-factorisation setup of essp-fig2-staleness (same configs). Writes results/essp-fig2-breakdown/: breakdown.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/essp-fig2-staleness.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/essp-fig2-staleness.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
+        cfg.modes()?;
+        if let Some(part) = &cfg.lda {
+            part.modes(&cfg.stragglers)?;
+        }
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {
+        let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+        let drivers = run.drivers.to_vec();
         let modes = cfg.modes()?;
-        let drivers = args.common.drivers(&[DriverKind::Sim])?;
-        let seed = args.common.seed;
-        let tables = cfg.tables(seed, &data)?;
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let tables = cfg.tables(seed, data)?;
+        let out = run.out();
         let lda = match &cfg.lda {
-            Some(part) => Some((
-                part,
-                part.modes(&cfg.stragglers)?,
-                part.tables(seed, &data)?,
-            )),
+            Some(part) => Some((part, part.modes(&cfg.stragglers)?, part.tables(seed, data)?)),
             None => None,
         };
         let runs = modes.len() + lda.as_ref().map_or(0, |l| l.1.len());
@@ -124,7 +123,7 @@ fn main() -> std::process::ExitCode {
                 pb.inc(1);
             }
             claims(
-                &mut out,
+                out,
                 &format!("{FIGURE}/{d}/essp-blocked"),
                 "",
                 &cfg.staleness,
@@ -150,7 +149,7 @@ fn main() -> std::process::ExitCode {
                     pb.inc(1);
                 }
                 claims(
-                    &mut out,
+                    out,
                     &format!("{FIGURE}/{d}/lda-essp-blocked"),
                     "LDA: ",
                     &part.staleness,
@@ -175,15 +174,11 @@ fn main() -> std::process::ExitCode {
             "compute = end - start - wait of each worker clock; blocked = wait for a fresh enough model; averaged over all worker clocks".into(),
             "bytes_per_clock counts every message of the run (ESSP's eager pushes included) per worker clock".into(),
         ];
-        let drivers = experiments::cli::drivers_label(&drivers);
-        out.finish(
-            &cfg,
-            seed,
-            args.common.scale.label(),
-            &drivers,
-            &data,
-            notes,
-        )?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<EsspFig2Breakdown>()
 }

@@ -2,31 +2,20 @@
 //! clock) at every read, for BSP, SSP(s) and ESSP(s), on matrix factorisation by SGD with 64
 //! workers (essp.txt Fig 2 left).
 
-use anyhow::{bail, Context};
+use anyhow::{bail, Context, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::metrics::RunRecords;
-use clap::Parser;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::mf_setup::MfExperimentConfig as Config;
 use experiments::output::progress;
-use experiments::{CommonArgs, ExperimentOutput};
+use experiments::ExperimentOutput;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-const QUICK: &str = include_str!("../../configs/essp-fig2-staleness.quick.toml");
-const PAPER: &str = include_str!("../../configs/essp-fig2-staleness.paper.toml");
 const FIGURE: &str = "essp-fig2-staleness";
 
-/// Staleness profiles of SSP vs ESSP (ESSP Fig 2, left) on matrix factorisation over row-level
-/// parameter-server tables: the clock differential of every row read. Writes
-/// results/essp-fig2-staleness/: differential_hist.csv, summary.csv, per-run iterations.csv and
-/// progress.csv, claims.csv, manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct EsspFig2Staleness;
 
 #[derive(Serialize)]
 struct HistRow {
@@ -90,19 +79,29 @@ impl Profile {
     }
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
+impl Experiment for EsspFig2Staleness {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "Staleness profiles of SSP vs ESSP (ESSP Fig 2, left) on matrix factorisation over row-level parameter-server tables: the clock differential of every row read. Writes results/essp-fig2-staleness/: differential_hist.csv, summary.csv, per-run iterations.csv and progress.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/essp-fig2-staleness.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/essp-fig2-staleness.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> Result<()> {
         if cfg.workers == 0 || cfg.clocks == 0 || cfg.staleness.is_empty() {
             bail!("workers, clocks and the staleness list must be non-empty");
         }
+        cfg.modes()?;
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> Result<()> {
+        let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+        let drivers = run.drivers.to_vec();
         let modes = cfg.modes()?;
-        let drivers = args.common.drivers(&[DriverKind::Sim])?;
-        let seed = args.common.seed;
-        let tables = cfg.tables(seed, &data)?;
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let tables = cfg.tables(seed, data)?;
+        let out = run.out();
         let pb = progress((drivers.len() * modes.len()) as u64, FIGURE);
         let (mut hist, mut summary) = (Vec::new(), Vec::new());
         for &driver in &drivers {
@@ -140,7 +139,7 @@ fn main() -> std::process::ExitCode {
                 profiles.insert(mode.label(), p);
                 pb.inc(1);
             }
-            claims(&mut out, driver, &cfg.staleness, &profiles);
+            claims(out, driver, &cfg.staleness, &profiles);
         }
         pb.finish_and_clear();
         out.csv("differential_hist.csv", &hist)?;
@@ -151,17 +150,13 @@ fn main() -> std::process::ExitCode {
             "matrix factorisation on synthetic Netflix-shaped ratings (low rank + noise, power-law items), partitioned over workers by user; squared loss on held-out ratings".into(),
             "fresh_mass = share of reads with clock differential >= -2 (within one clock of fresh)".into(),
         ];
-        let drivers = experiments::cli::drivers_label(&drivers);
-        out.finish(
-            &cfg,
-            seed,
-            args.common.scale.label(),
-            &drivers,
-            &data,
-            notes,
-        )?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<EsspFig2Staleness>()
 }
 
 fn claims(

@@ -7,26 +7,15 @@ use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::metrics::{ProgressRow, RunRecords};
 use bench_core::protocol::SyncMode;
-use clap::Parser;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::mf_setup::MfExperimentConfig as Config;
 use experiments::output::progress;
-use experiments::{CommonArgs, ExperimentOutput};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-const QUICK: &str = include_str!("../../configs/essp-fig3.quick.toml");
-const PAPER: &str = include_str!("../../configs/essp-fig3.paper.toml");
 const FIGURE: &str = "essp-fig3";
 
-/// Convergence of SSP vs ESSP (ESSP Fig 3) on matrix factorisation and, with an `[lda]`
-/// section, on LDA. Writes results/essp-fig3/: curves.csv, summary.csv, lda_curves.csv,
-/// lda_summary.csv, claims.csv, manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct EsspFig3;
 
 #[derive(Serialize)]
 struct CurveRow {
@@ -66,20 +55,23 @@ fn converged(r: &RunRecords) -> bool {
     }
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
-        let modes = cfg.modes()?;
+impl Experiment for EsspFig3 {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "Convergence of SSP vs ESSP (ESSP Fig 3) on matrix factorisation and, with an `[lda]` section, on LDA. Writes results/essp-fig3/: curves.csv, summary.csv, lda_curves.csv, lda_summary.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/essp-fig3.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/essp-fig3.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
+        cfg.modes()?;
         let Some(large_step) = cfg.large_step else {
             bail!("essp-fig3 needs large_step (the step size of the stability comparison)");
         };
         if !(large_step > 0.0 && large_step.is_finite()) {
             bail!("large_step must be > 0, got {large_step}");
         }
-        let drivers = args.common.drivers(&[DriverKind::Sim])?;
-        let seed = args.common.seed;
         if cfg.shards != 1 {
             bail!(
                 "essp-fig3 compares losses, which need every row on one node: set shards = 1 \
@@ -87,17 +79,25 @@ fn main() -> std::process::ExitCode {
                 cfg.shards
             );
         }
-        let workload = cfg.tables(seed, &data)?;
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {
+        let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+        let drivers = run.drivers.to_vec();
+        let modes = cfg.modes()?;
+        let large_step = cfg.large_step.expect("checked by validate");
+        let workload = cfg.tables(seed, data)?;
         let mut big = cfg.mf;
         big.step = large_step;
-        let big_workload = cfg.tables_with(big, seed, &data)?;
+        let big_workload = cfg.tables_with(big, seed, data)?;
         let s_max = *cfg.staleness.iter().max().expect("non-empty");
         let big_modes = [
             SyncMode::Ssp { staleness: s_max },
             SyncMode::Essp { staleness: s_max },
         ];
 
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let out = run.out();
         let pb = progress((drivers.len() * (modes.len() + 2)) as u64, FIGURE);
         let (mut curves, mut summary) = (Vec::new(), Vec::new());
         for &driver in &drivers {
@@ -203,9 +203,9 @@ fn main() -> std::process::ExitCode {
         pb.finish_and_clear();
         if let Some(lda) = &cfg.lda {
             experiments::lda_convergence::run(
-                &mut out,
+                out,
                 lda,
-                &lda.tables(seed, &data)?,
+                &lda.tables(seed, data)?,
                 &drivers,
                 &cfg.stragglers,
                 &cfg.threads,
@@ -228,15 +228,11 @@ fn main() -> std::process::ExitCode {
             "LDA (when the config has [lda]): collapsed Gibbs sampling on row tables (word-topic and topic-total rows on one shard, topic assignments on the workers); loss = negative word log-likelihood per token, the part of the log-likelihood the server holds; target = 90% of BSP's improvement; lda_curves.csv, lda_summary.csv".into(),
             "row-level parameter-server tables (L and R rows, GET/INC/CLOCK, per-row client cache, ESSP pushes of changed rows) on one shard".into(),
         ];
-        let drivers = experiments::cli::drivers_label(&drivers);
-        out.finish(
-            &cfg,
-            seed,
-            args.common.scale.label(),
-            &drivers,
-            &data,
-            notes,
-        )?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<EsspFig3>()
 }

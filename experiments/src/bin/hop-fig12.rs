@@ -6,27 +6,15 @@ use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::protocol::peer::PeerSettings;
 use bench_core::straggler::{RandomSlowdown, StragglerConfig};
-use clap::Parser;
 use experiments::cli::driver_tag;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
-use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 
-const QUICK: &str = include_str!("../../configs/hop-fig12.quick.toml");
-const PAPER: &str = include_str!("../../configs/hop-fig12.paper.toml");
 const FIGURE: &str = "hop-fig12";
 
-/// Hop Fig 12: standard decentralized SVM training (log loss, lr 10, synthetic webspam twin)
-/// on 16 peers over ring, ring-based and double-ring graphs, with and without random slowdown
-/// (every computation 6x slower with probability 1/n). Writes results/hop-fig12/: summary.csv
-/// (time per iteration and slowdown ratio per graph), curves.csv, claims.csv, manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct HopFig12;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,17 +42,26 @@ struct CurveRow {
     loss: f64,
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
+impl Experiment for HopFig12 {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "Hop Fig 12: standard decentralized SVM training (log loss, lr 10, synthetic webspam twin) on 16 peers over ring, ring-based and double-ring graphs, with and without random slowdown (every computation 6x slower with probability 1/n). Writes results/hop-fig12/: summary.csv (time per iteration and slowdown ratio per graph), curves.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/hop-fig12.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/hop-fig12.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
         cfg.common.validate()?;
         if cfg.graphs.is_empty() {
             bail!("graphs must list at least one graph");
         }
-        let seed = args.common.seed;
-        let drivers = args.common.drivers(&[DriverKind::Sim])?;
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {
+        let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+        let drivers = run.drivers.to_vec();
         let settings = PeerSettings::standard(cfg.common.iterations);
         let graphs = cfg
             .graphs
@@ -74,8 +71,8 @@ fn main() -> std::process::ExitCode {
         for g in &graphs {
             settings.build(g)?;
         }
-        let workload = cfg.common.workload(seed, &data)?;
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let workload = cfg.common.workload(seed, data)?;
+        let out = run.out();
         let pb = progress((drivers.len() * graphs.len() * 2) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
         for &driver in &drivers {
@@ -152,14 +149,11 @@ fn main() -> std::process::ExitCode {
             cfg.slowdown.factor,
             cfg.slowdown.probability.map_or("1/n".to_string(), |p| p.to_string())
         )];
-        out.finish(
-            &cfg,
-            seed,
-            args.common.scale.label(),
-            &experiments::cli::drivers_label(&drivers),
-            &data,
-            notes,
-        )?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<HopFig12>()
 }

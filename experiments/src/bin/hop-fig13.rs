@@ -7,28 +7,16 @@ use bench_core::driver::DriverKind;
 use bench_core::protocol::peer::PeerSettings;
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::StragglerConfig;
-use clap::Parser;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
 use experiments::profiled::show;
 use experiments::runner::{run_ps, RunSettings};
-use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 
-const QUICK: &str = include_str!("../../configs/hop-fig13.quick.toml");
-const PAPER: &str = include_str!("../../configs/hop-fig13.paper.toml");
 const FIGURE: &str = "hop-fig13";
 
-/// Hop Fig 13: decentralized SVM training (standard protocol, ring-based graph) against a BSP
-/// parameter server with the same workers, workload (log loss, lr 10, synthetic webspam
-/// twin), compute and network models. Writes results/hop-fig13/: summary.csv, curves.csv,
-/// claims.csv, manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct HopFig13;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -56,25 +44,34 @@ struct CurveRow {
     loss: f64,
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
+impl Experiment for HopFig13 {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "Hop Fig 13: decentralized SVM training (standard protocol, ring-based graph) against a BSP parameter server with the same workers, workload (log loss, lr 10, synthetic webspam twin), compute and network models. Writes results/hop-fig13/: summary.csv, curves.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/hop-fig13.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/hop-fig13.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, drivers: &[DriverKind]) -> anyhow::Result<()> {
         cfg.common.validate()?;
-        let seed = args.common.seed;
-        let drivers = args.common.drivers(&[DriverKind::Sim])?;
         if drivers.len() != 1 {
             bail!("hop-fig13 compares two systems under one driver; pass one --driver");
         }
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {
+        let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+        let drivers = run.drivers.to_vec();
         let driver = drivers[0];
         let c = &cfg.common;
         let g = graph(&cfg.graph, c.workers, seed)?;
         let peers = PeerSettings::standard(c.iterations);
         peers.build(&g)?;
         let none = StragglerConfig::default();
-        let workload = c.workload(seed, &data)?;
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let workload = c.workload(seed, data)?;
+        let out = run.out();
         let pb = progress(2, FIGURE);
         pb.set_message(format!("decentralized {}", g.name()));
         let dec = run_peers(driver, c, &g, &peers, &none, &workload, seed)?;
@@ -141,14 +138,11 @@ fn main() -> std::process::ExitCode {
             "{} workers, {} iterations each; PS: one server node plus the workers, BSP, the server adds every worker's update; decentralized: standard protocol on {}, evaluated at peer 0; target = the larger final loss; CNN part n.a.",
             c.workers, c.iterations, g.name()
         )];
-        out.finish(
-            &cfg,
-            seed,
-            args.common.scale.label(),
-            driver.label(),
-            &data,
-            notes,
-        )?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<HopFig13>()
 }

@@ -9,31 +9,16 @@ use bench_core::straggler::StragglerConfig;
 use bench_core::topology::{
     hierarchical, spectral_gap_eig, spectral_gap_laplacian, Gateways, Topology,
 };
-use clap::Parser;
-use experiments::cli::{driver_tag, drivers_label};
+use experiments::cli::driver_tag;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
 use experiments::profiled::show;
-use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 
-const QUICK: &str = include_str!("../../configs/hop-fig20-21.quick.toml");
-const PAPER: &str = include_str!("../../configs/hop-fig20-21.paper.toml");
 const FIGURE: &str = "hop-fig20-21";
 
-/// Hop Fig 20-21: decentralized SVM training (standard protocol) of 8 workers placed unevenly on
-/// 3 machines (`common.network.hosts`: fast links inside a machine, machines' shared NICs and
-/// slow links between them), on the ring-based graph and on the two hierarchical graphs
-/// (all-reduce inside a machine, a ring between machines, through one shared gateway or spread
-/// gateways). Reports each graph's spectral gap beside the paper's and the time to a common
-/// loss target. Writes results/hop-fig20-21/: gaps.csv, summary.csv, curves.csv, claims.csv,
-/// manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct HopFig20To21;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -97,26 +82,39 @@ fn inter_machine_bytes(t: &Topology, placement: &[usize], model_bytes: f64) -> f
         * model_bytes
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
-        let c = &cfg.common;
-        c.validate()?;
+/// Which machine each worker is on: the two-level network's placement.
+fn placement(cfg: &Config) -> anyhow::Result<Vec<usize>> {
+    cfg.common
+        .network
+        .hosts
+        .as_ref()
+        .map(|h| h.placement.clone())
+        .context("common.network.hosts must place the workers on machines (the two-level network)")
+}
+
+impl Experiment for HopFig20To21 {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "Hop Fig 20-21: decentralized SVM training (standard protocol) of 8 workers placed unevenly on 3 machines (`common.network.hosts`: fast links inside a machine, machines' shared NICs and slow links between them), on the ring-based graph and on the two hierarchical graphs (all-reduce inside a machine, a ring between machines, through one shared gateway or spread gateways). Reports each graph's spectral gap beside the paper's and the time to a common loss target. Writes results/hop-fig20-21/: gaps.csv, summary.csv, curves.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/hop-fig20-21.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/hop-fig20-21.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
+        cfg.common.validate()?;
         if cfg.graphs.len() < 2 {
             bail!("graphs must list the baseline and at least one graph to compare");
         }
-        let placement = c
-            .network
-            .hosts
-            .as_ref()
-            .map(|h| h.placement.clone())
-            .context(
-                "common.network.hosts must place the workers on machines (the two-level network)",
-            )?;
-        let seed = args.common.seed;
-        let drivers = args.common.drivers(&[DriverKind::Sim])?;
+        placement(cfg)?;
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {
+        let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+        let drivers = run.drivers.to_vec();
+        let c = &cfg.common;
+        let placement = placement(cfg)?;
         let graphs = cfg
             .graphs
             .iter()
@@ -126,9 +124,9 @@ fn main() -> std::process::ExitCode {
         for g in &graphs {
             settings.build(g)?;
         }
-        let workload = c.workload(seed, &data)?;
+        let workload = c.workload(seed, data)?;
         let model_bytes = 4.0 * c.data.features as f64;
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let out = run.out();
         let mut gaps = Vec::new();
         for (entry, g) in cfg.graphs.iter().zip(&graphs) {
             let ours = spectral_gap_laplacian(g)?;
@@ -229,14 +227,11 @@ fn main() -> std::process::ExitCode {
             ),
             "gap_paper_convention = 1 - lambda_2(D^-1 A) without self-loops (reproduces the paper's three numbers); gap_footnote = |lambda_1(P)| - |lambda_2(P)| with self-loops, the footnote's definition with W = P".to_string(),
         ];
-        out.finish(
-            &cfg,
-            seed,
-            args.common.scale.label(),
-            &drivers_label(&drivers),
-            &data,
-            notes,
-        )?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<HopFig20To21>()
 }

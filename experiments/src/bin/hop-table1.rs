@@ -8,26 +8,13 @@ use bench_core::driver::schedule_search::explore;
 use bench_core::driver::DriverKind;
 use bench_core::protocol::peer::{PeerMode, PeerSettings};
 use bench_core::topology::{random_regular, Topology, TopologyKind};
-use clap::Parser;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
-use experiments::{CommonArgs, ExperimentOutput};
 use serde::{Deserialize, Serialize};
 
-const QUICK: &str = include_str!("../../configs/hop-table1.quick.toml");
-const PAPER: &str = include_str!("../../configs/hop-table1.paper.toml");
 const FIGURE: &str = "hop-table1";
 
-/// Hop Table 1: upper bounds on the iteration gap Iter(i) - Iter(j) for the standard, bounded
-/// staleness, backup-worker, NOTIFY-ACK and token-queue settings, checked over seeded random
-/// schedules (random latencies, jitter and stragglers) on ring, ring-based, double-ring and
-/// random regular graphs. Writes results/hop-table1/: gaps.csv, reach.csv, claims.csv,
-/// manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct HopTable1;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -96,18 +83,27 @@ fn why_unreached(mode: PeerMode) -> &'static str {
     }
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
-        if args.common.drivers(&[DriverKind::Sim])? != [DriverKind::Sim] {
+impl Experiment for HopTable1 {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "Hop Table 1: upper bounds on the iteration gap Iter(i) - Iter(j) for the standard, bounded staleness, backup-worker, NOTIFY-ACK and token-queue settings, checked over seeded random schedules (random latencies, jitter and stragglers) on ring, ring-based, double-ring and random regular graphs. Writes results/hop-table1/: gaps.csv, reach.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/hop-table1.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/hop-table1.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = Config;
+    type Args = NoArgs;
+
+    fn validate(cfg: &Config, _: &NoArgs, drivers: &[DriverKind]) -> anyhow::Result<()> {
+        if drivers != [DriverKind::Sim] {
             bail!("hop-table1 searches schedules in the simulator; use --driver sim");
         }
         if cfg.schedules == 0 || cfg.graphs.is_empty() || cfg.settings.is_empty() {
             bail!("schedules, graphs and settings must be non-empty");
         }
-        let seed = args.common.seed;
+        Ok(())
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {
+        let (cfg, seed) = (run.cfg, run.seed);
         let graphs: Vec<Topology> = cfg
             .graphs
             .iter()
@@ -131,7 +127,7 @@ fn main() -> std::process::ExitCode {
                     .with_context(|| format!("{} on {}", s.label(), g.name()))?;
             }
         }
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
+        let out = run.out();
         let pb = progress((graphs.len() * settings.len()) as u64, FIGURE);
         let (mut gaps, mut reach) = (Vec::new(), Vec::new());
         let mut notes = vec![format!(
@@ -202,7 +198,11 @@ fn main() -> std::process::ExitCode {
         pb.finish_and_clear();
         out.csv("gaps.csv", &gaps)?;
         out.csv("reach.csv", &reach)?;
-        out.finish(&cfg, seed, args.common.scale.label(), "sim", &data, notes)?;
+        run.notes(notes);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<HopTable1>()
 }

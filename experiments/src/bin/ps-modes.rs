@@ -9,27 +9,16 @@ use bench_core::metrics::{RunRecords, WaitHistogram};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::StragglerConfig;
 use bench_core::workload::SvmConfig;
-use clap::Parser;
-use experiments::output::progress;
+use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::runner::{run_ps, RunSettings, ThreadsSection};
 use experiments::svm_setup::SparseData;
-use experiments::{CommonArgs, ExperimentOutput};
+use experiments::ExperimentOutput;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-const QUICK: &str = include_str!("../../configs/ps-modes.quick.toml");
-const PAPER: &str = include_str!("../../configs/ps-modes.paper.toml");
 const FIGURE: &str = "ps-modes";
 
-/// Parameter-server BSP / ASP / SSP on SVM with a straggler, under the sim and threads drivers.
-/// Writes results/ps-modes/: per-run iterations.csv and progress.csv, summary.csv,
-/// wait_hist.csv, staleness_hist.csv, claims.csv, manifest.json.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    common: CommonArgs,
-}
+struct PsModes;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -79,6 +68,14 @@ struct StalenessCount {
     count: u64,
 }
 
+fn parse_modes(cfg: &Config) -> Result<Vec<SyncMode>> {
+    Ok(cfg
+        .modes
+        .iter()
+        .map(|m| SyncMode::parse(m))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
 fn validate(cfg: &Config, modes: &[SyncMode]) -> Result<()> {
     if cfg.workers == 0 || cfg.iterations == 0 {
         bail!("workers and iterations must be >= 1");
@@ -118,23 +115,24 @@ fn validate(cfg: &Config, modes: &[SyncMode]) -> Result<()> {
     Ok(())
 }
 
-fn main() -> std::process::ExitCode {
-    experiments::main_with(|| {
-        let args = Args::parse();
-        let cfg: Config = args.common.load_config(QUICK, PAPER)?;
-        let data = args.common.data_source();
-        let modes = cfg
-            .modes
-            .iter()
-            .map(|m| SyncMode::parse(m))
-            .collect::<Result<Vec<_>, _>>()?;
-        validate(&cfg, &modes).context("invalid ps-modes configuration")?;
-        let drivers = args
-            .common
-            .drivers(&[DriverKind::Sim, DriverKind::Threads])?;
-        let seed = args.common.seed;
+impl Experiment for PsModes {
+    const BINARY: &'static str = FIGURE;
+    const ABOUT: &'static str = "Parameter-server BSP / ASP / SSP on SVM with a straggler, under the sim and threads drivers. Writes results/ps-modes/: per-run iterations.csv and progress.csv, summary.csv, wait_hist.csv, staleness_hist.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../configs/ps-modes.quick.toml");
+    const PAPER: &'static str = include_str!("../../configs/ps-modes.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim, DriverKind::Threads];
+    type Config = Config;
+    type Args = NoArgs;
 
-        let workload = cfg.data.svm_workload(cfg.svm, seed, &data)?;
+    fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> Result<()> {
+        validate(cfg, &parse_modes(cfg)?)
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> Result<()> {
+        let (cfg, seed) = (run.cfg, run.seed);
+        let drivers = run.drivers.to_vec();
+        let modes = parse_modes(cfg)?;
+        let workload = cfg.data.svm_workload(cfg.svm, seed, run.data)?;
         let settings = RunSettings {
             network: cfg.network.clone(),
             compute: cfg.compute,
@@ -144,8 +142,8 @@ fn main() -> std::process::ExitCode {
             iteration_ns: None,
             wire_bytes: None,
         };
-        let mut out = ExperimentOutput::new(&args.common.out, FIGURE)?;
-        let pb = progress((drivers.len() * modes.len()) as u64, FIGURE);
+        let pb = run.progress((drivers.len() * modes.len()) as u64);
+        let out = run.out();
         let mut summary = Vec::new();
         let mut waits = Vec::new();
         let mut stale = Vec::new();
@@ -216,9 +214,9 @@ fn main() -> std::process::ExitCode {
         out.csv("wait_hist.csv", &waits)?;
         out.csv("staleness_hist.csv", &stale)?;
         for &driver in &drivers {
-            claims_for(&mut out, driver, &modes, &by_run);
+            claims_for(out, driver, &modes, &by_run);
         }
-        let notes = vec![
+        run.notes([
             "staleness = iteration - complete, where the model read holds every worker's updates of clocks < complete; BSP reads 0, SSP(s) at most s; ESSP's clock differential is -1 - staleness".into(),
             "ASP workers never block: they compute on their cached model and keep one refresh request in flight".into(),
             "threads driver: a computation takes max(real time, modelled time); timings are wall-clock and vary between runs".into(),
@@ -227,18 +225,13 @@ fn main() -> std::process::ExitCode {
             } else {
                 "sim driver: virtual time; the same seed gives the same CSV bytes".into()
             },
-        ];
-        let drivers = experiments::cli::drivers_label(&drivers);
-        out.finish(
-            &cfg,
-            seed,
-            args.common.scale.label(),
-            &drivers,
-            &data,
-            notes,
-        )?;
+        ]);
         Ok(())
-    })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    experiment::main::<PsModes>()
 }
 
 fn claims_for(

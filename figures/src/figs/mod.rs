@@ -176,3 +176,23 @@ pub const ALL: &[FigureDef] = &[
         render: ps_modes::render,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    /// The figure catalogue the Makefile and the experiments read.
+    const CATALOG: &str = include_str!("../../../experiments/figures.tsv");
+
+    #[test]
+    fn every_catalogue_figure_has_a_renderer_in_report_order() {
+        let catalogue: Vec<&str> = CATALOG
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|l| l.split('\t').next().unwrap_or(""))
+            .collect();
+        let renderers: Vec<&str> = super::ALL.iter().map(|f| f.id).collect();
+        assert_eq!(
+            catalogue, renderers,
+            "experiments/figures.tsv and figures' ALL list different figures (or orders)"
+        );
+    }
+}

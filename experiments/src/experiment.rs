@@ -1,0 +1,198 @@
+//! One experiment spec and one runner for every experiment binary.
+//!
+//! A binary says what is particular to it (its configuration, the figures it writes, its
+//! default drivers, the rules its configuration must meet beyond the range checks, and the run
+//! of one seed: rows, claims and notes) by implementing [`Experiment`]; [`main`] does the rest
+//! in the same order for every binary: command line, configuration (built-in or `--config`,
+//! range-checked), validation, drivers (joining the cluster job when asked), the data source,
+//! the result directories, progress, and the manifest with provenance. An error anywhere
+//! leaves no partial results (each figure's directory is committed only at the end).
+
+use crate::cli::drivers_label;
+use crate::data_source::DataSource;
+use crate::{CommonArgs, ExperimentOutput, Scale};
+use anyhow::{Context, Result};
+use bench_core::driver::DriverKind;
+use clap::{Args, CommandFactory, FromArgMatches};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// What is particular to one experiment binary.
+pub trait Experiment: Sized {
+    /// The binary's name, as in `experiments/figures.tsv`.
+    const BINARY: &'static str;
+    /// What the binary does and writes, for `--help`.
+    const ABOUT: &'static str;
+    /// The built-in quick-scale configuration (TOML text).
+    const QUICK: &'static str;
+    /// The built-in paper-scale configuration (TOML text).
+    const PAPER: &'static str;
+    /// Drivers run when `--driver` is not given.
+    const DEFAULT_DRIVERS: &'static [DriverKind];
+
+    /// The configuration's shape (unknown keys are errors: `#[serde(deny_unknown_fields)]`).
+    type Config: Serialize + DeserializeOwned;
+    /// Flags of this binary beyond the common ones ([`NoArgs`] for most).
+    type Args: Args;
+
+    /// The figure ids this run writes, in order. Default: the one figure named like the binary.
+    fn figures(_args: &Self::Args) -> Vec<&'static str> {
+        vec![Self::BINARY]
+    }
+
+    /// Checks what the per-field range checks cannot: rules across fields, and which of
+    /// `drivers` the experiment supports.
+    ///
+    /// # Errors
+    /// A message naming the field or driver at fault.
+    fn validate(cfg: &Self::Config, args: &Self::Args, drivers: &[DriverKind]) -> Result<()>;
+
+    /// Runs the experiment for one seed, writing rows, claims and notes through `run`.
+    ///
+    /// # Errors
+    /// Any run or write error; the figures' directories are then not committed.
+    fn run(run: &mut Run<'_, Self>) -> Result<()>;
+}
+
+/// No flags beyond the common ones.
+#[derive(Debug, Clone, Default, Args)]
+pub struct NoArgs {}
+
+/// The command line of an experiment binary: the common flags and the binary's own.
+#[derive(Debug, clap::Parser)]
+struct Cli<A: Args> {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(flatten)]
+    own: A,
+}
+
+/// One seed's run of experiment `E`, as the runner hands it to [`Experiment::run`].
+pub struct Run<'a, E: Experiment> {
+    /// The checked configuration.
+    pub cfg: &'a E::Config,
+    /// The binary's own flags.
+    pub args: &'a E::Args,
+    /// The common flags.
+    pub common: &'a CommonArgs,
+    /// The run seed: every random number of the run derives from it.
+    pub seed: u64,
+    /// The drivers to run under, in order.
+    pub drivers: &'a [DriverKind],
+    /// Where the data comes from; workload builders record what they built on it.
+    pub data: &'a DataSource,
+    outputs: Vec<ExperimentOutput>,
+    notes: Vec<String>,
+    driver_label: Option<String>,
+}
+
+impl<E: Experiment> Run<'_, E> {
+    /// The run's scale.
+    pub fn scale(&self) -> Scale {
+        self.common.scale
+    }
+
+    /// The output of the binary's first (for most binaries: only) figure.
+    pub fn out(&mut self) -> &mut ExperimentOutput {
+        &mut self.outputs[0]
+    }
+
+    /// The output of figure `figure`.
+    ///
+    /// # Panics
+    /// When `figure` is not among [`Experiment::figures`] for this run: a bug of the binary.
+    pub fn out_for(&mut self, figure: &str) -> &mut ExperimentOutput {
+        let i = self.outputs.iter().position(|o| o.figure() == figure);
+        match i {
+            Some(i) => &mut self.outputs[i],
+            None => panic!("{}: figure {figure} is not one of its figures", E::BINARY),
+        }
+    }
+
+    /// Whether figure `figure` is written by this run (a binary making several figures may be
+    /// asked for one).
+    pub fn writes(&self, figure: &str) -> bool {
+        self.outputs.iter().any(|o| o.figure() == figure)
+    }
+
+    /// Adds a note to every figure's manifest.
+    pub fn note(&mut self, note: impl Into<String>) {
+        self.notes.push(note.into());
+    }
+
+    /// Adds notes to every figure's manifest.
+    pub fn notes(&mut self, notes: impl IntoIterator<Item = String>) {
+        self.notes.extend(notes);
+    }
+
+    /// Says what ran in the manifests' `driver` field when it is not the drivers' list (e.g.
+    /// `none (linear algebra)`).
+    pub fn set_driver_label(&mut self, label: impl Into<String>) {
+        self.driver_label = Some(label.into());
+    }
+
+    /// A progress bar of `len` steps named after the binary (hidden when stderr is not a
+    /// terminal).
+    pub fn progress(&self, len: u64) -> indicatif::ProgressBar {
+        crate::output::progress(len, E::BINARY)
+    }
+}
+
+/// Loads, checks and runs experiment `E` from the process's command line; the whole `main` of
+/// an experiment binary. Errors are printed as one clear message with a non-zero exit; SIGINT
+/// and SIGTERM stop the run and remove its partial results ([`crate::main_with`]).
+pub fn main<E: Experiment>() -> std::process::ExitCode {
+    crate::main_with(|| {
+        let matches = Cli::<E::Args>::command()
+            .name(E::BINARY)
+            .about(E::ABOUT)
+            .version(env!("CARGO_PKG_VERSION"))
+            .get_matches();
+        let cli = Cli::<E::Args>::from_arg_matches(&matches)?;
+        run_cli::<E>(&cli.common, &cli.own)
+    })
+}
+
+fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
+    let cfg: E::Config = common.load_config(E::QUICK, E::PAPER)?;
+    let data = common.data_source();
+    let drivers = common.driver_list(E::DEFAULT_DRIVERS)?;
+    E::validate(&cfg, own, &drivers)
+        .with_context(|| format!("invalid {} configuration", E::BINARY))?;
+    // Checked before joining a cluster job: every rank refuses the same configuration alike.
+    common.enter(&drivers)?;
+    let outputs = E::figures(own)
+        .into_iter()
+        .map(|f| ExperimentOutput::new(&common.out, f))
+        .collect::<Result<Vec<_>>>()?;
+    let mut run = Run::<E> {
+        cfg: &cfg,
+        args: own,
+        common,
+        seed: common.seed,
+        drivers: &drivers,
+        data: &data,
+        outputs,
+        notes: Vec::new(),
+        driver_label: None,
+    };
+    E::run(&mut run)?;
+    let Run {
+        outputs,
+        notes,
+        driver_label,
+        ..
+    } = run;
+    let driver = driver_label.unwrap_or_else(|| drivers_label(&drivers));
+    for out in outputs {
+        out.finish(
+            &cfg,
+            common.seed,
+            common.scale.label(),
+            &driver,
+            &data,
+            notes.clone(),
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! The figure catalogue against the tree: every figure's binary exists, was built and answers
+//! `--help`; every experiment binary and every shipped config belongs to some figure; a binary
+//! that makes several figures accepts the per-figure arguments the catalogue gives.
+
+use experiments::catalog::entries;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Built binaries sit beside the `deps/` directory holding this test.
+fn built(binary: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().join(binary)
+}
+
+#[test]
+fn every_figure_has_a_built_binary_that_answers_help() {
+    let binaries: BTreeSet<String> = entries().into_iter().map(|e| e.binary).collect();
+    for b in &binaries {
+        let src = manifest_dir().join(format!("src/bin/{b}.rs"));
+        assert!(src.is_file(), "{b}: no {}", src.display());
+        let o = Command::new(built(b))
+            .arg("--help")
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("{b}: cannot run {}: {e}", built(b).display());
+            });
+        assert!(o.status.success(), "{b} --help failed");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("--scale"));
+    }
+}
+
+#[test]
+fn every_experiment_binary_and_config_belongs_to_a_figure() {
+    let binaries: BTreeSet<String> = entries().into_iter().map(|e| e.binary).collect();
+    let mut used_configs = BTreeSet::new();
+    for f in std::fs::read_dir(manifest_dir().join("src/bin")).unwrap() {
+        let path = f.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if name == "syncbench" {
+            continue; // the tool, not an experiment
+        }
+        assert!(
+            binaries.contains(&name),
+            "experiment binary {name} makes no figure of experiments/figures.tsv"
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("configs/") {
+            let tail = &rest[i + "configs/".len()..];
+            let end = tail.find('"').unwrap();
+            used_configs.insert(tail[..end].to_string());
+            rest = &tail[end..];
+        }
+    }
+    for f in std::fs::read_dir(manifest_dir().join("configs")).unwrap() {
+        let name = f.unwrap().file_name().to_string_lossy().to_string();
+        assert!(
+            used_configs.contains(&name),
+            "configs/{name} is included by no experiment (used: {used_configs:?})"
+        );
+    }
+}
+
+#[test]
+fn per_figure_arguments_select_one_figure() {
+    let out = std::env::temp_dir().join(format!("syncbench-catalog-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    for e in entries().into_iter().filter(|e| !e.args.is_empty()) {
+        let o = Command::new(built(&e.binary))
+            .args(&e.args)
+            .args(["--scale", "quick", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{} {:?}: {}",
+            e.binary,
+            e.args,
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            out.join(&e.figure).join("manifest.json").is_file(),
+            "{} {:?} did not write {}",
+            e.binary,
+            e.args,
+            e.figure
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
