@@ -70,9 +70,16 @@ pub enum CoreError {
         /// What happened there.
         message: String,
     },
-    /// The transport rejected an operation (unregistered ring, oversized write, peer gone).
-    #[error("transport: {0}")]
-    Transport(String),
+    /// The transport failed or rejected an operation; `fault` says what kind of failure it
+    /// was, so callers (and the fault tests) can tell a lost peer from a ring overrun without
+    /// reading the message.
+    #[error("transport: {message}")]
+    Transport {
+        /// What kind of failure.
+        fault: TransportFault,
+        /// What happened, naming the nodes, peer and address involved.
+        message: String,
+    },
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {
@@ -104,7 +111,44 @@ pub enum CoreError {
     Json(#[from] serde_json::Error),
 }
 
+/// Kinds of transport failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportFault {
+    /// A peer's process or connection went away mid-run (closed, reset, a failed completion).
+    PeerLost,
+    /// Bytes from a peer that do not decode: a bad handshake or job token, an unknown tag, a
+    /// truncated or oversized frame, a segment directory that does not check out.
+    Malformed,
+    /// A peer could not be reached before a deadline (start-up, a notification wait).
+    Unreachable,
+    /// An operation named a node or ring that does not exist on this fabric.
+    NoSuchPeer,
+    /// A write or read outside a ring's slots or a slot's size, a queue that stayed full, or a
+    /// slot whose versions show it was overwritten before it was read.
+    RingOverrun,
+    /// Setting the transport up failed: a port, a listener, a thread, a shared segment.
+    Setup,
+    /// The RDMA device or verbs failed.
+    Device,
+}
+
 impl CoreError {
+    /// A transport failure of kind `fault`.
+    pub fn transport(fault: TransportFault, message: impl Into<String>) -> Self {
+        CoreError::Transport {
+            fault,
+            message: message.into(),
+        }
+    }
+
+    /// The kind of a transport failure (None for other errors).
+    pub fn transport_fault(&self) -> Option<TransportFault> {
+        match self {
+            CoreError::Transport { fault, .. } => Some(*fault),
+            _ => None,
+        }
+    }
+
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         CoreError::Io {

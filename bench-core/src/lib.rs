@@ -28,5 +28,5 @@ pub mod topology;
 pub mod transport;
 pub mod workload;
 
-pub use error::{CoreError, Result};
+pub use error::{CoreError, Result, TransportFault};
 pub use node_id::NodeId;

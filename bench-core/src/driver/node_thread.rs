@@ -22,7 +22,7 @@
 //! however far behind the receiver is).
 
 use super::{crosses, ComputeModel};
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, TransportFault};
 use crate::learning::Learning;
 use crate::learning::{Payload, PayloadEffect, HEADER_BYTES};
 use crate::metrics::{IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};
@@ -98,7 +98,12 @@ pub(crate) fn encode(p: &Payload) -> Vec<u64> {
 }
 
 pub(crate) fn decode(words: &[u64], from: NodeId) -> Result<Payload> {
-    let bad = || CoreError::Transport(format!("malformed payload from node {from}"));
+    let bad = || {
+        CoreError::transport(
+            TransportFault::Malformed,
+            format!("malformed payload from node {from}"),
+        )
+    };
     let na = *words.first().ok_or_else(bad)? as usize;
     let applied = words.get(1..1 + na).ok_or_else(bad)?.to_vec();
     let nf = *words.get(1 + na).ok_or_else(bad)? as usize;
@@ -238,7 +243,10 @@ pub fn spawn_nodes<L: Learning + ?Sized + 'static, E: Endpoint + 'static>(
                 .spawn(move || -> Result<NodeOutcome> { run_node(proto, ep, ctx?) })
                 .map(|h| (node, h))
                 .map_err(|e| {
-                    CoreError::Transport(format!("cannot start node {node}'s thread: {e}"))
+                    CoreError::transport(
+                        TransportFault::Setup,
+                        format!("cannot start node {node}'s thread: {e}"),
+                    )
                 })
         })
         .collect()
@@ -538,7 +546,7 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
         if msg.payload() != crate::protocol::PayloadKind::None {
             let r = self.ep.read_slot(n.from, n.slot, buf)?;
             if !r.consistent() || r.footer != n.version {
-                return Err(CoreError::Transport(format!(
+                return Err(CoreError::transport(TransportFault::RingOverrun, format!(
                     "node {node}: slot {} from node {} holds versions header {} / footer {}, expected {} (ring overrun or torn write)",
                     n.slot, n.from, r.header, r.footer, n.version
                 )));

@@ -1,6 +1,6 @@
 //! Control messages exchanged by protocol nodes, and their fixed-size wire encoding.
 
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, TransportFault};
 
 /// Which bytes the driver attaches to a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,10 +165,13 @@ impl Message {
     pub fn decode(words: [u64; MESSAGE_WORDS], from: usize) -> Result<Self> {
         let (tag, extra, value) = (words[0] & 0xff, words[0] >> 8, words[1]);
         let garbage = || {
-            CoreError::Transport(format!(
-                "peer {from} sent a malformed message [{:#x}, {:#x}]",
-                words[0], words[1]
-            ))
+            CoreError::transport(
+                TransportFault::Malformed,
+                format!(
+                    "peer {from} sent a malformed message [{:#x}, {:#x}]",
+                    words[0], words[1]
+                ),
+            )
         };
         if extra != 0 && !matches!(tag, 4 | 5 | 13 | 14) {
             return Err(garbage());
@@ -202,9 +205,10 @@ impl Message {
                 stamp: value,
             },
             tag => {
-                return Err(CoreError::Transport(format!(
-                    "peer {from} sent a message with unknown tag {tag:#x}"
-                )))
+                return Err(CoreError::transport(
+                    TransportFault::Malformed,
+                    format!("peer {from} sent a message with unknown tag {tag:#x}"),
+                ))
             }
         })
     }

@@ -4,7 +4,7 @@
 //! loopback socket and a cache-line ping-pong between two spinning threads.
 
 use super::{AlignedWords, Endpoint};
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, TransportFault};
 use hdrhistogram::Histogram;
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,9 +70,10 @@ fn peak(arrivals: &[u64], size: usize) -> f64 {
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 fn timeout(what: &str) -> CoreError {
-    CoreError::Transport(format!(
-        "transport-bench: no notification within 30 s ({what})"
-    ))
+    CoreError::transport(
+        TransportFault::Unreachable,
+        format!("transport-bench: no notification within 30 s ({what})"),
+    )
 }
 
 /// Half round trips of `iters` ping-pongs of `words`-word writes with notification between
@@ -114,7 +115,7 @@ pub fn latency<E: Endpoint + 'static>(
     }
     let b = echo
         .join()
-        .map_err(|_| CoreError::Transport("echo thread panicked".into()))??;
+        .map_err(|_| CoreError::transport(TransportFault::Setup, "echo thread panicked"))??;
     Ok((LatencyNs::of(&h), a, b))
 }
 
@@ -180,7 +181,7 @@ pub fn bandwidth<E: Endpoint + 'static>(
     }
     let b = sink
         .join()
-        .map_err(|_| CoreError::Transport("sink thread panicked".into()))??;
+        .map_err(|_| CoreError::transport(TransportFault::Setup, "sink thread panicked"))??;
     Ok((
         BandwidthGbps {
             average: gbps(bytes * iters as f64, total_ns),
@@ -228,7 +229,8 @@ pub fn memcpy(bytes: usize, iters: usize, buffers: usize) -> (LatencyNs, Bandwid
 /// # Errors
 /// Socket errors.
 pub fn raw_socket(bytes: usize, iters: usize, warmup: usize) -> Result<(LatencyNs, BandwidthGbps)> {
-    let io = |e: std::io::Error| CoreError::Transport(format!("raw socket: {e}"));
+    let io =
+        |e: std::io::Error| CoreError::transport(TransportFault::Setup, format!("raw socket: {e}"));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(io)?;
     let addr = listener.local_addr().map_err(io)?;
     let n = bytes.max(1);
@@ -273,7 +275,7 @@ pub fn raw_socket(bytes: usize, iters: usize, warmup: usize) -> Result<(LatencyN
     c.read_exact(&mut done).map_err(io)?;
     let arrivals = server
         .join()
-        .map_err(|_| CoreError::Transport("raw socket thread panicked".into()))?
+        .map_err(|_| CoreError::transport(TransportFault::Setup, "raw socket thread panicked"))?
         .map_err(io)?;
     let first = arrivals.first().copied().unwrap_or(0);
     let last = arrivals.last().copied().unwrap_or(1);

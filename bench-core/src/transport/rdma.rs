@@ -22,7 +22,7 @@ use super::ring::{poll_with_backoff, read_slot, slot_words};
 use super::{
     AlignedWords, Completion, Endpoint, NodeId, Notification, RingShape, SlotRead, IMM_WORDS,
 };
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, TransportFault};
 use ibverbs_sys as ffi;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
@@ -44,7 +44,7 @@ fn round_page(words: usize) -> usize {
 }
 
 fn err(what: impl std::fmt::Display) -> CoreError {
-    CoreError::Transport(format!("rdma: {what}"))
+    CoreError::transport(TransportFault::Device, format!("rdma: {what}"))
 }
 
 /// An opened RDMA device: context, protection domain, port 1 and its addressing.
@@ -265,7 +265,7 @@ pub struct RdmaEndpoint {
     by_qpn: HashMap<u32, NodeId>,
     cq: VecDeque<Completion>,
     next_wr: u64,
-    failures: Vec<String>,
+    failures: Vec<(TransportFault, String)>,
 }
 
 // SAFETY: the endpoint is used by one thread at a time (Endpoint: Send only); verbs objects may
@@ -551,10 +551,10 @@ impl RdmaEndpoint {
             let id = c.wr_id();
             let peer = (id >> 48) as NodeId;
             if let Some((status, vendor)) = c.error() {
-                self.failures.push(format!(
+                self.failures.push((TransportFault::PeerLost, format!(
                     "node {}: a write to node {peer} failed (status {status}, vendor error {vendor}): peer lost or unreachable",
                     self.node
-                ));
+                )));
             }
             if let Some(p) = self.peers.get_mut(&peer) {
                 if let Some(wrs) = p.inflight.remove(&id) {
@@ -652,10 +652,10 @@ impl RdmaEndpoint {
         let c = wc[0];
         let from = *self.by_qpn.get(&c.qp_num)?;
         if let Some((status, vendor)) = c.error() {
-            self.failures.push(format!(
+            self.failures.push((TransportFault::PeerLost, format!(
                 "node {}: the connection from node {from} failed (status {status}, vendor error {vendor})",
                 self.node
-            ));
+            )));
             return None;
         }
         let e = *self.senders.get(&from)?;
@@ -665,11 +665,14 @@ impl RdmaEndpoint {
         let w = &self.region.as_slice()[at..at + ENTRY_WORDS];
         let v = |j: usize| w[j].load(Ordering::Acquire);
         if v(0) != *h {
-            self.failures.push(format!(
+            self.failures.push((
+                TransportFault::Malformed,
+                format!(
                 "node {}: notification {} from node {from} arrived out of order (entry holds {})",
                 self.node,
                 *h,
                 v(0)
+            ),
             ));
             return None;
         }
@@ -680,7 +683,7 @@ impl RdmaEndpoint {
             imm: [v(3), v(4)],
         };
         if let Err(e) = self.post_recv(from) {
-            self.failures.push(e.to_string());
+            self.failures.push((TransportFault::Device, e.to_string()));
         }
         Some(note)
     }
@@ -874,7 +877,7 @@ impl Endpoint for RdmaEndpoint {
 
     fn health(&self) -> Result<()> {
         match self.failures.first() {
-            Some(f) => Err(CoreError::Transport(f.clone())),
+            Some((fault, message)) => Err(CoreError::transport(*fault, message.clone())),
             None => Ok(()),
         }
     }

@@ -4,7 +4,7 @@
 
 use super::aligned::{copy_words, load_words};
 use super::{AlignedWords, NodeId, Notification, RingShape, SlotRead};
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, TransportFault};
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
@@ -229,10 +229,13 @@ impl RingTable {
         depth: usize,
     ) -> Result<()> {
         if from >= self.nodes || to >= self.nodes || depth == 0 {
-            return Err(CoreError::Transport(format!(
-                "cannot register ring {from} -> {to} of depth {depth} on a fabric of {} nodes",
-                self.nodes
-            )));
+            return Err(CoreError::transport(
+                TransportFault::Setup,
+                format!(
+                    "cannot register ring {from} -> {to} of depth {depth} on a fabric of {} nodes",
+                    self.nodes
+                ),
+            ));
         }
         self.rings.insert((from, to), RingShape { capacity, depth });
         Ok(())

@@ -19,7 +19,7 @@ use super::ring::{poll_with_backoff, read_slot, slot_words, write_slot, RingTabl
 use super::{
     AlignedWords, Completion, Endpoint, NodeId, Notification, RingShape, SlotRead, IMM_WORDS,
 };
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, TransportFault};
 use memmap2::MmapMut;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -75,7 +75,12 @@ impl Segment {
 /// entry's queue and ring lie inside the segment; another process wrote it, so every number is
 /// checked, and arithmetic that would overflow is an error.
 fn parse_directory(w: &[AtomicU64], token: u64, path: &Path) -> Result<HashMap<NodeId, Entry>> {
-    let bad = |why: &str| CoreError::Transport(format!("shared segment {}: {why}", path.display()));
+    let bad = |why: &str| {
+        CoreError::transport(
+            TransportFault::Malformed,
+            format!("shared segment {}: {why}", path.display()),
+        )
+    };
     if w.len() < 4 || w[0].load(Ordering::Acquire) != MAGIC {
         return Err(bad("not a syncbench segment"));
     }
@@ -122,7 +127,10 @@ fn parse_directory(w: &[AtomicU64], token: u64, path: &Path) -> Result<HashMap<N
 }
 
 fn io(path: &Path, e: std::io::Error) -> CoreError {
-    CoreError::Transport(format!("shared segment {}: {e}", path.display()))
+    CoreError::transport(
+        TransportFault::Setup,
+        format!("shared segment {}: {e}", path.display()),
+    )
 }
 
 /// Directory for segments: `/dev/shm` where it exists, else the temporary directory.
@@ -244,20 +252,25 @@ impl ShmEndpoint {
             self.expected.iter().map(|(&t, &s)| (t, s)).collect();
         targets.sort_by_key(|t| t.0);
         for (to, shape) in targets {
-            let path = paths
-                .get(to)
-                .cloned()
-                .ok_or_else(|| CoreError::Transport(format!("no segment path for node {to}")))?;
+            let path = paths.get(to).cloned().ok_or_else(|| {
+                CoreError::transport(
+                    TransportFault::NoSuchPeer,
+                    format!("no segment path for node {to}"),
+                )
+            })?;
             let file = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
                 .open(&path)
                 .map_err(|e| {
-                    CoreError::Transport(format!(
-                        "node {}: cannot open node {to}'s segment {}: {e}",
-                        self.node,
-                        path.display()
-                    ))
+                    CoreError::transport(
+                        TransportFault::Setup,
+                        format!(
+                            "node {}: cannot open node {to}'s segment {}: {e}",
+                            self.node,
+                            path.display()
+                        ),
+                    )
                 })?;
             // SAFETY: as in create; the segment is shared and accessed atomically.
             let map = unsafe { memmap2::MmapOptions::new().populate().map_mut(&file) }
@@ -265,16 +278,19 @@ impl ShmEndpoint {
             let seg = Segment { map, path };
             let dir = seg.directory(self.token)?;
             let entry = *dir.get(&self.node).ok_or_else(|| {
-                CoreError::Transport(format!(
-                    "node {to} registered no ring for node {}",
-                    self.node
-                ))
+                CoreError::transport(
+                    TransportFault::NoSuchPeer,
+                    format!("node {to} registered no ring for node {}", self.node),
+                )
             })?;
             if entry.shape != shape {
-                return Err(CoreError::Transport(format!(
-                    "node {to} registered a ring of {:?} for node {}, expected {shape:?}",
-                    entry.shape, self.node
-                )));
+                return Err(CoreError::transport(
+                    TransportFault::Malformed,
+                    format!(
+                        "node {to} registered a ring of {:?} for node {}, expected {shape:?}",
+                        entry.shape, self.node
+                    ),
+                ));
             }
             self.remote.insert(to, (Arc::new(seg), entry));
         }
@@ -292,10 +308,13 @@ impl ShmEndpoint {
 
     fn target(&self, to: NodeId) -> Result<&(Arc<Segment>, Entry)> {
         self.remote.get(&to).ok_or_else(|| {
-            CoreError::Transport(format!(
-                "node {}: no ring registered at node {to} (or not connected)",
-                self.node
-            ))
+            CoreError::transport(
+                TransportFault::NoSuchPeer,
+                format!(
+                    "node {}: no ring registered at node {to} (or not connected)",
+                    self.node
+                ),
+            )
         })
     }
 
@@ -315,7 +334,7 @@ impl ShmEndpoint {
                     break;
                 }
                 if started.elapsed() > FULL_TIMEOUT {
-                    return Err(CoreError::Transport(format!(
+                    return Err(CoreError::transport(TransportFault::RingOverrun, format!(
                         "node {node}: node {to}'s queue stayed full for {} s (is it still running?)",
                         FULL_TIMEOUT.as_secs()
                     )));
@@ -389,16 +408,16 @@ impl Endpoint for ShmEndpoint {
     ) -> Result<u64> {
         let (seg, e) = self.target(to)?;
         if slot >= e.shape.depth || len > e.shape.capacity {
-            return Err(CoreError::Transport(format!(
+            return Err(CoreError::transport(TransportFault::RingOverrun, format!(
                 "node {}: write of {len} words into slot {slot} of node {to}'s ring of {} slots of {} words",
                 self.node, e.shape.depth, e.shape.capacity
             )));
         }
         if data.as_ref().is_some_and(|d| d.len() < len) {
-            return Err(CoreError::Transport(format!(
-                "node {}: source buffer shorter than {len} words",
-                self.node
-            )));
+            return Err(CoreError::transport(
+                TransportFault::RingOverrun,
+                format!("node {}: source buffer shorter than {len} words", self.node),
+            ));
         }
         let stride = round_page(slot_words(e.shape.capacity));
         let start = e.ring + slot * stride;
@@ -438,16 +457,19 @@ impl Endpoint for ShmEndpoint {
             .find(|s| s.0 == from)
             .map(|s| s.1)
             .ok_or_else(|| {
-                CoreError::Transport(format!(
-                    "node {}: no ring registered for node {from}",
-                    self.node
-                ))
+                CoreError::transport(
+                    TransportFault::NoSuchPeer,
+                    format!("node {}: no ring registered for node {from}", self.node),
+                )
             })?;
         if slot >= e.shape.depth {
-            return Err(CoreError::Transport(format!(
-                "node {}: slot {slot} out of range for node {from}'s ring of {}",
-                self.node, e.shape.depth
-            )));
+            return Err(CoreError::transport(
+                TransportFault::RingOverrun,
+                format!(
+                    "node {}: slot {slot} out of range for node {from}'s ring of {}",
+                    self.node, e.shape.depth
+                ),
+            ));
         }
         let start = e.ring + slot * round_page(slot_words(e.shape.capacity));
         let s = &self.own.words()[start..start + slot_words(e.shape.capacity)];
@@ -555,16 +577,22 @@ mod tests {
     }
 
     #[test]
-    fn bad_posts_are_refused() {
+    fn bad_posts_are_refused_by_kind() {
+        use crate::TransportFault::{NoSuchPeer, RingOverrun};
         let mut e = fabric(2);
         let src = Arc::new(AlignedWords::from_words(&[0; 5]));
-        assert!(e[0]
-            .post_write(1, 0, 1, Some(src.clone()), 5, None)
-            .is_err());
-        assert!(e[0].post_write(1, 2, 1, Some(src), 1, None).is_err());
-        assert!(e[0].post_notify(7, [0, 0]).is_err());
+        let longer_than_slot = e[0].post_write(1, 0, 1, Some(src.clone()), 5, None);
+        assert_eq!(fault(longer_than_slot), Some(RingOverrun));
+        let slot_out_of_range = e[0].post_write(1, 2, 1, Some(src), 1, None);
+        assert_eq!(fault(slot_out_of_range), Some(RingOverrun));
+        assert_eq!(fault(e[0].post_notify(7, [0, 0])), Some(NoSuchPeer));
         let mut out = Vec::new();
-        assert!(e[1].read_slot(1, 0, &mut out).is_err());
+        assert_eq!(fault(e[1].read_slot(1, 0, &mut out)), Some(NoSuchPeer));
+    }
+
+    /// The kind of transport failure `r` ended in (None: it succeeded, or failed otherwise).
+    fn fault<T>(r: crate::Result<T>) -> Option<crate::TransportFault> {
+        r.err().and_then(|e| e.transport_fault())
     }
 
     #[test]

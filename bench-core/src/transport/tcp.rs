@@ -20,7 +20,7 @@
 
 use super::ring::{Inbox, Ring, RingTable};
 use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, TransportFault};
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -84,7 +84,10 @@ impl TcpFabric {
         let listeners = (0..self.rings.nodes())
             .map(|i| {
                 TcpListener::bind("127.0.0.1:0").map_err(|e| {
-                    CoreError::Transport(format!("node {i}: cannot bind a loopback port: {e}"))
+                    CoreError::transport(
+                        TransportFault::Setup,
+                        format!("node {i}: cannot bind a loopback port: {e}"),
+                    )
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -92,7 +95,7 @@ impl TcpFabric {
             .iter()
             .map(|l| {
                 l.local_addr()
-                    .map_err(|e| CoreError::Transport(e.to_string()))
+                    .map_err(|e| CoreError::transport(TransportFault::Setup, e.to_string()))
             })
             .collect::<Result<Vec<_>>>()?;
         let mut eps = listeners
@@ -125,7 +128,7 @@ impl TcpFabric {
 struct Shared {
     inbox: Inbox,
     /// Receive-side failures (peer lost, malformed frame), each naming the peer.
-    failures: Mutex<Vec<String>>,
+    failures: Mutex<Vec<(TransportFault, String)>>,
     /// Connections rejected for a wrong token (logged; counted for tests).
     rejected: Mutex<u64>,
     /// Nodes whose connection to this endpoint passed the handshake.
@@ -163,9 +166,9 @@ impl TcpEndpoint {
         local: HashMap<NodeId, RingShape>,
         remote: HashMap<NodeId, RingShape>,
     ) -> Result<Self> {
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| CoreError::Transport(format!("node {node}: listener: {e}")))?;
+        listener.set_nonblocking(true).map_err(|e| {
+            CoreError::transport(TransportFault::Setup, format!("node {node}: listener: {e}"))
+        })?;
         let rings: Arc<HashMap<NodeId, Arc<Ring>>> = Arc::new(
             local
                 .iter()
@@ -177,7 +180,9 @@ impl TcpEndpoint {
         let acceptor = std::thread::Builder::new()
             .name(format!("tcp-accept-{node}"))
             .spawn(move || accept_loop(node, token, listener, rg, sh))
-            .map_err(|e| CoreError::Transport(format!("node {node}: spawn: {e}")))?;
+            .map_err(|e| {
+                CoreError::transport(TransportFault::Setup, format!("node {node}: spawn: {e}"))
+            })?;
         Ok(TcpEndpoint {
             node,
             token,
@@ -246,12 +251,15 @@ impl TcpEndpoint {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(CoreError::Transport(format!(
-                    "node {}: node(s) {} did not connect to it at {} by the start-up deadline",
-                    self.node,
-                    missing.join(", "),
-                    self.addrs[self.node]
-                )));
+                return Err(CoreError::transport(
+                    TransportFault::Unreachable,
+                    format!(
+                        "node {}: node(s) {} did not connect to it at {} by the start-up deadline",
+                        self.node,
+                        missing.join(", "),
+                        self.addrs[self.node]
+                    ),
+                ));
             }
             admitted = self
                 .shared
@@ -267,20 +275,28 @@ impl TcpEndpoint {
         if self.conns.contains_key(&to) {
             return Ok(());
         }
-        let addr = *self
-            .addrs
-            .get(to)
-            .ok_or_else(|| CoreError::Transport(format!("no node {to} on this fabric")))?;
+        let addr = *self.addrs.get(to).ok_or_else(|| {
+            CoreError::transport(
+                TransportFault::NoSuchPeer,
+                format!("no node {to} on this fabric"),
+            )
+        })?;
         let mut s = connect_with_retry(addr, deadline).map_err(|e| {
-            CoreError::Transport(format!(
-                "node {}: cannot connect to node {to} at {addr} by the start-up deadline: {e}",
-                self.node
-            ))
+            CoreError::transport(
+                TransportFault::Unreachable,
+                format!(
+                    "node {}: cannot connect to node {to} at {addr} by the start-up deadline: {e}",
+                    self.node
+                ),
+            )
         })?;
         let _ = s.set_nodelay(true);
         let hello = [MAGIC, self.token, self.node as u64];
         s.write_all(&words_to_bytes(&hello)).map_err(|e| {
-            CoreError::Transport(format!("node {}: handshake with node {to}: {e}", self.node))
+            CoreError::transport(
+                TransportFault::Malformed,
+                format!("node {}: handshake with node {to}: {e}", self.node),
+            )
         })?;
         self.conns.insert(to, s);
         Ok(())
@@ -299,7 +315,10 @@ impl TcpEndpoint {
         let r = s.write_all(&head).and_then(|()| s.write_all(payload));
         r.map_err(|e| {
             self.conns.remove(&to);
-            CoreError::Transport(format!("node {node}: connection to node {to} lost: {e}"))
+            CoreError::transport(
+                TransportFault::PeerLost,
+                format!("node {node}: connection to node {to} lost: {e}"),
+            )
         })
     }
 }
@@ -484,8 +503,12 @@ fn receive(
     let _ = stream.set_read_timeout(None);
     shared.admitted.lock().expect("admitted lock").insert(from);
     shared.admitted_cv.notify_all();
-    let fail = |msg: String| {
-        shared.failures.lock().expect("failures lock").push(msg);
+    let fail = |fault: TransportFault, msg: String| {
+        shared
+            .failures
+            .lock()
+            .expect("failures lock")
+            .push((fault, msg));
     };
     match read_frames(
         node,
@@ -498,13 +521,14 @@ fn receive(
         Ended::Bye => {}
         Ended::Lost(e) => {
             if !shared.stop.load(Ordering::Relaxed) {
-                fail(format!(
-                    "node {node}: connection from node {from} lost ({e})"
-                ));
+                fail(
+                    TransportFault::PeerLost,
+                    format!("node {node}: connection from node {from} lost ({e})"),
+                );
             }
         }
         Ended::Failed { message, drop } => {
-            fail(message);
+            fail(TransportFault::Malformed, message);
             if drop {
                 let _ = stream.shutdown(Shutdown::Both);
             }
@@ -608,10 +632,10 @@ impl Endpoint for TcpEndpoint {
 
     fn remote_depth(&self, to: NodeId) -> Result<usize> {
         self.remote.get(&to).map(|s| s.depth).ok_or_else(|| {
-            CoreError::Transport(format!(
-                "node {to} registered no ring for node {}",
-                self.node
-            ))
+            CoreError::transport(
+                TransportFault::NoSuchPeer,
+                format!("node {to} registered no ring for node {}", self.node),
+            )
         })
     }
 
@@ -625,14 +649,14 @@ impl Endpoint for TcpEndpoint {
         notify: Option<[u64; IMM_WORDS]>,
     ) -> Result<u64> {
         let shape = *self.remote.get(&to).ok_or_else(|| {
-            CoreError::Transport(format!(
-                "node {to} registered no ring for node {}",
-                self.node
-            ))
+            CoreError::transport(
+                TransportFault::NoSuchPeer,
+                format!("node {to} registered no ring for node {}", self.node),
+            )
         })?;
         let src_len = data.as_ref().map_or(0, |d| d.len());
         if slot >= shape.depth || len > shape.capacity || len > src_len {
-            return Err(CoreError::Transport(format!(
+            return Err(CoreError::transport(TransportFault::RingOverrun, format!(
                 "write of {len} words into slot {slot} from node {} to node {to}: the ring has {} slots of {} words, the source {src_len} words",
                 self.node, shape.depth, shape.capacity
             )));
@@ -652,8 +676,9 @@ impl Endpoint for TcpEndpoint {
             None => &[],
         };
         if cfg!(target_endian = "big") {
-            return Err(CoreError::Transport(
-                "the tcp backend needs a little-endian host".into(),
+            return Err(CoreError::transport(
+                TransportFault::Setup,
+                "the tcp backend needs a little-endian host",
             ));
         }
         self.send_frame(to, header, payload)?;
@@ -701,23 +726,26 @@ impl Endpoint for TcpEndpoint {
 
     fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead> {
         let ring = self.local.get(&from).ok_or_else(|| {
-            CoreError::Transport(format!(
-                "node {} registered no ring for node {from}",
-                self.node
-            ))
+            CoreError::transport(
+                TransportFault::NoSuchPeer,
+                format!("node {} registered no ring for node {from}", self.node),
+            )
         })?;
         if slot >= ring.depth() {
-            return Err(CoreError::Transport(format!(
-                "slot {slot} out of range for the ring of node {from} ({} slots)",
-                ring.depth()
-            )));
+            return Err(CoreError::transport(
+                TransportFault::RingOverrun,
+                format!(
+                    "slot {slot} out of range for the ring of node {from} ({} slots)",
+                    ring.depth()
+                ),
+            ));
         }
         Ok(ring.read(slot, out))
     }
 
     fn health(&self) -> Result<()> {
         match self.shared.failures.lock().expect("failures lock").first() {
-            Some(f) => Err(CoreError::Transport(f.clone())),
+            Some((fault, message)) => Err(CoreError::transport(*fault, message.clone())),
             None => Ok(()),
         }
     }
@@ -777,13 +805,24 @@ mod tests {
         assert!(a.health().is_ok() && b.health().is_ok());
     }
 
+    /// The kind of transport failure `r` ended in (None: it succeeded, or failed otherwise).
+    fn fault<T>(r: crate::Result<T>) -> Option<crate::TransportFault> {
+        r.err().and_then(|e| e.transport_fault())
+    }
+
     #[test]
-    fn bad_requests_are_errors() {
+    fn bad_requests_are_errors_of_their_kind() {
+        use crate::TransportFault::{NoSuchPeer, RingOverrun};
         let (mut a, _b) = pair(4, 1);
         let src = Arc::new(AlignedWords::zeroed(8));
-        assert!(a.post_write(1, 1, 1, Some(src.clone()), 1, None).is_err());
-        assert!(a.post_write(1, 0, 1, Some(src), 8, None).is_err());
-        assert!(a.post_write(0, 0, 1, None, 0, None).is_err());
+        let slot_out_of_range = a.post_write(1, 1, 1, Some(src.clone()), 1, None);
+        assert_eq!(fault(slot_out_of_range), Some(RingOverrun));
+        let longer_than_slot = a.post_write(1, 0, 1, Some(src), 8, None);
+        assert_eq!(fault(longer_than_slot), Some(RingOverrun));
+        assert_eq!(
+            fault(a.post_write(0, 0, 1, None, 0, None)),
+            Some(NoSuchPeer)
+        );
     }
 
     #[test]
@@ -846,7 +885,9 @@ mod tests {
             assert!(Instant::now() < deadline, "oversized frame accepted");
             std::thread::sleep(Duration::from_millis(5));
         }
-        let e = b.health().unwrap_err().to_string();
+        let e = b.health().unwrap_err();
+        assert_eq!(e.transport_fault(), Some(crate::TransportFault::Malformed));
+        let e = e.to_string();
         assert!(e.contains("node 0 sent a frame for slot 0"), "{e}");
     }
 

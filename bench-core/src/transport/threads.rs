@@ -4,7 +4,7 @@
 
 use super::ring::{Inbox, Ring, RingTable};
 use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, TransportFault};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::AtomicU64;
 use std::sync::mpsc::{channel, Sender};
@@ -172,16 +172,19 @@ impl ThreadsEndpoint {
             .and_then(|tx| tx.send(wr).ok())
             .ok_or_else(|| {
                 self.outstanding.fetch_sub(1, Ordering::AcqRel);
-                CoreError::Transport(format!("copy engine of node {} is gone", self.node))
+                CoreError::transport(
+                    TransportFault::PeerLost,
+                    format!("copy engine of node {} is gone", self.node),
+                )
             })
     }
 
     fn ring_to(&self, to: NodeId) -> Result<&Arc<Ring>> {
         self.remote.get(&to).ok_or_else(|| {
-            CoreError::Transport(format!(
-                "node {to} registered no ring for node {}",
-                self.node
-            ))
+            CoreError::transport(
+                TransportFault::NoSuchPeer,
+                format!("node {to} registered no ring for node {}", self.node),
+            )
         })
     }
 }
@@ -206,27 +209,33 @@ impl Endpoint for ThreadsEndpoint {
     ) -> Result<u64> {
         let remote = &self.remote;
         let ring = remote.get(&to).ok_or_else(|| {
-            CoreError::Transport(format!(
-                "node {to} registered no ring for node {}",
-                self.node
-            ))
+            CoreError::transport(
+                TransportFault::NoSuchPeer,
+                format!("node {to} registered no ring for node {}", self.node),
+            )
         })?;
         if slot >= ring.depth() {
-            return Err(CoreError::Transport(format!(
-                "slot {slot} out of range: node {to} registered {} slots for node {}",
-                ring.depth(),
-                self.node
-            )));
+            return Err(CoreError::transport(
+                TransportFault::RingOverrun,
+                format!(
+                    "slot {slot} out of range: node {to} registered {} slots for node {}",
+                    ring.depth(),
+                    self.node
+                ),
+            ));
         }
         let src_len = data.as_ref().map_or(0, |d| d.len());
         if len > ring.capacity() || len > src_len {
-            return Err(CoreError::Transport(format!(
+            return Err(CoreError::transport(TransportFault::RingOverrun, format!(
                 "write of {len} words from node {} to node {to} exceeds the slot ({} words) or the source ({src_len} words)",
                 self.node, ring.capacity()
             )));
         }
         if to >= self.inboxes.len() {
-            return Err(CoreError::Transport(format!("no node {to} on this fabric")));
+            return Err(CoreError::transport(
+                TransportFault::NoSuchPeer,
+                format!("no node {to} on this fabric"),
+            ));
         }
         self.next_wr += 1;
         if self.can_inline(len) {
@@ -270,7 +279,10 @@ impl Endpoint for ThreadsEndpoint {
 
     fn post_notify(&mut self, to: NodeId, imm: [u64; IMM_WORDS]) -> Result<u64> {
         if to >= self.inboxes.len() {
-            return Err(CoreError::Transport(format!("no node {to} on this fabric")));
+            return Err(CoreError::transport(
+                TransportFault::NoSuchPeer,
+                format!("no node {to} on this fabric"),
+            ));
         }
         self.next_wr += 1;
         if self.can_inline(0) {
@@ -315,16 +327,19 @@ impl Endpoint for ThreadsEndpoint {
 
     fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead> {
         let ring = self.local.get(&from).ok_or_else(|| {
-            CoreError::Transport(format!(
-                "node {} registered no ring for node {from}",
-                self.node
-            ))
+            CoreError::transport(
+                TransportFault::NoSuchPeer,
+                format!("node {} registered no ring for node {from}", self.node),
+            )
         })?;
         if slot >= ring.depth() {
-            return Err(CoreError::Transport(format!(
-                "slot {slot} out of range for the ring of node {from} ({} slots)",
-                ring.depth()
-            )));
+            return Err(CoreError::transport(
+                TransportFault::RingOverrun,
+                format!(
+                    "slot {slot} out of range for the ring of node {from} ({} slots)",
+                    ring.depth()
+                ),
+            ));
         }
         Ok(ring.read(slot, out))
     }
@@ -392,18 +407,32 @@ mod tests {
         let mut out = Vec::new();
         let r = b.read_slot(0, 0, &mut out).unwrap();
         assert_eq!((r.header, r.footer, out.as_slice()), (3, 3, &[9u64, 8][..]));
-        assert!(a.post_notify(7, [0, 0]).is_err());
+        assert_eq!(
+            fault(a.post_notify(7, [0, 0])),
+            Some(crate::TransportFault::NoSuchPeer)
+        );
+    }
+
+    /// The kind of transport failure `r` ended in (None: it succeeded, or failed otherwise).
+    fn fault<T>(r: crate::Result<T>) -> Option<crate::TransportFault> {
+        r.err().and_then(|e| e.transport_fault())
     }
 
     #[test]
-    fn bad_requests_are_errors() {
+    fn bad_requests_are_errors_of_their_kind() {
+        use crate::TransportFault::{NoSuchPeer, RingOverrun};
         let (mut a, b) = pair(4, 1);
         let src = Arc::new(AlignedWords::zeroed(8));
-        assert!(a.post_write(1, 1, 1, Some(src.clone()), 1, None).is_err());
-        assert!(a.post_write(1, 0, 1, Some(src), 8, None).is_err());
-        assert!(a.post_write(0, 0, 1, None, 0, None).is_err());
+        let slot_out_of_range = a.post_write(1, 1, 1, Some(src.clone()), 1, None);
+        assert_eq!(fault(slot_out_of_range), Some(RingOverrun));
+        let longer_than_slot = a.post_write(1, 0, 1, Some(src), 8, None);
+        assert_eq!(fault(longer_than_slot), Some(RingOverrun));
+        assert_eq!(
+            fault(a.post_write(0, 0, 1, None, 0, None)),
+            Some(NoSuchPeer)
+        );
         let mut out = Vec::new();
-        assert!(b.read_slot(1, 0, &mut out).is_err());
+        assert_eq!(fault(b.read_slot(1, 0, &mut out)), Some(NoSuchPeer));
     }
 
     #[test]

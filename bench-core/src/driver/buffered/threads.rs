@@ -12,7 +12,7 @@ use super::{
 };
 use crate::driver::cluster::PeerBarrier;
 use crate::driver::node_thread::AbortFlag;
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, TransportFault};
 use crate::learning::Workload;
 use crate::metrics::ProgressRow;
 use crate::protocol::buffered::{BufferedAction, BufferedInput, BufferedPeer};
@@ -149,7 +149,12 @@ pub(crate) fn spawn_peers<E: Endpoint + 'static>(
                 .name(format!("peer-{node}"))
                 .spawn(move || thread.run(sampler?))
                 .map(|h| (node, h))
-                .map_err(|e| CoreError::Transport(format!("cannot start peer {node}: {e}")))
+                .map_err(|e| {
+                    CoreError::transport(
+                        TransportFault::Setup,
+                        format!("cannot start peer {node}: {e}"),
+                    )
+                })
         })
         .collect()
 }
@@ -289,10 +294,13 @@ impl<E: Endpoint> PeerThread<E> {
                     },
                     TAG_ACK => BufferedInput::Acked { from: note.from },
                     tag => {
-                        return Err(CoreError::Transport(format!(
-                            "peer {i}: notification with unknown tag {tag} from node {}",
-                            note.from
-                        )))
+                        return Err(CoreError::transport(
+                            TransportFault::Malformed,
+                            format!(
+                                "peer {i}: notification with unknown tag {tag} from node {}",
+                                note.from
+                            ),
+                        ))
                     }
                 };
                 self.peer.handle(input)?;

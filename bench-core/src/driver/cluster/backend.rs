@@ -3,7 +3,7 @@
 //! address is known (connecting to its peers), wait until its peers have connected to it, and a
 //! hook once every rank has built its endpoints.
 
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, TransportFault};
 use crate::protocol::NodeId;
 use crate::transport::shm::{self, ShmEndpoint};
 use crate::transport::tcp::{RingShape, TcpEndpoint};
@@ -62,11 +62,14 @@ impl Backend for TcpBackend {
         remote: HashMap<NodeId, RingShape>,
     ) -> Result<(String, Self::Pending)> {
         let l = TcpListener::bind((ip, 0)).map_err(|e| {
-            CoreError::Transport(format!("node {node}: cannot listen on {ip}: {e}"))
+            CoreError::transport(
+                TransportFault::Setup,
+                format!("node {node}: cannot listen on {ip}: {e}"),
+            )
         })?;
         let a = l
             .local_addr()
-            .map_err(|e| CoreError::Transport(e.to_string()))?;
+            .map_err(|e| CoreError::transport(TransportFault::Setup, e.to_string()))?;
         Ok((a.to_string(), (l, local, remote)))
     }
 
@@ -82,7 +85,10 @@ impl Backend for TcpBackend {
             .enumerate()
             .map(|(j, a)| {
                 a.parse::<SocketAddr>().map_err(|_| {
-                    CoreError::Transport(format!("node {j} announced {a:?}, not a socket address"))
+                    CoreError::transport(
+                        TransportFault::Malformed,
+                        format!("node {j} announced {a:?}, not a socket address"),
+                    )
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -176,9 +182,10 @@ impl Backend for RdmaBackend {
             .enumerate()
             .map(|(j, a)| {
                 serde_json::from_str(a).map_err(|e| {
-                    CoreError::Transport(format!(
-                        "node {j} announced a malformed RDMA address: {e}"
-                    ))
+                    CoreError::transport(
+                        TransportFault::Malformed,
+                        format!("node {j} announced a malformed RDMA address: {e}"),
+                    )
                 })
             })
             .collect::<Result<Vec<crate::transport::rdma::RdmaAddress>>>()?;

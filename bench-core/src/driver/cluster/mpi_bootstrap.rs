@@ -4,7 +4,7 @@
 //! the run: everything after goes over the job's own TCP session, as with every launcher.
 
 use super::rank::RankSpec;
-use crate::error::{CoreError, Result};
+use crate::error::{CoreError, Result, TransportFault};
 use mpi::traits::*;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, ToSocketAddrs};
 use std::time::Duration;
@@ -81,7 +81,7 @@ pub fn bootstrap(timeout: Duration, startup: Duration) -> Result<(RankSpec, Opti
             })?;
             let port = l
                 .local_addr()
-                .map_err(|e| CoreError::Transport(e.to_string()))?
+                .map_err(|e| CoreError::transport(TransportFault::Setup, e.to_string()))?
                 .port();
             Ok((l, SocketAddr::new(ip, port)))
         }) {
