@@ -32,7 +32,7 @@ for exp in $EXPERIMENTS; do
     for i in $(seq 1 "$RUNS"); do
       log="$work/run.log"
       if ! "$BIN/syncbench" launch --ranks "$RANKS" -- "$exp" --driver cluster --transport "$tr" \
-          --scale "$SCALE" --seed "$i" --out "$work/results" $ARGS >"$log" 2>&1; then
+          --scale "$SCALE" --seed "$i" --seeds 1 --out "$work/results" $ARGS >"$log" 2>&1; then
         fails=$((fails + 1))
         cp "$log" "$OUT/failed-$exp-$tr-$i.log"
         echo "soak: $exp over $tr, run $i failed: $(grep -m1 'error' "$log")" >&2

@@ -38,9 +38,16 @@ pub struct CommonArgs {
     /// experiment's own list.
     #[arg(long, value_delimiter = ',')]
     pub driver: Vec<String>,
-    /// Run seed: every random number of the run derives from it.
+    /// Run seed: every random number of the run derives from it. With `--seeds N` the seeds
+    /// are SEED, SEED+1, ..., SEED+N-1.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Seeds per verdict: the experiment runs once per seed and each claim passes when it
+    /// passes for a strict majority of them (claims.csv gains `seeds` and `passes`; every
+    /// seed's files after the first are under `<figure>/seeds/<seed>/`). Default: 3 at quick
+    /// scale, 5 at paper scale.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub seeds: Option<u64>,
     /// Results root; each figure writes `<out>/<figure-id>/`.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
@@ -87,6 +94,16 @@ impl CommonArgs {
         crate::config_ranges::check(&value)
             .map_err(|e| anyhow::anyhow!("invalid configuration in {origin}: {e}"))?;
         Ok(cfg)
+    }
+
+    /// The run's seeds: `--seeds` (default 3 at quick scale, 5 at paper scale) consecutive seeds
+    /// from `--seed`.
+    pub fn seed_list(&self) -> Vec<u64> {
+        let n = self.seeds.unwrap_or(match self.scale {
+            Scale::Quick => 3,
+            Scale::Paper => 5,
+        });
+        (0..n).map(|k| self.seed.wrapping_add(k)).collect()
     }
 
     /// `--data`, or its default for the scale.

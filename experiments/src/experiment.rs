@@ -5,8 +5,9 @@
 //! of one seed: rows, claims and notes) by implementing [`Experiment`]; [`main`] does the rest
 //! in the same order for every binary: command line, configuration (built-in or `--config`,
 //! range-checked), validation, drivers (joining the cluster job when asked), the data source,
-//! the result directories, progress, and the manifest with provenance. An error anywhere
-//! leaves no partial results (each figure's directory is committed only at the end).
+//! the result directories, one run per seed (`--seeds`), and the manifest with provenance.
+//! An error anywhere leaves no partial results (each figure's directory is committed only at
+//! the end).
 
 use crate::cli::drivers_label;
 use crate::data_source::DataSource;
@@ -161,28 +162,41 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         .with_context(|| format!("invalid {} configuration", E::BINARY))?;
     // Checked before joining a cluster job: every rank refuses the same configuration alike.
     common.enter(&drivers)?;
-    let outputs = E::figures(own)
+    let mut outputs = E::figures(own)
         .into_iter()
         .map(|f| ExperimentOutput::new(&common.out, f))
         .collect::<Result<Vec<_>>>()?;
-    let mut run = Run::<E> {
-        cfg: &cfg,
-        args: own,
-        common,
-        seed: common.seed,
-        drivers: &drivers,
-        data: &data,
-        outputs,
-        notes: Vec::new(),
-        driver_label: None,
-    };
-    E::run(&mut run)?;
-    let Run {
-        outputs,
-        notes,
-        driver_label,
-        ..
-    } = run;
+    let seeds = common.seed_list();
+    let (mut notes, mut driver_label) = (Vec::new(), None);
+    for (k, &seed) in seeds.iter().enumerate() {
+        if seeds.len() > 1 {
+            eprintln!("{}: seed {seed} ({} of {})", E::BINARY, k + 1, seeds.len());
+        }
+        for out in &mut outputs {
+            out.begin_seed(seed);
+        }
+        let mut run = Run::<E> {
+            cfg: &cfg,
+            args: own,
+            common,
+            seed,
+            drivers: &drivers,
+            data: &data,
+            outputs,
+            notes: Vec::new(),
+            driver_label: None,
+        };
+        E::run(&mut run).with_context(|| format!("seed {seed}"))?;
+        outputs = run.outputs;
+        for out in &mut outputs {
+            out.end_seed(seed);
+        }
+        // Notes and labels are the same for every seed but may name it: the first seed's stand.
+        if k == 0 {
+            notes = run.notes;
+            driver_label = run.driver_label;
+        }
+    }
     let driver = driver_label.unwrap_or_else(|| drivers_label(&drivers));
     for out in outputs {
         out.finish(

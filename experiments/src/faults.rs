@@ -301,22 +301,29 @@ fn start(
     let mut out_ranks = Vec::new();
     for &rank in only {
         let mut c = Command::new(experiment);
-        c.args(["--driver", "cluster", "--cluster-timeout-ms"])
-            .arg(CLUSTER_TIMEOUT_MS.to_string())
-            .arg("--out")
-            .arg(out)
-            .arg("--config")
-            .arg(cfg)
-            .env("SYNCBENCH_RANK", rank.to_string())
-            .env("SYNCBENCH_SIZE", RANKS.to_string())
-            .env("SYNCBENCH_ROOT", format!("127.0.0.1:{port}"))
-            .env(
-                "SYNCBENCH_JOB_TOKEN",
-                format!("{:x}", 0xfa_u64 + port as u64),
-            )
-            .env_remove("SYNCBENCH_FAULT_POINT")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+        // One seed: a fault hits one run, and the matrix measures how the job stops.
+        c.args([
+            "--seeds",
+            "1",
+            "--driver",
+            "cluster",
+            "--cluster-timeout-ms",
+        ])
+        .arg(CLUSTER_TIMEOUT_MS.to_string())
+        .arg("--out")
+        .arg(out)
+        .arg("--config")
+        .arg(cfg)
+        .env("SYNCBENCH_RANK", rank.to_string())
+        .env("SYNCBENCH_SIZE", RANKS.to_string())
+        .env("SYNCBENCH_ROOT", format!("127.0.0.1:{port}"))
+        .env(
+            "SYNCBENCH_JOB_TOKEN",
+            format!("{:x}", 0xfa_u64 + port as u64),
+        )
+        .env_remove("SYNCBENCH_FAULT_POINT")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
         if let Some((r, point)) = fault_env {
             if r == rank {
                 c.env("SYNCBENCH_FAULT_POINT", point);
@@ -444,7 +451,7 @@ pub fn run(experiment: &Path, scenario: &Scenario, dir: &Path) -> Result<Observa
         // The next run of the figure (short, sim driver) must remove what the killed one left.
         std::fs::write(&cfg, config(8))?;
         let o = Command::new(experiment)
-            .args(["--driver", "sim", "--out"])
+            .args(["--seeds", "1", "--driver", "sim", "--out"])
             .arg(&out)
             .arg("--config")
             .arg(&cfg)

@@ -1,7 +1,10 @@
-//! One figure's result directory: CSVs, claims and manifest, committed atomically.
+//! One figure's result directory: CSVs, claims and manifest, committed atomically. A run of
+//! several seeds writes the first seed's CSVs at the top (what the figures draw), every other
+//! seed's under `seeds/<seed>/`, each seed's claims under `seeds/<seed>/claims.csv`, and their
+//! aggregate ([`across_seeds`]) as `claims.csv`.
 
 use anyhow::{Context, Result};
-use bench_core::claims::{Claim, Verdict};
+use bench_core::claims::{across_seeds, Claim, Verdict};
 use bench_core::metrics::{git_revision, hostname, Manifest, RunDir};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -13,6 +16,10 @@ pub struct ExperimentOutput {
     /// None on a cluster rank other than 0, which writes nothing.
     dir: Option<RunDir>,
     claims: Vec<Claim>,
+    /// Claims of the seeds finished so far (several-seed runs).
+    seeds_done: Vec<(u64, Vec<Claim>)>,
+    /// Where this seed's files go inside the directory (`seeds/<seed>/` after the first seed).
+    prefix: String,
     started: Instant,
 }
 
@@ -39,6 +46,8 @@ impl ExperimentOutput {
             figure: figure.to_string(),
             dir,
             claims: Vec::new(),
+            seeds_done: Vec::new(),
+            prefix: String::new(),
             started: Instant::now(),
         })
     }
@@ -49,7 +58,7 @@ impl ExperimentOutput {
     /// On I/O or serialisation failure.
     pub fn csv<T: Serialize>(&self, name: &str, rows: &[T]) -> Result<()> {
         match &self.dir {
-            Some(d) => Ok(d.write_csv(name, rows)?),
+            Some(d) => Ok(d.write_csv(&format!("{}{name}", self.prefix), rows)?),
             None => Ok(()),
         }
     }
@@ -60,7 +69,7 @@ impl ExperimentOutput {
     /// On I/O failure.
     pub fn json<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
         match &self.dir {
-            Some(d) => Ok(d.write_json(name, value)?),
+            Some(d) => Ok(d.write_json(&format!("{}{name}", self.prefix), value)?),
             None => Ok(()),
         }
     }
@@ -75,13 +84,30 @@ impl ExperimentOutput {
         self.claims.push(c);
     }
 
+    /// Starts seed `seed` of a several-seed run: after the first seed, files go under
+    /// `seeds/<seed>/`.
+    pub(crate) fn begin_seed(&mut self, seed: u64) {
+        self.prefix = if self.seeds_done.is_empty() {
+            String::new()
+        } else {
+            format!("seeds/{seed}/")
+        };
+    }
+
+    /// Ends seed `seed`: its claims are kept for the aggregate.
+    pub(crate) fn end_seed(&mut self, seed: u64) {
+        self.seeds_done
+            .push((seed, std::mem::take(&mut self.claims)));
+        self.prefix.clear();
+    }
+
     /// Writes claims.csv and manifest.json (the notes followed by `data`'s provenance), then
     /// moves the directory into place.
     ///
     /// # Errors
     /// On I/O failure (nothing is left at the final path then).
     pub fn finish<C: Serialize>(
-        self,
+        mut self,
         config: &C,
         seed: u64,
         scale: &str,
@@ -95,7 +121,32 @@ impl ExperimentOutput {
             // A cluster rank other than 0: rank 0 writes the same results.
             return Ok(PathBuf::new());
         };
-        dir.write_csv("claims.csv", &self.claims)?;
+        let (passed, failed) = match self.seeds_done.len() {
+            // One seed (or seeds never begun): claims.csv as it always was.
+            0 | 1 => {
+                let claims = match self.seeds_done.pop() {
+                    Some((_, c)) => c,
+                    None => self.claims,
+                };
+                dir.write_csv("claims.csv", &claims)?;
+                count(claims.iter().map(|c| c.verdict))
+            }
+            _ => {
+                for (seed, claims) in &self.seeds_done {
+                    dir.write_csv(&format!("seeds/{seed}/claims.csv"), claims)?;
+                }
+                let agg = across_seeds(&self.seeds_done);
+                dir.write_csv("claims.csv", &agg)?;
+                let seeds: Vec<String> =
+                    self.seeds_done.iter().map(|(s, _)| s.to_string()).collect();
+                notes.push(format!(
+                    "seeds {}: the top-level CSVs are seed {}'s, the others' under seeds/<seed>/; claims.csv aggregates every seed's claims (seeds/<seed>/claims.csv): a claim passes when it passes for a strict majority of the seeds that evaluated it",
+                    seeds.join(", "),
+                    seeds[0]
+                ));
+                count(agg.iter().map(|c| c.verdict))
+            }
+        };
         let manifest = Manifest {
             experiment: self.figure.clone(),
             config: serde_json::to_value(config)?,
@@ -116,16 +167,6 @@ impl ExperimentOutput {
         };
         dir.write_json("manifest.json", &manifest)?;
         bench_core::driver::cluster::fault_point::reach("write");
-        let failed = self
-            .claims
-            .iter()
-            .filter(|c| c.verdict == Verdict::Fail)
-            .count();
-        let passed = self
-            .claims
-            .iter()
-            .filter(|c| c.verdict == Verdict::Pass)
-            .count();
         let path = dir.commit()?;
         eprintln!(
             "{}: {} claims passed, {} failed -> {}",
@@ -136,6 +177,15 @@ impl ExperimentOutput {
         );
         Ok(path)
     }
+}
+
+/// (passed, failed) among `verdicts`.
+fn count(verdicts: impl Iterator<Item = Verdict>) -> (usize, usize) {
+    verdicts.fold((0, 0), |(p, f), v| match v {
+        Verdict::Pass => (p + 1, f),
+        Verdict::Fail => (p, f + 1),
+        Verdict::NotApplicable => (p, f),
+    })
 }
 
 /// A progress bar on stderr, hidden when stderr is not a terminal.

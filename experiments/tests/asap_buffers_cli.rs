@@ -2,17 +2,11 @@
 //! columns and one row per reduce, NOTIFY-ACK uses every input, and impossible settings fail
 //! before anything is written.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("syncbench-asap7-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 mod common;
+use common::tmpdir;
 use common::ASAP_SMALL as SMALL;
 
 fn run(dir: &Path, bin: &str, cfg: &str) -> Output {

@@ -2,15 +2,11 @@
 //! simulator deterministic, and bad configurations (delays out of range, a sampling rate of
 //! 0, a barrier that never admits a worker) rejected with a clear error and nothing written.
 
+mod common;
+
+use common::tmpdir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("syncbench-async-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 const COMMON: &str = r#"
 [common]

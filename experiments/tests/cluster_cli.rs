@@ -8,11 +8,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
+use common::tmpdir;
 use common::{ps_config, ASAP_SMALL};
-
-fn tmpdir(tag: &str) -> PathBuf {
-    common::tmpdir(&format!("cluster-{tag}"))
-}
 
 /// ps-modes on 4 workers; `iterations` sets the length (BSP runs ~3 ms per iteration).
 fn config(dir: &Path, iterations: u64) -> PathBuf {

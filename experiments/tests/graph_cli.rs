@@ -1,20 +1,16 @@
 //! `syncbench graph` end to end: JSON agrees with an independent SVD (one-sided Jacobi, written
 //! here) to 1e-9 on random graphs, regular or not, weighted or not; bad input fails clearly.
 
+mod common;
+
+use common::tmpdir;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_syncbench"))
-}
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("syncbench-graph-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Singular values by one-sided Jacobi rotations (Hestenes), descending.

@@ -1,7 +1,8 @@
-//! The sim driver's CSV bytes, pinned: fast sim experiments run at quick scale, seed 1, and the
-//! SHA-256 of every CSV they write must match `tests/golden/sim-csv.sha256`. A refactor must
-//! leave them unchanged; a change meant to alter results updates the file (run this test with
-//! `SYNCBENCH_BLESS=1`) so that the diff shows which results moved.
+//! The sim driver's CSV bytes, pinned: fast sim experiments run at quick scale, seed 1 (one
+//! seed), and the SHA-256 of every CSV they write must match `tests/golden/sim-csv.sha256`. A
+//! refactor must leave them unchanged; a change meant to alter results updates the file (run
+//! this test with `SYNCBENCH_BLESS=1`) so that the diff shows which results moved. And a run of
+//! several seeds holds, per seed, exactly the bytes of that seed's own run.
 
 mod common;
 
@@ -68,9 +69,8 @@ fn sim_csv_bytes_match_the_pinned_hashes() {
     let out = common::tmpdir("golden");
     for (name, exe) in PINNED {
         let o = Command::new(exe)
-            .args([
-                "--scale", "quick", "--seed", "1", "--driver", "sim", "--out",
-            ])
+            .args(["--scale", "quick", "--seed", "1", "--seeds", "1"])
+            .args(["--driver", "sim", "--out"])
             .arg(&out)
             .output()
             .unwrap();
@@ -104,4 +104,66 @@ fn sim_csv_bytes_match_the_pinned_hashes() {
         changed.is_empty(),
         "sim CSV bytes changed (or files appeared or vanished): {changed:?}; if intended, re-run with SYNCBENCH_BLESS=1 and commit tests/golden/sim-csv.sha256"
     );
+}
+
+/// Every CSV under `dir` (recursively), by path relative to `dir`, with its bytes.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, d: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else if p.extension().is_some_and(|x| x == "csv") {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[test]
+fn several_seeds_hold_each_seeds_own_bytes() {
+    let exe = env!("CARGO_BIN_EXE_ps-modes");
+    let root = common::tmpdir("seeds");
+    let run = |args: &[&str], out: &Path| {
+        let o = Command::new(exe)
+            .args(["--scale", "quick", "--driver", "sim", "--out"])
+            .arg(out)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        files(&out.join("ps-modes"))
+    };
+    let three = run(&["--seed", "4", "--seeds", "3"], &root.join("three"));
+    for (k, seed) in ["4", "5", "6"].into_iter().enumerate() {
+        let alone = run(&["--seed", seed, "--seeds", "1"], &root.join(seed));
+        let prefix = if k == 0 {
+            String::new()
+        } else {
+            format!("seeds/{seed}/")
+        };
+        for (name, bytes) in &alone {
+            // Each seed's own claims are under seeds/<seed>/; the top-level claims.csv aggregates.
+            let key = if name == "claims.csv" {
+                format!("seeds/{seed}/claims.csv")
+            } else {
+                format!("{prefix}{name}")
+            };
+            assert_eq!(three.get(&key), Some(bytes), "seed {seed}: {key} differs");
+        }
+    }
+    let claims = String::from_utf8(three["claims.csv"].clone()).unwrap();
+    assert!(
+        claims.starts_with("claim_id,statement,paper_value,measured_value,verdict,seeds,passes\n"),
+        "{claims}"
+    );
+    assert!(
+        claims.contains(",3,3\n"),
+        "every ps-modes claim is evaluated by all 3 seeds: {claims}"
+    );
+    let _ = std::fs::remove_dir_all(&root);
 }

@@ -73,11 +73,20 @@ pub fn write(results: &Path) -> Result<PathBuf> {
                 "fail" => fail += 1,
                 _ => na += 1,
             }
-            let mark = match verdict {
+            let mut mark = match verdict {
                 "pass" => "pass",
                 "fail" => "**FAIL**",
                 other => other,
-            };
+            }
+            .to_string();
+            // Several seeds: how many of the evaluating seeds the claim passed for.
+            if t.has("seeds") && verdict != "n.a." {
+                mark.push_str(&format!(
+                    " ({}/{} seeds)",
+                    t.str(i, "passes")?,
+                    t.str(i, "seeds")?
+                ));
+            }
             writeln!(
                 body,
                 "| `{}` | {} | {} | {} | {} |",
@@ -96,7 +105,9 @@ pub fn write(results: &Path) -> Result<PathBuf> {
         out,
         "{figures} figure(s) with results; claims: {pass} pass, {fail} fail, {na} n.a.\n\n\
          Each claim is evaluated on the measured data of this run; a failing claim is reported with its numbers, \
-         never tuned away. Regenerate one figure with `make fig-<id>`, everything with `make reproduce-all`.\n"
+         never tuned away. Where a figure ran several seeds (`--seeds`), a claim passes when it passes for a strict \
+         majority of the seeds that evaluated it, and its verdict says for how many it did. \
+         Regenerate one figure with `make fig-<id>`, everything with `make reproduce-all`.\n"
     )?;
     out.push_str(&body);
     let path = results.join("REPORT.md");

@@ -46,7 +46,15 @@ impl Table {
             .ok_or_else(|| anyhow!("{} has no column '{name}'", self.path))
     }
 
-    /// Text of column `name` in row `i`.
+    /// Whether the table has column `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.col(name).is_ok()
+    }
+
+    /// The text of column `name` in row `i`.
+    ///
+    /// # Errors
+    /// When the column does not exist.
     pub fn str(&self, i: usize, name: &str) -> Result<&str> {
         Ok(&self.rows[i][self.col(name)?])
     }

@@ -1,6 +1,11 @@
 //! Claims: each figure's statements evaluated on measured data, written to `claims.csv` as
 //! `claim_id,statement,paper_value,measured_value,verdict`. A claim that does not hold is a
-//! `fail` with its numbers; nothing is tuned to pass.
+//! `fail` with its numbers; nothing is tuned to pass. A run of several seeds writes each seed's
+//! claims and their aggregate ([`across_seeds`]).
+
+mod across_seeds;
+
+pub use across_seeds::{across_seeds, SeededClaim};
 
 /// Outcome of a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -47,3 +47,18 @@ ns_per_example = 1000.0
 latency_ns = 2000
 bandwidth_gbps = 40.0
 "#;
+
+/// Whether a `claims.csv` row passed for every seed that evaluated it: a one-seed row ends in
+/// `,pass`; a several-seed row in `,pass,<seeds>,<passes>` with passes = seeds.
+pub fn passes_every_seed(line: &str) -> bool {
+    if line.ends_with(",pass") {
+        return true;
+    }
+    let mut it = line.rsplitn(3, ',');
+    match (it.next(), it.next(), it.next()) {
+        (Some(passes), Some(seeds), Some(rest)) => {
+            passes == seeds && passes != "0" && rest.ends_with(",pass")
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,156 @@
+//! One verdict from several seeds: a claim passes when it passes for a strict majority of the
+//! seeds that evaluated it. The row keeps the first seed's measured value and says how many
+//! seeds passed and which failed, so the spread is visible in `claims.csv` and the report.
+
+use super::{Claim, Verdict};
+
+/// One row of a several-seed `claims.csv`: the claim's columns, then `seeds` (how many seeds
+/// evaluated it) and `passes` (how many of them it passed for).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SeededClaim {
+    /// Stable id, `<figure>/<short-name>`.
+    pub claim_id: String,
+    /// The statement checked.
+    pub statement: String,
+    /// What the paper reports.
+    pub paper_value: String,
+    /// The first evaluating seed's measured value, and the seeds it failed for.
+    pub measured_value: String,
+    /// Pass when a strict majority of evaluating seeds passed; n.a. when none evaluated it.
+    pub verdict: Verdict,
+    /// Seeds that evaluated the claim (n.a. excluded).
+    pub seeds: usize,
+    /// Seeds for which it passed.
+    pub passes: usize,
+}
+
+/// Aggregates each seed's claims (in run order) by claim id, in the order ids first appear.
+pub fn across_seeds(per_seed: &[(u64, Vec<Claim>)]) -> Vec<SeededClaim> {
+    let mut ids: Vec<&str> = Vec::new();
+    for (_, claims) in per_seed {
+        for c in claims {
+            if !ids.contains(&c.claim_id.as_str()) {
+                ids.push(&c.claim_id);
+            }
+        }
+    }
+    ids.into_iter()
+        .map(|id| {
+            let runs: Vec<(u64, &Claim)> = per_seed
+                .iter()
+                .filter_map(|(seed, cs)| cs.iter().find(|c| c.claim_id == id).map(|c| (*seed, c)))
+                .collect();
+            let evaluated: Vec<(u64, &Claim)> = runs
+                .iter()
+                .copied()
+                .filter(|(_, c)| c.verdict != Verdict::NotApplicable)
+                .collect();
+            let passes = evaluated
+                .iter()
+                .filter(|(_, c)| c.verdict == Verdict::Pass)
+                .count();
+            let failed: Vec<String> = evaluated
+                .iter()
+                .filter(|(_, c)| c.verdict == Verdict::Fail)
+                .map(|(s, _)| s.to_string())
+                .collect();
+            let first = evaluated
+                .first()
+                .or(runs.first())
+                .expect("an id comes from a run")
+                .1;
+            let verdict = if evaluated.is_empty() {
+                Verdict::NotApplicable
+            } else if 2 * passes > evaluated.len() {
+                Verdict::Pass
+            } else {
+                Verdict::Fail
+            };
+            let measured_value = if evaluated.is_empty() {
+                first.measured_value.clone()
+            } else {
+                format!(
+                    "{} (seed {}; passes for {passes} of {} seeds{})",
+                    first.measured_value,
+                    evaluated[0].0,
+                    evaluated.len(),
+                    if failed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", fails for seed {}", failed.join(", "))
+                    }
+                )
+            };
+            SeededClaim {
+                claim_id: id.to_string(),
+                statement: first.statement.clone(),
+                paper_value: first.paper_value.clone(),
+                measured_value,
+                verdict,
+                seeds: evaluated.len(),
+                passes,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(id: &str, pass: Option<bool>, m: &str) -> Claim {
+        match pass {
+            Some(p) => Claim::check(id, "s", "p", m, p),
+            None => Claim::not_applicable(id, "s", "p", m),
+        }
+    }
+
+    #[test]
+    fn a_strict_majority_of_evaluating_seeds_decides() {
+        let runs = vec![
+            (
+                1,
+                vec![
+                    c("a", Some(true), "1.0"),
+                    c("b", Some(false), "x"),
+                    c("n", None, "why"),
+                ],
+            ),
+            (
+                2,
+                vec![
+                    c("a", Some(false), "2.0"),
+                    c("b", Some(true), "y"),
+                    c("n", None, "why"),
+                ],
+            ),
+            (3, vec![c("a", Some(true), "3.0"), c("b", Some(false), "z")]),
+        ];
+        let agg = across_seeds(&runs);
+        let get = |id: &str| agg.iter().find(|x| x.claim_id == id).unwrap();
+        assert_eq!(
+            (get("a").verdict, get("a").passes, get("a").seeds),
+            (Verdict::Pass, 2, 3)
+        );
+        assert_eq!(
+            get("a").measured_value,
+            "1.0 (seed 1; passes for 2 of 3 seeds, fails for seed 2)"
+        );
+        assert_eq!((get("b").verdict, get("b").passes), (Verdict::Fail, 1));
+        assert_eq!(
+            (get("n").verdict, get("n").seeds),
+            (Verdict::NotApplicable, 0)
+        );
+        assert_eq!(get("n").measured_value, "why");
+        // A tie is not a majority.
+        let tie = vec![
+            (1, vec![c("t", Some(true), "")]),
+            (2, vec![c("t", Some(false), "")]),
+        ];
+        assert_eq!(across_seeds(&tie)[0].verdict, Verdict::Fail);
+        assert_eq!(
+            agg.iter().map(|x| x.claim_id.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "n"]
+        );
+    }
+}
