@@ -9,12 +9,13 @@ use crate::async_setup::{
     Variant,
 };
 use crate::cli::driver_tag;
-use crate::experiment::{Experiment, Run};
+use crate::experiment::{Experiment, NoArgs, Run};
 use crate::output::progress;
 use crate::profiled::show;
 use crate::ExperimentOutput;
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
+use bench_core::driver::DriverKind;
 use bench_core::straggler::{SlowWorker, StragglerConfig};
 use bench_core::workload::Method;
 use serde::{Deserialize, Serialize};
@@ -114,6 +115,44 @@ struct WaitRow {
 struct Point {
     time: Option<f64>,
     wait: f64,
+}
+
+/// One of the CDS figure pairs: what differs between them is the binary, its text, the method
+/// and the two figure ids.
+pub trait CdsFigures {
+    /// The binary's name.
+    const BINARY: &'static str;
+    /// What it compares and writes, for `--help`.
+    const ABOUT: &'static str;
+    /// The optimisation method, run synchronously and asynchronously.
+    const METHOD: Method;
+    /// The convergence figure and the wait figure.
+    const FIGURES: (&'static str, &'static str);
+}
+
+/// The CDS experiment of figure pair `C` (configs/async-cds.*.toml).
+pub struct Cds<C>(std::marker::PhantomData<C>);
+
+impl<C: CdsFigures> Experiment for Cds<C> {
+    const BINARY: &'static str = C::BINARY;
+    const ABOUT: &'static str = C::ABOUT;
+    const QUICK: &'static str = include_str!("../configs/async-cds.quick.toml");
+    const PAPER: &'static str = include_str!("../configs/async-cds.paper.toml");
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = CdsConfig;
+    type Args = NoArgs;
+
+    fn figures(_: &NoArgs) -> Vec<&'static str> {
+        vec![C::FIGURES.0, C::FIGURES.1]
+    }
+
+    fn validate(cfg: &CdsConfig, _: &NoArgs, _: &[DriverKind]) -> Result<()> {
+        cfg.validate()
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> Result<()> {
+        self::run(run, C::METHOD, C::FIGURES)
+    }
 }
 
 /// Runs the CDS experiment for `method`, writing `figures.0` (convergence) and `figures.1`

@@ -4,12 +4,13 @@
 //! iteration.
 
 use crate::cli::driver_tag;
-use crate::experiment::{Experiment, Run};
+use crate::experiment::{Experiment, NoArgs, Run};
 use crate::output::progress;
 use crate::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
 use crate::profiled::show;
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
+use bench_core::driver::DriverKind;
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::peer::{PeerMode, PeerSettings, SkipPolicy};
 use bench_core::straggler::{RandomSlowdown, SlowWorker, StragglerConfig};
@@ -78,6 +79,40 @@ struct CurveRow {
     time: f64,
     iteration: f64,
     loss: f64,
+}
+
+/// One of Hop's comparison figures: what differs between them is the binary, its text and its
+/// configurations.
+pub trait Comparison {
+    /// The binary's name (and its figure id).
+    const BINARY: &'static str;
+    /// What it compares and writes, for `--help`.
+    const ABOUT: &'static str;
+    /// The built-in quick-scale configuration.
+    const QUICK: &'static str;
+    /// The built-in paper-scale configuration.
+    const PAPER: &'static str;
+}
+
+/// The experiment of comparison `C`.
+pub struct Compare<C>(std::marker::PhantomData<C>);
+
+impl<C: Comparison> Experiment for Compare<C> {
+    const BINARY: &'static str = C::BINARY;
+    const ABOUT: &'static str = C::ABOUT;
+    const QUICK: &'static str = C::QUICK;
+    const PAPER: &'static str = C::PAPER;
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = CompareConfig;
+    type Args = NoArgs;
+
+    fn validate(cfg: &CompareConfig, _: &NoArgs, _: &[DriverKind]) -> Result<()> {
+        validate(cfg)
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> Result<()> {
+        self::run(run)
+    }
 }
 
 /// Checks a comparison's configuration.

@@ -34,6 +34,19 @@ fn every_figure_has_a_built_binary_that_answers_help() {
     }
 }
 
+/// The config files `path` compiles in (`include_str!("…configs/<name>")`).
+fn included_configs(path: &Path, into: &mut BTreeSet<String>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    for line in text.lines().filter(|l| l.contains("include_str!(")) {
+        if let Some(i) = line.find("configs/") {
+            let tail = &line[i + "configs/".len()..];
+            if let Some(end) = tail.find('"') {
+                into.insert(tail[..end].to_string());
+            }
+        }
+    }
+}
+
 #[test]
 fn every_experiment_binary_and_config_belongs_to_a_figure() {
     let binaries: BTreeSet<String> = entries().into_iter().map(|e| e.binary).collect();
@@ -48,13 +61,13 @@ fn every_experiment_binary_and_config_belongs_to_a_figure() {
             binaries.contains(&name),
             "experiment binary {name} makes no figure of experiments/figures.tsv"
         );
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut rest = text.as_str();
-        while let Some(i) = rest.find("configs/") {
-            let tail = &rest[i + "configs/".len()..];
-            let end = tail.find('"').unwrap();
-            used_configs.insert(tail[..end].to_string());
-            rest = &tail[end..];
+        included_configs(&path, &mut used_configs);
+    }
+    // Shared runners include the configs of the binaries built on them (e.g. async_cds).
+    for f in std::fs::read_dir(manifest_dir().join("src")).unwrap() {
+        let path = f.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            included_configs(&path, &mut used_configs);
         }
     }
     for f in std::fs::read_dir(manifest_dir().join("configs")).unwrap() {

@@ -160,3 +160,12 @@ impl<E: Endpoint + ?Sized> Endpoint for Box<E> {
         (**self).health()
     }
 }
+
+/// Helpers the backends' tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// The kind of transport failure `r` ended in (None: it succeeded, or failed otherwise).
+    pub(crate) fn fault<T>(r: crate::Result<T>) -> Option<crate::TransportFault> {
+        r.err().and_then(|e| e.transport_fault())
+    }
+}

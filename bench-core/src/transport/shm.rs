@@ -543,6 +543,7 @@ impl ShmFabric {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::test_support::fault;
 
     fn fabric(tag: u64) -> Vec<ShmEndpoint> {
         let mut f = ShmFabric::new(
@@ -588,11 +589,6 @@ mod tests {
         assert_eq!(fault(e[0].post_notify(7, [0, 0])), Some(NoSuchPeer));
         let mut out = Vec::new();
         assert_eq!(fault(e[1].read_slot(1, 0, &mut out)), Some(NoSuchPeer));
-    }
-
-    /// The kind of transport failure `r` ended in (None: it succeeded, or failed otherwise).
-    fn fault<T>(r: crate::Result<T>) -> Option<crate::TransportFault> {
-        r.err().and_then(|e| e.transport_fault())
     }
 
     #[test]

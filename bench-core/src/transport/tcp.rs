@@ -770,6 +770,7 @@ impl Drop for TcpEndpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::test_support::fault;
     use std::time::Instant;
 
     fn pair(capacity: usize, depth: usize) -> (TcpEndpoint, TcpEndpoint) {
@@ -803,11 +804,6 @@ mod tests {
         let n = a.wait_notification(Duration::from_secs(10)).unwrap();
         assert_eq!((n.from, n.imm), (1, [9, 9]));
         assert!(a.health().is_ok() && b.health().is_ok());
-    }
-
-    /// The kind of transport failure `r` ended in (None: it succeeded, or failed otherwise).
-    fn fault<T>(r: crate::Result<T>) -> Option<crate::TransportFault> {
-        r.err().and_then(|e| e.transport_fault())
     }
 
     #[test]

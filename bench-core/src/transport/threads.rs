@@ -360,6 +360,7 @@ pub type Word = AtomicU64;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::test_support::fault;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     fn pair(capacity: usize, depth: usize) -> (ThreadsEndpoint, ThreadsEndpoint) {
@@ -411,11 +412,6 @@ mod tests {
             fault(a.post_notify(7, [0, 0])),
             Some(crate::TransportFault::NoSuchPeer)
         );
-    }
-
-    /// The kind of transport failure `r` ended in (None: it succeeded, or failed otherwise).
-    fn fault<T>(r: crate::Result<T>) -> Option<crate::TransportFault> {
-        r.err().and_then(|e| e.transport_fault())
     }
 
     #[test]

@@ -1,29 +1,17 @@
 //! hop-fig18-19: Skipping iterations (maximum jump 2 and 10) against the standard protocol with one worker deterministically 4x slower (hop.txt Figs 18-19).
 
-use bench_core::driver::DriverKind;
-use experiments::experiment::{self, Experiment, NoArgs, Run};
-use experiments::hop_compare::{self, CompareConfig};
+use experiments::experiment;
+use experiments::hop_compare::{Compare, Comparison};
 
 struct HopFig18To19;
 
-impl Experiment for HopFig18To19 {
+impl Comparison for HopFig18To19 {
     const BINARY: &'static str = "hop-fig18-19";
     const ABOUT: &'static str = "Hop: Skipping iterations (maximum jump 2 and 10) against the standard protocol with one worker deterministically 4x slower (hop.txt Figs 18-19). SVM with log loss on a synthetic webspam twin, 16 peers, worker 0 4x slower throughout. Writes results/hop-fig18-19/: summary.csv (time per iteration, time to a common loss target), curves.csv, claims.csv, manifest.json.";
     const QUICK: &'static str = include_str!("../../configs/hop-fig18-19.quick.toml");
     const PAPER: &'static str = include_str!("../../configs/hop-fig18-19.paper.toml");
-    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
-    type Config = CompareConfig;
-    type Args = NoArgs;
-
-    fn validate(cfg: &CompareConfig, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
-        hop_compare::validate(cfg)
-    }
-
-    fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {
-        hop_compare::run(run)
-    }
 }
 
 fn main() -> std::process::ExitCode {
-    experiment::main::<HopFig18To19>()
+    experiment::main::<Compare<HopFig18To19>>()
 }
