@@ -1,6 +1,7 @@
 # syncbench: reproduce every figure, one figure, test, bench.
 #   make reproduce-all            quick scale (minutes on a laptop)
 #   make reproduce-all SCALE=paper
+#   make reproduce-all SEEDS=1    one seed per verdict (default 3 at quick scale, 5 at paper)
 #   make fig-asap-fig3            one figure (experiment + render + report)
 #   make test | make bench | make bench-libsvm | make bench-transport | make lint
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
@@ -9,10 +10,12 @@
 #   make fuzz                    every fuzz target for 10 minutes (results/fuzz/REPORT.md)
 SCALE   ?= quick
 SEED    ?= 1
+# Seeds per verdict (empty: the binaries' default, 3 at quick scale and 5 at paper scale).
+SEEDS   ?=
 RESULTS ?= results
 CARGO   ?= cargo
 BIN     := target/release
-EXP      = --scale $(SCALE) --seed $(SEED) --out $(RESULTS)
+EXP      = --scale $(SCALE) --seed $(SEED) $(if $(SEEDS),--seeds $(SEEDS)) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 
 # The figure catalogue (figure id, binary, extra arguments) lives in one place: experiments/figures.tsv.
