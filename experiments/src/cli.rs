@@ -120,17 +120,6 @@ impl CommonArgs {
         crate::data_source::DataSource::new(self.data_mode())
     }
 
-    /// The drivers to run, defaulting to `default`; with `cluster` among them, the process joins
-    /// its job first.
-    ///
-    /// # Errors
-    /// For an unknown driver name, or a cluster job that cannot be joined.
-    pub fn drivers(&self, default: &[DriverKind]) -> Result<Vec<DriverKind>> {
-        let drivers = self.driver_list(default)?;
-        self.enter(&drivers)?;
-        Ok(drivers)
-    }
-
     /// The drivers to run (`--driver`, else `default`), without joining a cluster job yet.
     ///
     /// # Errors

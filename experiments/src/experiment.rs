@@ -11,7 +11,7 @@
 
 use crate::cli::drivers_label;
 use crate::data_source::DataSource;
-use crate::{CommonArgs, ExperimentOutput, Scale};
+use crate::{CommonArgs, ExperimentOutput};
 use anyhow::{Context, Result};
 use bench_core::driver::DriverKind;
 use clap::{Args, CommandFactory, FromArgMatches};
@@ -88,11 +88,6 @@ pub struct Run<'a, E: Experiment> {
 }
 
 impl<E: Experiment> Run<'_, E> {
-    /// The run's scale.
-    pub fn scale(&self) -> Scale {
-        self.common.scale
-    }
-
     /// The output of the binary's first (for most binaries: only) figure.
     pub fn out(&mut self) -> &mut ExperimentOutput {
         &mut self.outputs[0]
@@ -114,11 +109,6 @@ impl<E: Experiment> Run<'_, E> {
     /// asked for one).
     pub fn writes(&self, figure: &str) -> bool {
         self.outputs.iter().any(|o| o.figure() == figure)
-    }
-
-    /// Adds a note to every figure's manifest.
-    pub fn note(&mut self, note: impl Into<String>) {
-        self.notes.push(note.into());
     }
 
     /// Adds notes to every figure's manifest.

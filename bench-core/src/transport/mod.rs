@@ -164,6 +164,26 @@ impl<E: Endpoint + ?Sized> Endpoint for Box<E> {
 /// Helpers the backends' tests share.
 #[cfg(test)]
 pub(crate) mod test_support {
+    use super::{AlignedWords, Endpoint};
+    use crate::TransportFault::{NoSuchPeer, RingOverrun};
+    use std::sync::Arc;
+
+    /// Requests every backend refuses, each with its kind: `a` is node 0 and `b` node 1 of a
+    /// two-node fabric whose ring from 0 to 1 has one slot of 4 words.
+    pub(crate) fn bad_requests_refused_by_kind(a: &mut dyn Endpoint, b: &dyn Endpoint) {
+        let src = Arc::new(AlignedWords::zeroed(8));
+        let slot_out_of_range = a.post_write(1, 1, 1, Some(src.clone()), 1, None);
+        assert_eq!(fault(slot_out_of_range), Some(RingOverrun));
+        let longer_than_slot = a.post_write(1, 0, 1, Some(src), 8, None);
+        assert_eq!(fault(longer_than_slot), Some(RingOverrun));
+        assert_eq!(
+            fault(a.post_write(0, 0, 1, None, 0, None)),
+            Some(NoSuchPeer)
+        );
+        let mut out = Vec::new();
+        assert_eq!(fault(b.read_slot(1, 0, &mut out)), Some(NoSuchPeer));
+    }
+
     /// The kind of transport failure `r` ended in (None: it succeeded, or failed otherwise).
     pub(crate) fn fault<T>(r: crate::Result<T>) -> Option<crate::TransportFault> {
         r.err().and_then(|e| e.transport_fault())
