@@ -60,7 +60,7 @@ fn sim_run(mode: SyncMode) -> u64 {
 
 fn sim_events(c: &mut Criterion) {
     let mut g = c.benchmark_group("sim_events");
-    for mode in [SyncMode::Bsp, SyncMode::Ssp { staleness: 3 }, SyncMode::Asp] {
+    for mode in [SyncMode::bsp(), SyncMode::ssp(3), SyncMode::asp()] {
         let events = sim_run(mode);
         g.throughput(Throughput::Elements(events));
         g.bench_function(BenchmarkId::from_parameter(mode.label()), |b| {
@@ -250,7 +250,7 @@ fn ratio_report() {
     let mut events = 0;
     for _ in 0..5 {
         let t = Instant::now();
-        events = sim_run(SyncMode::Asp);
+        events = sim_run(SyncMode::asp());
         best = best.min(t.elapsed().as_secs_f64());
     }
     println!(

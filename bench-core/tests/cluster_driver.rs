@@ -9,6 +9,7 @@ use bench_core::driver::threads::{self, ThreadsConfig};
 use bench_core::driver::ComputeModel;
 use bench_core::error::{CoreError, Result};
 use bench_core::metrics::RunRecords;
+use bench_core::protocol::ps::modes::BspBackup;
 use bench_core::protocol::{Action, Input, Nanos, NodeId, Protocol, ProtocolSpec, Role, SyncMode};
 use bench_core::straggler::StragglerConfig;
 use bench_core::workload::{Loss, SvmConfig, SvmSgd, Workload};
@@ -108,11 +109,11 @@ fn every_mode_on_four_ranks_over_shared_memory() {
 
 fn every_mode_on_four_ranks(transport: ClusterTransport) {
     let modes = [
-        SyncMode::Bsp,
-        SyncMode::Asp,
-        SyncMode::Ssp { staleness: 2 },
-        SyncMode::Essp { staleness: 2 },
-        SyncMode::BspBackup { backups: 1 },
+        SyncMode::bsp(),
+        SyncMode::asp(),
+        SyncMode::ssp(2),
+        SyncMode::essp(2),
+        SyncMode::bsp_backup(1),
     ];
     let per_rank: Vec<Vec<RunRecords>> = on_ranks(4, move |_, s| {
         modes
@@ -131,7 +132,7 @@ fn every_mode_on_four_ranks(transport: ClusterTransport) {
         let t = threads::run(ps(mode), workload(), &CFG, &stragglers(), 1).unwrap();
         assert_eq!(r.bytes_sent.len(), t.bytes_sent.len());
         match mode {
-            SyncMode::BspBackup { backups } => assert_eq!(
+            SyncMode::BspBackup(BspBackup { backups }) => assert_eq!(
                 r.iterations.len() as u64,
                 (4 - backups) as u64 * 20 + r.dropped_updates
             ),
@@ -140,7 +141,7 @@ fn every_mode_on_four_ranks(transport: ClusterTransport) {
         if let Some(s) = mode.bound() {
             assert!(r.iterations.iter().all(|x| x.staleness <= s), "{mode:?}");
         }
-        if mode == SyncMode::Bsp {
+        if mode == SyncMode::bsp() {
             assert!(r.iterations.iter().all(|x| x.staleness == 0));
         }
         let (first, last) = (r.progress.first().unwrap(), r.progress.last().unwrap());
@@ -197,7 +198,7 @@ impl Protocol for FailsAfter {
 #[test]
 fn a_failing_rank_stops_every_rank_with_its_name() {
     let results = on_ranks(3, |rank, s| {
-        let nodes: Vec<Box<dyn Protocol>> = ps(SyncMode::Bsp)
+        let nodes: Vec<Box<dyn Protocol>> = ps(SyncMode::bsp())
             .into_iter()
             .map(|p| -> Box<dyn Protocol> {
                 // Node 2 lives on rank 2; it fails after a few messages.
@@ -240,7 +241,7 @@ fn ranks_with_different_configurations_are_refused() {
         cluster::run(
             s,
             ClusterTransport::Tcp,
-            ps(SyncMode::Bsp),
+            ps(SyncMode::bsp()),
             workload(),
             &CFG,
             &stragglers(),
@@ -353,11 +354,7 @@ fn one_slot_rings_never_overrun() {
         ring_depth: 1,
         ..CFG
     };
-    let modes = [
-        SyncMode::Asp,
-        SyncMode::Essp { staleness: 3 },
-        SyncMode::BspBackup { backups: 1 },
-    ];
+    let modes = [SyncMode::asp(), SyncMode::essp(3), SyncMode::bsp_backup(1)];
     let per_rank = on_ranks(3, move |_, s| {
         modes
             .iter()
@@ -413,7 +410,7 @@ fn row_tables_with_two_shards_on_three_ranks() {
         let mf = MatrixFactorization::new(cfg, 80, 40, train.to_vec(), test.to_vec()).unwrap();
         Arc::new(MfTables::new(Arc::new(mf), 4, 2).unwrap())
     };
-    let modes = [SyncMode::Bsp, SyncMode::Essp { staleness: 2 }];
+    let modes = [SyncMode::bsp(), SyncMode::essp(2)];
     let per_rank: Vec<Vec<RunRecords>> = on_ranks(3, move |_, s| {
         modes
             .iter()

@@ -6,6 +6,7 @@ use bench_core::driver::sim::{self, SimConfig};
 use bench_core::driver::threads::{self, ThreadsConfig};
 use bench_core::driver::{ComputeModel, NetworkModel};
 use bench_core::metrics::RunRecords;
+use bench_core::protocol::ps::modes::BspBackup;
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::{SlowWorker, StragglerConfig};
 use bench_core::workload::{Loss, SvmConfig, SvmSgd, Workload};
@@ -83,7 +84,7 @@ fn run_threads(mode: SyncMode) -> RunRecords {
 
 fn check(r: &RunRecords, mode: SyncMode, driver: &str) {
     match mode {
-        SyncMode::BspBackup { backups } => {
+        SyncMode::BspBackup(BspBackup { backups }) => {
             // 3 of 4 updates complete each of the 30 clocks; late ones are dropped
             let needed = (4 - backups) as u64 * 30;
             assert_eq!(
@@ -98,7 +99,7 @@ fn check(r: &RunRecords, mode: SyncMode, driver: &str) {
         let worst = r.iterations.iter().map(|x| x.staleness).max().unwrap();
         assert!(worst <= s, "{driver} {mode:?}: staleness {worst} > {s}");
     }
-    if mode == SyncMode::Bsp {
+    if mode == SyncMode::bsp() {
         assert!(r.iterations.iter().all(|x| x.staleness == 0), "{driver}");
     }
     let first = r.progress.first().unwrap().loss;
@@ -110,12 +111,12 @@ fn check(r: &RunRecords, mode: SyncMode, driver: &str) {
 #[test]
 fn every_mode_under_every_driver() {
     for mode in [
-        SyncMode::Bsp,
-        SyncMode::Asp,
-        SyncMode::Ssp { staleness: 2 },
-        SyncMode::Essp { staleness: 2 },
-        SyncMode::Dssp { s_l: 1, r_max: 3 },
-        SyncMode::BspBackup { backups: 1 },
+        SyncMode::bsp(),
+        SyncMode::asp(),
+        SyncMode::ssp(2),
+        SyncMode::essp(2),
+        SyncMode::dssp(1, 3),
+        SyncMode::bsp_backup(1),
     ] {
         check(&run_sim(mode, 1), mode, "sim");
         check(&run_threads(mode), mode, "threads");
@@ -138,7 +139,7 @@ fn csv_bytes(r: &RunRecords) -> Vec<u8> {
 
 #[test]
 fn sim_same_seed_same_bytes_other_seed_other_bytes() {
-    let mode = SyncMode::Ssp { staleness: 2 };
+    let mode = SyncMode::ssp(2);
     let a = csv_bytes(&run_sim(mode, 5));
     let b = csv_bytes(&run_sim(mode, 5));
     let c = csv_bytes(&run_sim(mode, 6));

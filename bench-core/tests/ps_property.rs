@@ -96,7 +96,7 @@ fn check_mode(mode_of: impl Fn(u64) -> SyncMode, schedules: u64) -> (u64, i64) {
 
 #[test]
 fn bsp_lockstep_under_random_schedules() {
-    let (checks, worst) = check_mode(|_| SyncMode::Bsp, 1000);
+    let (checks, worst) = check_mode(|_| SyncMode::bsp(), 1000);
     assert!(checks > 10_000);
     assert_eq!(
         worst, 0,
@@ -106,12 +106,7 @@ fn bsp_lockstep_under_random_schedules() {
 
 #[test]
 fn ssp_bound_under_random_schedules() {
-    let (checks, worst) = check_mode(
-        |seed| SyncMode::Ssp {
-            staleness: (seed % 6) as i64,
-        },
-        1000,
-    );
+    let (checks, worst) = check_mode(|seed| SyncMode::ssp((seed % 6) as i64), 1000);
     assert!(checks > 10_000);
     assert!(
         worst >= 3,
@@ -121,7 +116,7 @@ fn ssp_bound_under_random_schedules() {
 
 #[test]
 fn asp_never_deadlocks_and_goes_stale() {
-    let (_, worst) = check_mode(|_| SyncMode::Asp, 1000);
+    let (_, worst) = check_mode(|_| SyncMode::asp(), 1000);
     assert!(
         worst > 5,
         "ASP reads are unbounded in stale-ness: saw {worst}"
@@ -130,7 +125,7 @@ fn asp_never_deadlocks_and_goes_stale() {
 
 #[test]
 fn same_seed_same_records() {
-    let (spec, cfg, st) = random_case(42, SyncMode::Ssp { staleness: 2 });
+    let (spec, cfg, st) = random_case(42, SyncMode::ssp(2));
     let a = sim::run(
         spec.build().unwrap(),
         &CountingProbe,
@@ -156,7 +151,7 @@ fn same_seed_same_records() {
 fn checker_catches_a_protocol_looser_than_its_claim() {
     // Nodes built for SSP(4) checked against BSP's bound must be caught on some schedule.
     let caught = (0..200).any(|seed| {
-        let (spec, cfg, st) = random_case(seed, SyncMode::Ssp { staleness: 4 });
+        let (spec, cfg, st) = random_case(seed, SyncMode::ssp(4));
         let mut checker = BoundChecker::new(Some(0));
         sim::run(
             spec.build().unwrap(),
@@ -173,12 +168,7 @@ fn checker_catches_a_protocol_looser_than_its_claim() {
 
 #[test]
 fn essp_bound_under_random_schedules() {
-    let (checks, worst) = check_mode(
-        |seed| SyncMode::Essp {
-            staleness: (seed % 5) as i64,
-        },
-        1000,
-    );
+    let (checks, worst) = check_mode(|seed| SyncMode::essp((seed % 5) as i64), 1000);
     assert!(checks > 10_000);
     assert!(worst >= 2, "{worst}");
 }
@@ -190,7 +180,7 @@ fn dssp_gap_never_exceeds_lower_bound_plus_range() {
     for seed in 0..1000u64 {
         let s_l = (seed % 4) as i64;
         let r_max = ((seed / 4) % 7) as i64;
-        let mode = SyncMode::Dssp { s_l, r_max };
+        let mode = SyncMode::dssp(s_l, r_max);
         let (spec, cfg, st) = random_case(seed, mode);
         let mut checker = BoundChecker::new(mode.bound());
         let r = sim::run(
@@ -219,14 +209,12 @@ fn dssp_gap_never_exceeds_lower_bound_plus_range() {
 #[test]
 fn backup_workers_complete_every_clock_with_exactly_n_updates() {
     for seed in 0..1000u64 {
-        let (mut spec, cfg, st) = random_case(seed, SyncMode::Bsp);
+        let (mut spec, cfg, st) = random_case(seed, SyncMode::bsp());
         if spec.workers < 2 {
             spec.workers = 2;
         }
         let backups = 1 + (seed as usize % (spec.workers - 1)).min(2);
-        spec.mode = SyncMode::BspBackup {
-            backups: backups as i64,
-        };
+        spec.mode = SyncMode::bsp_backup(backups as i64);
         let mut eval_cfg = cfg.clone();
         eval_cfg.eval_every = 0;
         let r = sim::run(

@@ -138,11 +138,11 @@ fn check(r: &RunRecords, mode: SyncMode, what: &str) {
 
 fn modes() -> [SyncMode; 5] {
     [
-        SyncMode::Bsp,
-        SyncMode::Asp,
-        SyncMode::Ssp { staleness: 2 },
-        SyncMode::Essp { staleness: 2 },
-        SyncMode::Essp { staleness: 0 },
+        SyncMode::bsp(),
+        SyncMode::asp(),
+        SyncMode::ssp(2),
+        SyncMode::essp(2),
+        SyncMode::essp(0),
     ]
 }
 
@@ -164,14 +164,14 @@ fn every_mode_under_both_drivers_with_one_and_three_shards() {
 
 #[test]
 fn loss_falls_on_one_shard_and_matches_the_model_level_server_under_bsp() {
-    let r = run_sim(SyncMode::Bsp, 1, 7);
+    let r = run_sim(SyncMode::bsp(), 1, 7);
     let (first, last) = (r.progress[0].loss, r.progress.last().unwrap().loss);
     assert!(last < 0.8 * first, "loss {first} -> {last}");
     // The same BSP computation through whole-model snapshots: same reads, same updates, summed
     // in another order.
     let workload: Arc<dyn Workload> = mf();
     let spec = ProtocolSpec {
-        mode: SyncMode::Bsp,
+        mode: SyncMode::bsp(),
         workers: WORKERS,
         iterations: CLOCKS,
     };
@@ -190,7 +190,7 @@ fn loss_falls_on_one_shard_and_matches_the_model_level_server_under_bsp() {
         "tables {last} vs whole model {whole}"
     );
     // With several shards no node holds every row: the loss is not reported.
-    assert!(run_sim(SyncMode::Bsp, 3, 7).progress[0].loss.is_nan());
+    assert!(run_sim(SyncMode::bsp(), 3, 7).progress[0].loss.is_nan());
 }
 
 #[test]
@@ -202,19 +202,19 @@ fn essp_reads_fresher_rows_than_ssp() {
         s as f64 / n as f64
     };
     for shards in [1, 2] {
-        let ssp = mean(&run_sim(SyncMode::Ssp { staleness: 3 }, shards, 3));
-        let essp = mean(&run_sim(SyncMode::Essp { staleness: 3 }, shards, 3));
+        let ssp = mean(&run_sim(SyncMode::ssp(3), shards, 3));
+        let essp = mean(&run_sim(SyncMode::essp(3), shards, 3));
         assert!(essp < ssp, "shards={shards}: ESSP {essp} vs SSP {ssp}");
     }
 }
 
 #[test]
 fn sim_same_seed_same_records() {
-    let a = run_sim(SyncMode::Essp { staleness: 2 }, 2, 11);
-    let b = run_sim(SyncMode::Essp { staleness: 2 }, 2, 11);
+    let a = run_sim(SyncMode::essp(2), 2, 11);
+    let b = run_sim(SyncMode::essp(2), 2, 11);
     // Debug text, as the sharded loss is NaN (never equal to itself).
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
-    let c = run_sim(SyncMode::Essp { staleness: 2 }, 2, 12);
+    let c = run_sim(SyncMode::essp(2), 2, 12);
     assert_ne!(a.iterations, c.iterations);
 }
 
@@ -247,10 +247,10 @@ fn model_check_bounds_under_random_schedules() {
         let clocks = rng.gen_range(1..=15);
         let s = rng.gen_range(0..clocks) as i64;
         let mode = match seed % 4 {
-            0 => SyncMode::Bsp,
-            1 => SyncMode::Asp,
-            2 => SyncMode::Ssp { staleness: s },
-            _ => SyncMode::Essp { staleness: s },
+            0 => SyncMode::bsp(),
+            1 => SyncMode::asp(),
+            2 => SyncMode::ssp(s),
+            _ => SyncMode::essp(s),
         };
         let workers = rng.gen_range(1..=6);
         let shards = rng.gen_range(1..=3);
@@ -310,9 +310,9 @@ fn lda(workers: usize, shards: usize) -> Arc<bench_core::workload::LdaTables> {
 #[test]
 fn lda_on_row_tables_under_sim_and_threads() {
     for (mode, shards) in [
-        (SyncMode::Bsp, 1),
-        (SyncMode::Ssp { staleness: 2 }, 1),
-        (SyncMode::Essp { staleness: 2 }, 2),
+        (SyncMode::bsp(), 1),
+        (SyncMode::ssp(2), 1),
+        (SyncMode::essp(2), 2),
     ] {
         let t = lda(4, shards);
         let spec = TableSpec {

@@ -64,13 +64,13 @@ pub fn essp_modes(staleness: &[i64], clocks: u64) -> Result<Vec<SyncMode>> {
     if clocks == 0 || staleness.is_empty() {
         bail!("clocks and the staleness list must be non-empty");
     }
-    let mut modes = vec![SyncMode::Bsp];
+    let mut modes = vec![SyncMode::bsp()];
     for &s in staleness {
         if s < 0 || s as u64 >= clocks {
             bail!("staleness {s} must be in 0..{clocks} (the run length)");
         }
-        modes.push(SyncMode::Ssp { staleness: s });
-        modes.push(SyncMode::Essp { staleness: s });
+        modes.push(SyncMode::ssp(s));
+        modes.push(SyncMode::essp(s));
     }
     Ok(modes)
 }

@@ -22,8 +22,9 @@ pub mod table;
 mod test_support;
 
 pub use event::{Event, IterationRecord};
-pub use factory::{AsyncSpec, ProtocolSpec, SyncMode};
+pub use factory::{AsyncSpec, ProtocolSpec};
 pub use message::{Message, PayloadKind, MESSAGE_WORDS};
+pub use ps::SyncMode;
 
 use crate::error::Result;
 

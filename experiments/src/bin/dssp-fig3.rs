@@ -61,7 +61,7 @@ fn mean(v: &[f64]) -> f64 {
 
 /// The DSSP mode among `modes`.
 fn dssp_of(modes: &[SyncMode]) -> Result<SyncMode> {
-    match modes.iter().find(|m| matches!(m, SyncMode::Dssp { .. })) {
+    match modes.iter().find(|m| matches!(m, SyncMode::Dssp(_))) {
         Some(m) => Ok(*m),
         None => bail!("dssp-fig3 needs a DSSP mode (e.g. dssp3-12) in modes"),
     }

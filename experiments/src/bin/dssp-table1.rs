@@ -144,7 +144,7 @@ impl Experiment for DsspTable1 {
         }
         let dssp_key = modes
             .iter()
-            .find(|m| matches!(m, SyncMode::Dssp { .. }))
+            .find(|m| matches!(m, SyncMode::Dssp(_)))
             .map(|m| m.label());
         for (ti, &f) in cfg.target_fractions.iter().enumerate() {
             let target = f * best;

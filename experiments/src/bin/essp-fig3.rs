@@ -92,10 +92,7 @@ impl Experiment for EsspFig3 {
         big.step = large_step;
         let big_workload = cfg.tables_with(big, seed, data)?;
         let s_max = *cfg.staleness.iter().max().expect("non-empty");
-        let big_modes = [
-            SyncMode::Ssp { staleness: s_max },
-            SyncMode::Essp { staleness: s_max },
-        ];
+        let big_modes = [SyncMode::ssp(s_max), SyncMode::essp(s_max)];
 
         let out = run.out();
         let pb = progress((drivers.len() * (modes.len() + 2)) as u64, FIGURE);

@@ -80,7 +80,7 @@ impl Experiment for HopFig13 {
         let ps = run_ps(
             driver,
             ProtocolSpec {
-                mode: SyncMode::Bsp,
+                mode: SyncMode::bsp(),
                 workers: c.workers,
                 iterations: c.iterations,
             },

@@ -87,14 +87,14 @@ fn validate(cfg: &Config, modes: &[SyncMode]) -> Result<()> {
     for m in modes {
         m.validate()?;
         if let Some(s) = m.bound() {
-            if *m != SyncMode::Bsp && s >= cfg.iterations {
+            if *m != SyncMode::bsp() && s >= cfg.iterations {
                 bail!(
                     "{}: staleness {s} is not below the run length of {} iterations",
                     m.label(),
                     cfg.iterations
                 );
             }
-            let caches = matches!(m, SyncMode::Ssp { .. } | SyncMode::Essp { .. });
+            let caches = matches!(m, SyncMode::Ssp(_) | SyncMode::Essp(_));
             if caches && s as usize + 4 > cfg.threads.ring_depth {
                 bail!(
                     "{}: threads.ring_depth {} must be >= staleness + 4 = {} (a worker may have that many writes in flight)",
@@ -242,7 +242,7 @@ fn claims_for(
 ) {
     let d = driver.label();
     let get = |m: &SyncMode| runs.get(&(d.to_string(), m.label()));
-    match modes.iter().find(|m| matches!(m, SyncMode::Ssp { .. })) {
+    match modes.iter().find(|m| matches!(m, SyncMode::Ssp(_))) {
         Some(m) => {
             let r = get(m).expect("ran");
             let s = m.bound().unwrap_or(0);
@@ -262,7 +262,7 @@ fn claims_for(
             "no SSP mode in this run",
         )),
     }
-    match modes.iter().find(|m| **m == SyncMode::Bsp) {
+    match modes.iter().find(|m| **m == SyncMode::bsp()) {
         Some(m) => {
             let r = get(m).expect("ran");
             let lo = r.iterations.iter().map(|x| x.staleness).min().unwrap_or(0);

@@ -13,12 +13,16 @@
 //! are refreshed before they go stale. DSSP (dssp.txt Algorithms 1-2) has every worker push
 //! and wait for the server's OK (a fresh model) each iteration; the server releases it through
 //! the synchronization controller of [`dssp`].
+//!
+//! Each mode is one file under [`modes`]: label, parser, bound, policies and row-table form.
 
 pub mod dssp;
+pub mod modes;
 mod policy;
 mod server;
 mod worker;
 
+pub use modes::{PsMode, SyncMode};
 pub use policy::{ReadPolicy, ReleasePolicy};
 pub use server::PsServer;
 pub use worker::PsWorker;

@@ -106,24 +106,12 @@ impl TableMode {
     /// synchronise whole models, as their paper does) or a negative bound.
     pub fn of(mode: SyncMode) -> Result<Self> {
         mode.validate()?;
-        Ok(match mode {
-            SyncMode::Bsp => TableMode::Bounded { s: 0, eager: false },
-            SyncMode::Asp => TableMode::Async,
-            SyncMode::Ssp { staleness } => TableMode::Bounded {
-                s: staleness as u64,
-                eager: false,
-            },
-            SyncMode::Essp { staleness } => TableMode::Bounded {
-                s: staleness as u64,
-                eager: true,
-            },
-            other => {
-                return Err(CoreError::Config(format!(
-                    "{} does not run on row tables: DSSP and backup workers synchronise whole \
-                     models (use the model-level parameter server)",
-                    other.label()
-                )))
-            }
+        mode.table_mode().ok_or_else(|| {
+            CoreError::Config(format!(
+                "{} does not run on row tables: DSSP and backup workers synchronise whole \
+                 models (use the model-level parameter server)",
+                mode.label()
+            ))
         })
     }
 

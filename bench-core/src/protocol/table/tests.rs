@@ -228,10 +228,10 @@ fn violations_are_errors_naming_the_sender() {
 
 #[test]
 fn modes_the_tables_do_not_run_are_refused() {
-    let e = TableMode::of(SyncMode::Dssp { s_l: 3, r_max: 12 }).unwrap_err();
+    let e = TableMode::of(SyncMode::dssp(3, 12)).unwrap_err();
     assert!(e.to_string().contains("model-level"), "{e}");
     let spec = TableSpec {
-        mode: SyncMode::Ssp { staleness: 10 },
+        mode: SyncMode::ssp(10),
         workers: 2,
         shards: 1,
         clocks: 10,
