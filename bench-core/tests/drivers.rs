@@ -117,6 +117,7 @@ fn every_mode_under_every_driver() {
         SyncMode::essp(2),
         SyncMode::dssp(1, 3),
         SyncMode::bsp_backup(1),
+        SyncMode::asp_pull(),
     ] {
         check(&run_sim(mode, 1), mode, "sim");
         check(&run_threads(mode), mode, "threads");

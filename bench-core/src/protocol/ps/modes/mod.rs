@@ -7,6 +7,7 @@
 //! (README, "Adding a mode").
 
 mod asp;
+mod asp_pull;
 mod bsp;
 mod bsp_backup;
 mod dssp;
@@ -14,6 +15,7 @@ mod essp;
 mod ssp;
 
 pub use asp::Asp;
+pub use asp_pull::AspPull;
 pub use bsp::Bsp;
 pub use bsp_backup::BspBackup;
 pub use dssp::Dssp;
@@ -157,6 +159,8 @@ sync_modes! {
     BspBackup,
     /// Dynamic SSP.
     Dssp,
+    /// ASP with a pull every iteration (MXNet's `dist_async`).
+    AspPull,
 }
 
 #[cfg(test)]
@@ -183,6 +187,7 @@ mod tests {
             SyncMode::essp(0),
             SyncMode::dssp(3, 12),
             SyncMode::bsp_backup(2),
+            SyncMode::asp_pull(),
         ] {
             assert_eq!(SyncMode::parse(&m.label()).unwrap(), m);
             let toml = toml::to_string(&m).unwrap();
