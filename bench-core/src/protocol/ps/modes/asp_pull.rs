@@ -55,7 +55,7 @@ impl PsMode for AspPull {
 mod tests {
     use super::*;
     use crate::protocol::test_support::drain;
-    use crate::protocol::{Action, Input, Message, Protocol, ProtocolSpec};
+    use crate::protocol::{Action, Input, Message, ProtocolSpec};
 
     /// A fast worker pushes, pulls and goes on while the other worker has pushed nothing: the
     /// server applies the push before it answers the pull, and never holds a read.
