@@ -141,21 +141,21 @@ fn run_backend(
                 capacity: words,
                 depth,
             };
-            let (mut a, aa) = RdmaEndpoint::create(
+            let (a, aa) = RdmaEndpoint::create(
                 dev.clone(),
                 0,
                 &HashMap::from([(1, shape)]),
                 &HashMap::from([(1, shape)]),
             )?;
-            let (mut b, ba) = RdmaEndpoint::create(
+            let (b, ba) = RdmaEndpoint::create(
                 dev,
                 1,
                 &HashMap::from([(0, shape)]),
                 &HashMap::from([(0, shape)]),
             )?;
             let table = vec![aa, ba];
-            a.connect(&table)?;
-            b.connect(&table)?;
+            let a = a.connect(&table)?;
+            let b = b.connect(&table)?;
             let (lat, a, b) = perf::latency(a, b, words, n, warmup)?;
             let (bw, _, _) = perf::bandwidth(a, b, words, n)?;
             (lat, bw)

@@ -155,7 +155,7 @@ fn rdma_device() -> Result<std::sync::Arc<crate::transport::rdma::RdmaDevice>> {
 
 #[cfg(feature = "rdma")]
 impl Backend for RdmaBackend {
-    type Pending = crate::transport::rdma::RdmaEndpoint;
+    type Pending = crate::transport::rdma::PreparedEndpoint;
     type Ep = crate::transport::rdma::RdmaEndpoint;
 
     fn prepare(
@@ -171,7 +171,7 @@ impl Backend for RdmaBackend {
     }
 
     fn build(
-        mut ep: Self::Pending,
+        ep: Self::Pending,
         _token: u64,
         _node: NodeId,
         table: &[String],
@@ -189,7 +189,6 @@ impl Backend for RdmaBackend {
                 })
             })
             .collect::<Result<Vec<crate::transport::rdma::RdmaAddress>>>()?;
-        ep.connect(&addrs)?;
-        Ok(ep)
+        ep.connect(&addrs)
     }
 }

@@ -1,0 +1,670 @@
+//! The ring transport over RDMA: a receive region per node (a notification queue and a slot
+//! ring per sender), a connected queue pair and a staging region per peer. Made in two typed
+//! steps: [`RdmaEndpoint::create`] gives a [`PreparedEndpoint`] and the address to publish;
+//! [`PreparedEndpoint::connect`] with every node's address gives the [`RdmaEndpoint`] that
+//! moves messages.
+
+use super::completion::CompletionQueue;
+use super::memory::MemoryRegion;
+use super::queue_pair::{ConnectedQp, PreparedQp, RemoteQp, SEND_WRS};
+use super::{err, RdmaDevice, QUEUE};
+use crate::error::{CoreError, Result, TransportFault};
+use crate::transport::ring::{poll_with_backoff, read_slot, slot_words};
+use crate::transport::{
+    AlignedWords, Completion, Endpoint, NodeId, Notification, RingShape, SlotRead, IMM_WORDS,
+};
+use ibverbs_sys as ffi;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const PAGE_WORDS: usize = crate::transport::aligned::PAGE / 8;
+const ENTRY_WORDS: usize = 8;
+const QUEUE_WORDS: usize = 8 + QUEUE * ENTRY_WORDS;
+/// Posts whose entries are staged at once per peer.
+const STAGED_ENTRIES: usize = 64;
+
+fn round_page(words: usize) -> usize {
+    words.next_multiple_of(PAGE_WORDS)
+}
+
+/// Where a sender's queue and ring are in a receiver's region (word offsets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RegionEntry {
+    queue: usize,
+    ring: usize,
+    capacity: usize,
+    depth: usize,
+}
+
+/// What a node publishes so that its peers can connect and write to it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RdmaAddress {
+    lid: u16,
+    gid: [u8; 16],
+    /// Queue pair number this node made for each peer.
+    qpn: HashMap<NodeId, u32>,
+    /// The receive region: address, key and per-sender layout.
+    addr: u64,
+    rkey: u32,
+    region: HashMap<NodeId, RegionEntry>,
+}
+
+/// Per peer: the connected queue pair, and what this node writes there. The queue pair is
+/// the first field, so it is destroyed before the staging region it reads from.
+struct Peer {
+    qp: ConnectedQp,
+    /// Where this node writes at the peer.
+    remote: Option<(u64, u32, RegionEntry)>,
+    staging: MemoryRegion,
+    /// Notifications sent to this peer so far.
+    sent: u64,
+    /// Final work requests in flight: wr id -> send queue entries it covers.
+    inflight: HashMap<u64, u32>,
+    outstanding: u32,
+}
+
+/// What create makes and connect needs: the verbs objects of one node before its queue
+/// pairs know their peers.
+pub struct PreparedEndpoint {
+    /// Per peer: its queue pair and staging region.
+    peers: HashMap<NodeId, (PreparedQp, MemoryRegion)>,
+    node: NodeId,
+    dev: Arc<RdmaDevice>,
+    send_cq: Arc<CompletionQueue>,
+    recv_cq: Arc<CompletionQueue>,
+    region: MemoryRegion,
+    senders: HashMap<NodeId, RegionEntry>,
+}
+
+/// One node's endpoint on an RDMA fabric, connected. Fields drop in order: queue pairs (with
+/// their staging regions) first, then the completion queues and the receive region.
+pub struct RdmaEndpoint {
+    peers: HashMap<NodeId, Peer>,
+    node: NodeId,
+    send_cq: Arc<CompletionQueue>,
+    recv_cq: Arc<CompletionQueue>,
+    region: MemoryRegion,
+    /// Senders with a ring here.
+    senders: HashMap<NodeId, RegionEntry>,
+    /// Next entry to consume per sender.
+    heads: HashMap<NodeId, u64>,
+    by_qpn: HashMap<u32, NodeId>,
+    cq: VecDeque<Completion>,
+    next_wr: u64,
+    failures: Vec<(TransportFault, String)>,
+}
+
+impl std::fmt::Debug for RdmaEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "RdmaEndpoint(node {}, {} peers)",
+            self.node,
+            self.peers.len()
+        )
+    }
+}
+
+impl RdmaEndpoint {
+    /// Creates node `node`'s verbs objects: its receive region (a ring of the given shape per
+    /// sender in `local`), a queue pair and staging region per peer (`local` senders and
+    /// `remote` receivers), and the address peers connect with.
+    ///
+    /// # Errors
+    /// [`CoreError::Transport`] when a verbs object cannot be created (what was made is
+    /// released).
+    pub fn create(
+        dev: Arc<RdmaDevice>,
+        node: NodeId,
+        local: &HashMap<NodeId, RingShape>,
+        remote: &HashMap<NodeId, RingShape>,
+    ) -> Result<(PreparedEndpoint, RdmaAddress)> {
+        let mut senders: Vec<(NodeId, RingShape)> = local.iter().map(|(&f, &s)| (f, s)).collect();
+        senders.sort_by_key(|s| s.0);
+        let mut offset = 0;
+        let mut layout = HashMap::new();
+        for &(from, shape) in &senders {
+            let queue = offset;
+            offset += round_page(QUEUE_WORDS);
+            let ring = offset;
+            offset += shape.depth * round_page(slot_words(shape.capacity));
+            layout.insert(
+                from,
+                RegionEntry {
+                    queue,
+                    ring,
+                    capacity: shape.capacity,
+                    depth: shape.depth,
+                },
+            );
+        }
+        let region =
+            MemoryRegion::register(&dev, AlignedWords::zeroed(offset.max(PAGE_WORDS)), true)?;
+        let send_cq = Arc::new(CompletionQueue::create(
+            &dev,
+            SEND_WRS as usize * (local.len() + remote.len()).max(1),
+        )?);
+        let recv_cq = Arc::new(CompletionQueue::create(&dev, QUEUE * local.len().max(1))?);
+        let mut all: Vec<NodeId> = local.keys().chain(remote.keys()).copied().collect();
+        all.sort_unstable();
+        all.dedup();
+        let mut qpn = HashMap::new();
+        let mut peers = HashMap::new();
+        for peer in all {
+            let cap = remote.get(&peer).map_or(1, |s| s.capacity);
+            let staging = AlignedWords::zeroed(
+                STAGED_ENTRIES * ENTRY_WORDS
+                    + remote
+                        .get(&peer)
+                        .map_or(0, |s| s.depth * (round_page(slot_words(cap)) + 8)),
+            );
+            let staging = MemoryRegion::register(&dev, staging, false)?;
+            let qp = PreparedQp::create(&dev, &send_cq, &recv_cq, QUEUE as u32)
+                .map_err(|e| err(format!("node {node}: queue pair for node {peer}: {e}")))?;
+            qpn.insert(peer, qp.number());
+            peers.insert(peer, (qp, staging));
+        }
+        let (gid, _) = dev.gid();
+        let address = RdmaAddress {
+            lid: dev.lid(),
+            gid,
+            qpn,
+            addr: region.addr(),
+            rkey: region.rkey(),
+            region: layout.clone(),
+        };
+        let ep = PreparedEndpoint {
+            peers,
+            node,
+            dev,
+            send_cq,
+            recv_cq,
+            region,
+            senders: layout,
+        };
+        Ok((ep, address))
+    }
+}
+
+impl PreparedEndpoint {
+    /// Connects every queue pair to its peer's (`table[j]` is node `j`'s address), posts the
+    /// receive requests, and records where this node writes.
+    ///
+    /// # Errors
+    /// [`CoreError::Transport`] naming the peer whose address lacks this node or whose queue
+    /// pair cannot be brought to ready-to-send.
+    pub fn connect(self, table: &[RdmaAddress]) -> Result<RdmaEndpoint> {
+        let node = self.node;
+        let mut ep = RdmaEndpoint {
+            peers: HashMap::new(),
+            node,
+            send_cq: self.send_cq,
+            recv_cq: self.recv_cq,
+            region: self.region,
+            heads: self.senders.keys().map(|&k| (k, 0)).collect(),
+            senders: self.senders,
+            by_qpn: HashMap::new(),
+            cq: VecDeque::new(),
+            next_wr: 0,
+            failures: Vec::new(),
+        };
+        let mut prepared: Vec<(NodeId, (PreparedQp, MemoryRegion))> =
+            self.peers.into_iter().collect();
+        prepared.sort_by_key(|p| p.0);
+        for (peer, (qp, staging)) in prepared {
+            let theirs = table
+                .get(peer)
+                .ok_or_else(|| err(format!("node {node}: no address for node {peer}")))?;
+            let dest = *theirs
+                .qpn
+                .get(&node)
+                .ok_or_else(|| err(format!("node {peer} made no queue pair for node {node}")))?;
+            let remote = RemoteQp {
+                lid: theirs.lid,
+                gid: theirs.gid,
+                qpn: dest,
+            };
+            let qp = qp.connect(
+                &self.dev,
+                remote,
+                &format!("node {node}: queue pair to node {peer}"),
+            )?;
+            ep.by_qpn.insert(qp.number(), peer);
+            ep.peers.insert(
+                peer,
+                Peer {
+                    qp,
+                    remote: theirs
+                        .region
+                        .get(&node)
+                        .map(|entry| (theirs.addr, theirs.rkey, *entry)),
+                    staging,
+                    sent: 0,
+                    inflight: HashMap::new(),
+                    outstanding: 0,
+                },
+            );
+            if ep.senders.contains_key(&peer) {
+                for _ in 0..QUEUE {
+                    ep.post_recv(peer)?;
+                }
+            }
+        }
+        Ok(ep)
+    }
+}
+
+impl RdmaEndpoint {
+    fn post_recv(&mut self, peer: NodeId) -> Result<()> {
+        let node = self.node;
+        let p = self
+            .peers
+            .get_mut(&peer)
+            .ok_or_else(|| err(format!("node {node}: no queue pair to node {peer}")))?;
+        p.qp.post_recv(peer as u64).map_err(|rc| {
+            err(format!(
+                "node {node}: cannot post a receive request for node {peer} (errno {rc})"
+            ))
+        })
+    }
+
+    /// Polls the send completion queue once; retires final work requests.
+    fn poll_send(&mut self) {
+        let mut wc = [ffi::ibv_wc::default(); 16];
+        let n = self.send_cq.poll(&mut wc);
+        for c in wc.iter().take(n) {
+            let id = c.wr_id();
+            let peer = (id >> 48) as NodeId;
+            if let Some((status, vendor)) = c.error() {
+                self.failures.push((TransportFault::PeerLost, format!(
+                    "node {}: a write to node {peer} failed (status {status}, vendor error {vendor}): peer lost or unreachable",
+                    self.node
+                )));
+            }
+            if let Some(p) = self.peers.get_mut(&peer) {
+                if let Some(wrs) = p.inflight.remove(&id) {
+                    p.outstanding = p.outstanding.saturating_sub(wrs);
+                }
+            }
+            self.cq.push_back(Completion {
+                wr_id: id & ((1 << 40) - 1),
+            });
+        }
+    }
+
+    /// Posts `wrs` (linked) on the queue pair to `to`, waiting for room.
+    ///
+    /// # Safety
+    /// As [`ConnectedQp::post_send`]: the scatter entries name this endpoint's staging region
+    /// of `to`, unchanged until the chain's final request completes.
+    unsafe fn post(
+        &mut self,
+        to: NodeId,
+        wrs: &mut [ffi::ibv_send_wr],
+        final_id: u64,
+    ) -> Result<()> {
+        let n = wrs.len() as u32;
+        let started = Instant::now();
+        while self.peers[&to].outstanding + n > SEND_WRS
+            || self.peers[&to].inflight.len() >= STAGED_ENTRIES
+        {
+            self.poll_send();
+            if started.elapsed() > Duration::from_secs(30) {
+                return Err(err(format!(
+                    "node {}: no send completions from node {to} for 30 s",
+                    self.node
+                )));
+            }
+        }
+        let node = self.node;
+        let p = self.peers.get_mut(&to).expect("peer");
+        // SAFETY: the caller's obligation (above).
+        if let Err(rc) = unsafe { p.qp.post_send(wrs) } {
+            return Err(err(format!(
+                "node {node}: posting to node {to} failed (errno {rc})"
+            )));
+        }
+        let p = self.peers.get_mut(&to).expect("peer");
+        p.outstanding += n;
+        p.inflight.insert(final_id, n);
+        Ok(())
+    }
+
+    fn write_wr(
+        sge: &mut ffi::ibv_sge,
+        remote_addr: u64,
+        rkey: u32,
+        opcode: ffi::ibv_wr_opcode::Type,
+        id: u64,
+        signaled: bool,
+    ) -> ffi::ibv_send_wr {
+        let mut wr = ffi::ibv_send_wr {
+            wr_id: id,
+            sg_list: sge,
+            num_sge: 1,
+            opcode,
+            send_flags: if signaled {
+                ffi::ibv_send_flags::IBV_SEND_SIGNALED.0
+            } else {
+                0
+            },
+            ..Default::default()
+        };
+        wr.wr.rdma = ffi::ibv_send_wr__bindgen_ty_2__bindgen_ty_1 { remote_addr, rkey };
+        wr
+    }
+
+    fn target(&self, to: NodeId) -> Result<(u64, u32, RegionEntry)> {
+        self.peers.get(&to).and_then(|p| p.remote).ok_or_else(|| {
+            err(format!(
+                "node {}: no ring registered at node {to}",
+                self.node
+            ))
+        })
+    }
+
+    fn pop(&mut self) -> Option<Notification> {
+        let mut wc = [ffi::ibv_wc::default(); 1];
+        if self.recv_cq.poll(&mut wc) == 0 {
+            return None;
+        }
+        let c = wc[0];
+        let from = *self.by_qpn.get(&c.qp_num)?;
+        if let Some((status, vendor)) = c.error() {
+            self.failures.push((TransportFault::PeerLost, format!(
+                "node {}: the connection from node {from} failed (status {status}, vendor error {vendor})",
+                self.node
+            )));
+            return None;
+        }
+        let e = *self.senders.get(&from)?;
+        let h = self.heads.get_mut(&from)?;
+        let at = e.queue + 8 + (*h as usize % QUEUE) * ENTRY_WORDS;
+        *h += 1;
+        let w = &self.region.words().as_slice()[at..at + ENTRY_WORDS];
+        let v = |j: usize| w[j].load(Ordering::Acquire);
+        if v(0) != *h {
+            self.failures.push((
+                TransportFault::Malformed,
+                format!(
+                "node {}: notification {} from node {from} arrived out of order (entry holds {})",
+                self.node,
+                *h,
+                v(0)
+            ),
+            ));
+            return None;
+        }
+        let note = Notification {
+            from,
+            slot: v(1) as usize,
+            version: v(2),
+            imm: [v(3), v(4)],
+        };
+        if let Err(e) = self.post_recv(from) {
+            self.failures.push((TransportFault::Device, e.to_string()));
+        }
+        Some(note)
+    }
+}
+
+impl Endpoint for RdmaEndpoint {
+    fn node(&self) -> NodeId {
+        self.node
+    }
+
+    fn remote_depth(&self, to: NodeId) -> Result<usize> {
+        self.target(to).map(|t| t.2.depth)
+    }
+
+    fn post_write(
+        &mut self,
+        to: NodeId,
+        slot: usize,
+        version: u64,
+        data: Option<Arc<AlignedWords>>,
+        len: usize,
+        notify: Option<[u64; IMM_WORDS]>,
+    ) -> Result<u64> {
+        let (addr, rkey, e) = self.target(to)?;
+        if slot >= e.depth || len > e.capacity || data.as_ref().map_or(len > 0, |d| d.len() < len) {
+            return Err(err(format!(
+                "node {}: write of {len} words into slot {slot} of node {to}'s ring of {} slots of {} words",
+                self.node, e.depth, e.capacity
+            )));
+        }
+        // Wait until the staging slot's previous write completed.
+        let started = Instant::now();
+        while self.peers[&to]
+            .inflight
+            .keys()
+            .any(|k| ((k >> 40) & 0xFF) as usize == slot % 256)
+        {
+            self.poll_send();
+            if started.elapsed() > Duration::from_secs(30) {
+                return Err(err(format!(
+                    "node {}: a write to node {to} never completed",
+                    self.node
+                )));
+            }
+        }
+        self.next_wr += 1;
+        let id = self.next_wr;
+        let final_id = ((to as u64) << 48) | (((slot % 256) as u64) << 40) | (id & ((1 << 40) - 1));
+        let stride = round_page(slot_words(e.capacity));
+        let p = self.peers.get_mut(&to).expect("peer");
+        let lkey = p.staging.lkey();
+        let st = p.staging.words().as_slice();
+        let base = STAGED_ENTRIES * ENTRY_WORDS + slot * (stride + 8);
+        st[base].store(version, Ordering::Relaxed);
+        st[base + 1].store(len as u64, Ordering::Relaxed);
+        if let Some(d) = &data {
+            crate::transport::aligned::copy_words(&st[base + 2..base + 2 + len], &d.as_slice()[..len]);
+        }
+        let footer = base + stride;
+        st[footer].store(version, Ordering::Relaxed);
+        let saddr = p.staging.addr();
+        let remote_slot = addr + ((e.ring + slot * stride) * 8) as u64;
+        let mut sges = [
+            ffi::ibv_sge {
+                addr: saddr + (base * 8) as u64,
+                length: ((2 + len) * 8) as u32,
+                lkey,
+            },
+            ffi::ibv_sge {
+                addr: saddr + (footer * 8) as u64,
+                length: 8,
+                lkey,
+            },
+            ffi::ibv_sge {
+                addr: 0,
+                length: (ENTRY_WORDS * 8) as u32,
+                lkey,
+            },
+        ];
+        let mut wrs = Vec::with_capacity(3);
+        let [s0, s1, s2] = &mut sges;
+        wrs.push(Self::write_wr(
+            s0,
+            remote_slot,
+            rkey,
+            ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE,
+            0,
+            false,
+        ));
+        wrs.push(Self::write_wr(
+            s1,
+            remote_slot + ((e.capacity + 2) * 8) as u64,
+            rkey,
+            ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE,
+            final_id,
+            notify.is_none(),
+        ));
+        if let Some(imm) = notify {
+            let t = p.sent;
+            p.sent += 1;
+            let ent = (t as usize % STAGED_ENTRIES) * ENTRY_WORDS;
+            for (i, v) in [t + 1, slot as u64, version, imm[0], imm[1]]
+                .into_iter()
+                .enumerate()
+            {
+                st[ent + i].store(v, Ordering::Relaxed);
+            }
+            s2.addr = saddr + (ent * 8) as u64;
+            let remote_entry =
+                addr + ((e.queue + 8 + (t as usize % QUEUE) * ENTRY_WORDS) * 8) as u64;
+            wrs[1].wr_id = 0;
+            wrs[1].send_flags = 0;
+            let mut w = Self::write_wr(
+                s2,
+                remote_entry,
+                rkey,
+                ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE_WITH_IMM,
+                final_id,
+                true,
+            );
+            w.__bindgen_anon_1.imm_data = (t as u32).to_be();
+            wrs.push(w);
+        }
+        // SAFETY: every scatter entry names the staging region of `to` with its lkey; the
+        // entries and slot written above are not rewritten before this chain completes (post
+        // waits for fewer than STAGED_ENTRIES chains in flight, and a slot's previous write to
+        // complete).
+        unsafe { self.post(to, &mut wrs, final_id)? };
+        Ok(id)
+    }
+
+    fn post_notify(&mut self, to: NodeId, imm: [u64; IMM_WORDS]) -> Result<u64> {
+        let (addr, rkey, e) = self.target(to)?;
+        self.next_wr += 1;
+        let id = self.next_wr;
+        let final_id = ((to as u64) << 48) | (0xFF << 40) | (id & ((1 << 40) - 1));
+        let p = self.peers.get_mut(&to).expect("peer");
+        let lkey = p.staging.lkey();
+        let t = p.sent;
+        p.sent += 1;
+        let ent = (t as usize % STAGED_ENTRIES) * ENTRY_WORDS;
+        let st = p.staging.words().as_slice();
+        for (i, v) in [t + 1, 0, 0, imm[0], imm[1]].into_iter().enumerate() {
+            st[ent + i].store(v, Ordering::Relaxed);
+        }
+        let mut sge = ffi::ibv_sge {
+            addr: p.staging.addr() + (ent * 8) as u64,
+            length: (ENTRY_WORDS * 8) as u32,
+            lkey,
+        };
+        let remote_entry = addr + ((e.queue + 8 + (t as usize % QUEUE) * ENTRY_WORDS) * 8) as u64;
+        let mut w = Self::write_wr(
+            &mut sge,
+            remote_entry,
+            rkey,
+            ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE_WITH_IMM,
+            final_id,
+            true,
+        );
+        w.__bindgen_anon_1.imm_data = (t as u32).to_be();
+        // SAFETY: the scatter entry names the staging region of `to` with its lkey (see
+        // post_write).
+        unsafe { self.post(to, &mut [w], final_id)? };
+        Ok(id)
+    }
+
+    fn poll_completion(&mut self) -> Option<Completion> {
+        if self.cq.is_empty() {
+            self.poll_send();
+        }
+        self.cq.pop_front()
+    }
+
+    fn wait_notification(&mut self, timeout: Duration) -> Option<Notification> {
+        poll_with_backoff(timeout, || self.pop())
+    }
+
+    fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead> {
+        let e = self.senders.get(&from).ok_or_else(|| {
+            err(format!(
+                "node {}: no ring registered for node {from}",
+                self.node
+            ))
+        })?;
+        if slot >= e.depth {
+            return Err(err(format!(
+                "node {}: slot {slot} out of range for node {from}'s ring of {}",
+                self.node, e.depth
+            )));
+        }
+        let start = e.ring + slot * round_page(slot_words(e.capacity));
+        let s = &self.region.words().as_slice()[start..start + slot_words(e.capacity)];
+        Ok(read_slot(s, e.capacity, out))
+    }
+
+    fn health(&self) -> Result<()> {
+        match self.failures.first() {
+            Some((fault, message)) => Err(CoreError::transport(*fault, message.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_device_is_a_clear_error_not_a_panic() {
+        let e = RdmaDevice::open(Some("no-such-rdma-device-0"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("transport: rdma:"), "{e}");
+        assert!(
+            e.contains("no-such-rdma-device-0") || e.contains("no RDMA devices"),
+            "{e}"
+        );
+    }
+
+    /// Needs an RDMA device (a testbed, or SoftRoCE): `SYNCBENCH_RDMA_DEVICE=rxe0 cargo test
+    /// -p bench-core --features rdma -- --ignored rdma`.
+    #[test]
+    #[ignore = "needs an RDMA device (set SYNCBENCH_RDMA_DEVICE; SoftRoCE works)"]
+    fn write_notify_and_read_through_a_device() {
+        let dev = RdmaDevice::open(None).unwrap();
+        let shape = RingShape {
+            capacity: 4,
+            depth: 2,
+        };
+        let (a, aa) = RdmaEndpoint::create(
+            dev.clone(),
+            0,
+            &HashMap::from([(1, shape)]),
+            &HashMap::from([(1, shape)]),
+        )
+        .unwrap();
+        let (b, ba) = RdmaEndpoint::create(
+            dev,
+            1,
+            &HashMap::from([(0, shape)]),
+            &HashMap::from([(0, shape)]),
+        )
+        .unwrap();
+        let table = vec![aa, ba];
+        let mut a = a.connect(&table).unwrap();
+        let mut b = b.connect(&table).unwrap();
+        let src = Arc::new(AlignedWords::from_words(&[1, 2, 3]));
+        a.post_write(1, 1, 7, Some(src), 3, Some([9, 8])).unwrap();
+        let n = b.wait_notification(Duration::from_secs(5)).unwrap();
+        assert_eq!((n.from, n.slot, n.version, n.imm), (0, 1, 7, [9, 8]));
+        let mut out = Vec::new();
+        let r = b.read_slot(0, 1, &mut out).unwrap();
+        assert!(r.consistent());
+        assert_eq!((r.header, out.as_slice()), (7, &[1u64, 2, 3][..]));
+        b.post_notify(0, [5, 5]).unwrap();
+        assert_eq!(
+            a.wait_notification(Duration::from_secs(5)).unwrap().imm,
+            [5, 5]
+        );
+        assert!(a.poll_completion().is_some());
+        a.health().unwrap();
+    }
+}

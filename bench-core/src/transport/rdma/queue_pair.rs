@@ -1,0 +1,257 @@
+//! An RC queue pair, typed by state: a [`PreparedQp`] (created, in RESET, its number known to
+//! publish) becomes a [`ConnectedQp`] (INIT -> RTR -> RTS towards one remote queue pair) by
+//! [`PreparedQp::connect`], which consumes it; only a connected queue pair can post work.
+
+use super::completion::CompletionQueue;
+use super::{err, RdmaDevice};
+use crate::error::Result;
+use ibverbs_sys as ffi;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+/// Send requests per queue pair.
+pub(super) const SEND_WRS: u32 = 1024;
+
+/// The owned verbs queue pair, destroyed in Drop before the completion queues it uses.
+struct QpHandle {
+    qp: NonNull<ffi::ibv_qp>,
+    _send_cq: Arc<CompletionQueue>,
+    _recv_cq: Arc<CompletionQueue>,
+    _dev: Arc<RdmaDevice>,
+}
+
+// SAFETY: a queue pair handle may be used from any thread (libibverbs is thread-safe); its
+// owner uses it from one thread at a time.
+unsafe impl Send for QpHandle {}
+
+impl Drop for QpHandle {
+    fn drop(&mut self) {
+        // SAFETY: created in PreparedQp::create, destroyed once here; the completion queues
+        // and the device outlive it (their Arcs drop after this body).
+        unsafe {
+            ffi::ibv_destroy_qp(self.qp.as_ptr());
+        }
+    }
+}
+
+/// Where the remote end of a queue pair is.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RemoteQp {
+    /// The remote port's LID (0 on RoCE: routed by GID).
+    pub lid: u16,
+    /// The remote port's GID.
+    pub gid: [u8; 16],
+    /// The remote queue pair's number.
+    pub qpn: u32,
+}
+
+/// A queue pair created and not yet connected.
+pub(super) struct PreparedQp {
+    handle: QpHandle,
+}
+
+impl PreparedQp {
+    /// An RC queue pair on `dev` with `SEND_WRS` send and `recv_wrs` receive requests, one
+    /// scatter entry each, completing into `send_cq` and `recv_cq`.
+    ///
+    /// # Errors
+    /// [`crate::error::CoreError::Transport`] when the device cannot make one.
+    pub fn create(
+        dev: &Arc<RdmaDevice>,
+        send_cq: &Arc<CompletionQueue>,
+        recv_cq: &Arc<CompletionQueue>,
+        recv_wrs: u32,
+    ) -> Result<Self> {
+        let mut init = ffi::ibv_qp_init_attr {
+            send_cq: send_cq.raw(),
+            recv_cq: recv_cq.raw(),
+            qp_type: ffi::ibv_qp_type::IBV_QPT_RC,
+            sq_sig_all: 0,
+            ..Default::default()
+        };
+        init.cap.max_send_wr = SEND_WRS;
+        init.cap.max_recv_wr = recv_wrs;
+        init.cap.max_send_sge = 1;
+        init.cap.max_recv_sge = 1;
+        // SAFETY: the protection domain and both completion queues are valid (held by Arcs
+        // that the queue pair keeps); the attributes are initialised above.
+        let qp = unsafe { ffi::ibv_create_qp(dev.pd(), &mut init) };
+        let qp = NonNull::new(qp).ok_or_else(|| {
+            err(format!(
+                "cannot create a queue pair on {}: {}",
+                dev.name(),
+                std::io::Error::last_os_error()
+            ))
+        })?;
+        Ok(PreparedQp {
+            handle: QpHandle {
+                qp,
+                _send_cq: send_cq.clone(),
+                _recv_cq: recv_cq.clone(),
+                _dev: dev.clone(),
+            },
+        })
+    }
+
+    /// The number peers address this queue pair by.
+    pub fn number(&self) -> u32 {
+        // SAFETY: the queue pair is valid until its handle drops.
+        unsafe { self.handle.qp.as_ref().qp_num }
+    }
+
+    /// Brings the queue pair through INIT, ready-to-receive and ready-to-send towards
+    /// `remote`, with the attribute masks the verbs specification requires at each step;
+    /// `what` names the link in errors ("node 0: queue pair to node 1").
+    ///
+    /// # Errors
+    /// [`crate::error::CoreError::Transport`] naming the state the queue pair refused; it is
+    /// destroyed.
+    pub fn connect(self, dev: &RdmaDevice, remote: RemoteQp, what: &str) -> Result<ConnectedQp> {
+        let qp = self.handle.qp.as_ptr();
+        use ffi::ibv_qp_attr_mask as M;
+        let mut a = ffi::ibv_qp_attr {
+            qp_state: ffi::ibv_qp_state::IBV_QPS_INIT,
+            pkey_index: 0,
+            port_num: 1,
+            qp_access_flags: (ffi::ibv_access_flags::IBV_ACCESS_LOCAL_WRITE
+                | ffi::ibv_access_flags::IBV_ACCESS_REMOTE_WRITE)
+                .0,
+            ..Default::default()
+        };
+        let mask = M::IBV_QP_STATE | M::IBV_QP_PKEY_INDEX | M::IBV_QP_PORT | M::IBV_QP_ACCESS_FLAGS;
+        // SAFETY (this and the two calls below): the queue pair is valid; `a` is initialised
+        // and carries every attribute its mask names.
+        if unsafe { ffi::ibv_modify_qp(qp, &mut a, mask.0 as i32) } != 0 {
+            return Err(err(format!("{what} refused INIT")));
+        }
+        let mut a = ffi::ibv_qp_attr {
+            qp_state: ffi::ibv_qp_state::IBV_QPS_RTR,
+            path_mtu: dev.mtu(),
+            dest_qp_num: remote.qpn,
+            rq_psn: 0,
+            max_dest_rd_atomic: 1,
+            min_rnr_timer: 1,
+            ..Default::default()
+        };
+        a.ah_attr.dlid = remote.lid;
+        a.ah_attr.port_num = 1;
+        if remote.lid == 0 {
+            // RoCE: routed by GID.
+            let (_, gid_index) = dev.gid();
+            a.ah_attr.is_global = 1;
+            a.ah_attr.grh.dgid.raw = remote.gid;
+            a.ah_attr.grh.sgid_index = gid_index;
+            a.ah_attr.grh.hop_limit = 64;
+        }
+        let mask = M::IBV_QP_STATE
+            | M::IBV_QP_AV
+            | M::IBV_QP_PATH_MTU
+            | M::IBV_QP_DEST_QPN
+            | M::IBV_QP_RQ_PSN
+            | M::IBV_QP_MAX_DEST_RD_ATOMIC
+            | M::IBV_QP_MIN_RNR_TIMER;
+        if unsafe { ffi::ibv_modify_qp(qp, &mut a, mask.0 as i32) } != 0 {
+            return Err(err(format!(
+                "{what} refused ready-to-receive: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        // rnr_retry 7: retry forever while the receiver has no receive request posted, which
+        // is the queue's backpressure.
+        let mut a = ffi::ibv_qp_attr {
+            qp_state: ffi::ibv_qp_state::IBV_QPS_RTS,
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            sq_psn: 0,
+            max_rd_atomic: 1,
+            ..Default::default()
+        };
+        let mask = M::IBV_QP_STATE
+            | M::IBV_QP_TIMEOUT
+            | M::IBV_QP_RETRY_CNT
+            | M::IBV_QP_RNR_RETRY
+            | M::IBV_QP_SQ_PSN
+            | M::IBV_QP_MAX_QP_RD_ATOMIC;
+        if unsafe { ffi::ibv_modify_qp(qp, &mut a, mask.0 as i32) } != 0 {
+            return Err(err(format!("{what} refused ready-to-send")));
+        }
+        Ok(ConnectedQp {
+            handle: self.handle,
+        })
+    }
+}
+
+/// A queue pair in ready-to-send: it posts sends and receives.
+pub(super) struct ConnectedQp {
+    handle: QpHandle,
+}
+
+impl ConnectedQp {
+    /// The queue pair's number (completions name it).
+    pub fn number(&self) -> u32 {
+        // SAFETY: valid until the handle drops.
+        unsafe { self.handle.qp.as_ref().qp_num }
+    }
+
+    /// Posts a zero-SGE receive request (a WRITE_WITH_IMM places no data through it).
+    ///
+    /// # Errors
+    /// The verbs errno when the receive queue is full or the queue pair broken.
+    pub fn post_recv(&mut self, wr_id: u64) -> std::result::Result<(), i32> {
+        let mut wr = ffi::ibv_recv_wr {
+            wr_id,
+            next: std::ptr::null_mut(),
+            sg_list: std::ptr::null_mut(),
+            num_sge: 0,
+        };
+        let mut bad = std::ptr::null_mut();
+        // SAFETY: the queue pair is valid; the request names no memory; post_recv is an
+        // inline verbs call reached through the context's ops table.
+        let rc = unsafe {
+            let qp = self.handle.qp.as_ptr();
+            let ctx = (*qp).context;
+            (*ctx).ops.post_recv.expect("post_recv")(qp, &mut wr, &mut bad)
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(rc)
+        }
+    }
+
+    /// Posts the work requests `wrs`, linked in order, as one chain.
+    ///
+    /// # Errors
+    /// The verbs errno when the send queue is full or the queue pair broken.
+    ///
+    /// # Safety
+    /// Every scatter entry of `wrs` must name memory of a [`super::memory::MemoryRegion`]
+    /// with its `lkey`, and that memory must stay registered and unchanged until the
+    /// completion of the signaled request that ends the chain has been polled (the device
+    /// reads it while the request is in flight); every remote address and key must be one the
+    /// peer registered for remote writes.
+    pub unsafe fn post_send(
+        &mut self,
+        wrs: &mut [ffi::ibv_send_wr],
+    ) -> std::result::Result<(), i32> {
+        for i in 0..wrs.len().saturating_sub(1) {
+            let next: *mut ffi::ibv_send_wr = &mut wrs[i + 1];
+            wrs[i].next = next;
+        }
+        let mut bad = std::ptr::null_mut();
+        // SAFETY: the queue pair is valid; the requests and their scatter lists live until the
+        // call returns (the verbs copy them into the send queue); the memory they name is the
+        // caller's obligation (above).
+        let rc = unsafe {
+            let qp = self.handle.qp.as_ptr();
+            let ctx = (*qp).context;
+            (*ctx).ops.post_send.expect("post_send")(qp, wrs.as_mut_ptr(), &mut bad)
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(rc)
+        }
+    }
+}
