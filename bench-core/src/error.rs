@@ -34,6 +34,17 @@ pub enum CoreError {
     /// A configuration that is impossible or inconsistent.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A configuration field outside its allowed range; `field` is its dotted name as written
+    /// in the config (`svm.eta0`), so callers and tests can tell which field without parsing.
+    #[error("invalid configuration: {field} must be {expected}, got {value}")]
+    OutOfRange {
+        /// Dotted field name.
+        field: String,
+        /// The allowed range, in words (`> 0`, `in (0, 1]`).
+        expected: String,
+        /// The value given.
+        value: String,
+    },
     /// A numerical routine failed (e.g. an SVD that did not converge).
     #[error("numerical failure: {0}")]
     Numeric(String),
@@ -133,6 +144,19 @@ pub enum TransportFault {
 }
 
 impl CoreError {
+    /// Field `field` was `value`, outside `expected`.
+    pub fn out_of_range(
+        field: impl Into<String>,
+        expected: impl Into<String>,
+        value: impl std::fmt::Display,
+    ) -> Self {
+        CoreError::OutOfRange {
+            field: field.into(),
+            expected: expected.into(),
+            value: value.to_string(),
+        }
+    }
+
     /// A transport failure of kind `fault`.
     pub fn transport(fault: TransportFault, message: impl Into<String>) -> Self {
         CoreError::Transport {

@@ -67,10 +67,11 @@ impl NetworkModel {
     /// [`CoreError::Config`] naming the bad value or link.
     pub fn validate(&self, nodes: usize) -> Result<()> {
         if !(self.bandwidth_gbps.is_finite() && self.bandwidth_gbps > 0.0) {
-            return Err(CoreError::Config(format!(
-                "network.bandwidth_gbps must be > 0, got {}",
-                self.bandwidth_gbps
-            )));
+            return Err(CoreError::out_of_range(
+                "network.bandwidth_gbps",
+                "> 0",
+                self.bandwidth_gbps,
+            ));
         }
         if let Some(h) = &self.hosts {
             if h.placement.len() != nodes {
@@ -80,10 +81,11 @@ impl NetworkModel {
                 )));
             }
             if !(h.intra_bandwidth_gbps.is_finite() && h.intra_bandwidth_gbps > 0.0) {
-                return Err(CoreError::Config(format!(
-                    "network.hosts.intra_bandwidth_gbps must be > 0, got {}",
-                    h.intra_bandwidth_gbps
-                )));
+                return Err(CoreError::out_of_range(
+                    "network.hosts.intra_bandwidth_gbps",
+                    "> 0",
+                    h.intra_bandwidth_gbps,
+                ));
             }
         }
         for l in &self.links {

@@ -73,10 +73,11 @@ impl StragglerConfig {
             f[s.worker] = s.factor;
         }
         if !(self.jitter_sigma >= 0.0 && self.jitter_sigma.is_finite()) {
-            return Err(CoreError::Config(format!(
-                "jitter_sigma must be >= 0, got {}",
-                self.jitter_sigma
-            )));
+            return Err(CoreError::out_of_range(
+                "jitter_sigma",
+                ">= 0",
+                self.jitter_sigma,
+            ));
         }
         Ok(f)
     }

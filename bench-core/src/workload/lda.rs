@@ -68,10 +68,11 @@ impl Lda {
     /// a whole number, or more words than a table holds.
     pub fn new(cfg: LdaConfig, corpus: &CsrMatrix) -> Result<Self> {
         if cfg.topics < 2 || cfg.topics > 65_536 {
-            return Err(CoreError::Config(format!(
-                "lda.topics must be in 2..=65536, got {}",
-                cfg.topics
-            )));
+            return Err(CoreError::out_of_range(
+                "lda.topics",
+                "in 2..=65536",
+                cfg.topics,
+            ));
         }
         if !(cfg.alpha > 0.0 && cfg.beta > 0.0) {
             return Err(CoreError::Config(
@@ -79,10 +80,11 @@ impl Lda {
             ));
         }
         if !(cfg.minibatch_fraction > 0.0 && cfg.minibatch_fraction <= 1.0) {
-            return Err(CoreError::Config(format!(
-                "lda.minibatch_fraction must be in (0, 1], got {}",
-                cfg.minibatch_fraction
-            )));
+            return Err(CoreError::out_of_range(
+                "lda.minibatch_fraction",
+                "in (0, 1]",
+                cfg.minibatch_fraction,
+            ));
         }
         if u32::try_from(corpus.cols).is_err() {
             return Err(CoreError::Config("more than 2^32 words".into()));

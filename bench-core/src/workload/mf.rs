@@ -52,13 +52,14 @@ impl MatrixFactorization {
         test: Vec<Rating>,
     ) -> Result<Self> {
         if cfg.rank == 0 {
-            return Err(CoreError::Config("mf.rank must be >= 1".into()));
+            return Err(CoreError::out_of_range("mf.rank", ">= 1", cfg.rank));
         }
         if !(cfg.minibatch_fraction > 0.0 && cfg.minibatch_fraction <= 1.0) {
-            return Err(CoreError::Config(format!(
-                "mf.minibatch_fraction must be in (0, 1], got {}",
-                cfg.minibatch_fraction
-            )));
+            return Err(CoreError::out_of_range(
+                "mf.minibatch_fraction",
+                "in (0, 1]",
+                cfg.minibatch_fraction,
+            ));
         }
         if !(cfg.step > 0.0 && cfg.step.is_finite() && cfg.lambda >= 0.0) {
             return Err(CoreError::Config(

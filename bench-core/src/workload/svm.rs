@@ -35,19 +35,13 @@ impl SvmConfig {
     /// [`CoreError::Config`] naming the bad value.
     pub fn validate(&self) -> Result<()> {
         if !(self.lambda >= 0.0 && self.lambda.is_finite()) {
-            return Err(CoreError::Config(format!(
-                "svm.lambda must be >= 0, got {}",
-                self.lambda
-            )));
+            return Err(CoreError::out_of_range("svm.lambda", ">= 0", self.lambda));
         }
         if !(self.eta0 > 0.0 && self.eta0.is_finite()) {
-            return Err(CoreError::Config(format!(
-                "svm.eta0 must be > 0, got {}",
-                self.eta0
-            )));
+            return Err(CoreError::out_of_range("svm.eta0", "> 0", self.eta0));
         }
         if self.batch == 0 {
-            return Err(CoreError::Config("svm.batch must be >= 1".into()));
+            return Err(CoreError::out_of_range("svm.batch", ">= 1", self.batch));
         }
         Ok(())
     }
@@ -178,6 +172,33 @@ impl Workload for SvmSgd {
 mod tests {
     use super::*;
     use crate::data::Rcv1Shape;
+
+    #[test]
+    fn an_out_of_range_field_is_named() {
+        let cfg = SvmConfig {
+            loss: Loss::Hinge,
+            lambda: 1e-4,
+            eta0: -1.0,
+            batch: 32,
+        };
+        match cfg.validate().unwrap_err() {
+            CoreError::OutOfRange { field, value, .. } => {
+                assert_eq!((field.as_str(), value.as_str()), ("svm.eta0", "-1"))
+            }
+            e => panic!("{e}"),
+        }
+        let e = SvmConfig {
+            batch: 0,
+            eta0: 1.0,
+            ..cfg
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid configuration: svm.batch must be >= 1, got 0"
+        );
+    }
 
     fn workload(loss: Loss) -> SvmSgd {
         let data = Rcv1Shape::with_rows(6000).generate(1);

@@ -59,10 +59,7 @@ impl BufferedConfig {
             return Err(CoreError::Config("iterations must be >= 1".into()));
         }
         if !(self.copy_gbps.is_finite() && self.copy_gbps > 0.0) {
-            return Err(CoreError::Config(format!(
-                "copy_gbps must be > 0, got {}",
-                self.copy_gbps
-            )));
+            return Err(CoreError::out_of_range("copy_gbps", "> 0", self.copy_gbps));
         }
         if self.compute.measured {
             return Err(CoreError::Config(

@@ -461,7 +461,10 @@ impl Endpoint for RdmaEndpoint {
         st[base].store(version, Ordering::Relaxed);
         st[base + 1].store(len as u64, Ordering::Relaxed);
         if let Some(d) = &data {
-            crate::transport::aligned::copy_words(&st[base + 2..base + 2 + len], &d.as_slice()[..len]);
+            crate::transport::aligned::copy_words(
+                &st[base + 2..base + 2 + len],
+                &d.as_slice()[..len],
+            );
         }
         let footer = base + stride;
         st[footer].store(version, Ordering::Relaxed);

@@ -46,10 +46,7 @@ impl PsMode for BspBackup {
 
     fn validate(&self) -> Result<()> {
         if self.backups < 0 {
-            return Err(CoreError::Config(format!(
-                "backup workers must be >= 0, got {}",
-                self.backups
-            )));
+            return Err(CoreError::out_of_range("backups", ">= 0", self.backups));
         }
         Ok(())
     }

@@ -63,11 +63,15 @@ impl PsMode for Dssp {
     }
 
     fn validate(&self) -> Result<()> {
-        if self.s_l < 0 || self.r_max < 0 {
-            return Err(CoreError::Config(format!(
-                "DSSP needs s_L >= 0 and r_max >= 0, got s_L = {}, r_max = {}",
-                self.s_l, self.r_max
-            )));
+        if self.s_l < 0 {
+            return Err(CoreError::out_of_range(
+                "s_l",
+                ">= 0 (DSSP's s_L)",
+                self.s_l,
+            ));
+        }
+        if self.r_max < 0 {
+            return Err(CoreError::out_of_range("r_max", ">= 0 (DSSP)", self.r_max));
         }
         Ok(())
     }

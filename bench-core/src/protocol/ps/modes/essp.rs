@@ -52,10 +52,11 @@ impl PsMode for Essp {
 
     fn validate(&self) -> Result<()> {
         if self.staleness < 0 {
-            return Err(CoreError::Config(format!(
-                "ESSP staleness must be >= 0, got {}",
-                self.staleness
-            )));
+            return Err(CoreError::out_of_range(
+                "staleness",
+                ">= 0 (ESSP)",
+                self.staleness,
+            ));
         }
         Ok(())
     }

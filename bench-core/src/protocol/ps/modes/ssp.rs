@@ -52,10 +52,11 @@ impl PsMode for Ssp {
 
     fn validate(&self) -> Result<()> {
         if self.staleness < 0 {
-            return Err(CoreError::Config(format!(
-                "SSP staleness must be >= 0, got {}",
-                self.staleness
-            )));
+            return Err(CoreError::out_of_range(
+                "staleness",
+                ">= 0 (SSP)",
+                self.staleness,
+            ));
         }
         Ok(())
     }
