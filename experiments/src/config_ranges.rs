@@ -159,6 +159,7 @@ pub const RULES: &[(&str, Range)] = &[
     ("target_relative_error", Range::UnitOpen),
     ("test_fraction", Range::UnitOpen),
     ("test_rows", Range::Count),
+    ("topic_share", Range::Probability),
     ("topics", Range::Count),
     ("train_rows", Range::Count),
     ("trigger", Range::Count),

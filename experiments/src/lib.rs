@@ -24,6 +24,7 @@ pub mod profiled;
 pub mod runner;
 pub mod svm_setup;
 pub mod transport_bench;
+pub mod twin_calibration;
 
 pub use cli::{CommonArgs, Scale};
 pub use output::ExperimentOutput;

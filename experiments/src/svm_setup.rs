@@ -26,8 +26,12 @@ pub struct SparseData {
     pub nnz_per_row: f64,
     /// Share of flipped labels.
     pub label_noise: f64,
-    /// Share of (most frequent) features the hidden model weighs.
+    /// Share of (most frequent) features that carry the class.
     pub informative: f64,
+    /// Share of each row's non-zeros from its class's topic vocabulary (0: labels from a hidden
+    /// linear model; `bench_core::data::SparseClassification`).
+    #[serde(default)]
+    pub topic_share: f64,
 }
 
 impl SparseData {
@@ -72,6 +76,7 @@ impl SparseData {
             nnz_per_row: self.nnz_per_row,
             label_noise: self.label_noise,
             informative: self.informative,
+            topic_share: self.topic_share,
         };
         let rows = shape.generate(seed);
         data.record(format!(

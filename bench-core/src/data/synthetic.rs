@@ -16,8 +16,13 @@ pub struct SparseClassification {
     pub nnz_per_row: f64,
     /// Share of labels flipped after labelling with the hidden model.
     pub label_noise: f64,
-    /// Share of features (the most frequent ones) the hidden model weighs; the rest are noise.
+    /// Share of features (the most frequent ones) that carry the class: the hidden model's
+    /// support, or with `topic_share > 0` the two classes' topic vocabularies.
     pub informative: f64,
+    /// Share of each row's non-zeros drawn from its class's topic vocabulary (0: labels from
+    /// a hidden linear model instead; see [`SparseClassification::generate`]).
+    #[serde(default)]
+    pub topic_share: f64,
 }
 
 /// RCV1 (binary) shape: 47,236 features, about 75 non-zeros per row, 10% flipped labels.
@@ -32,20 +37,31 @@ impl Rcv1Shape {
             nnz_per_row: 75.0,
             label_noise: 0.10,
             informative: 0.01,
+            topic_share: 0.0,
         }
     }
 }
 
 impl SparseClassification {
-    /// Generates the data from `seed`.
+    /// Generates the data from `seed`. Same seed, same matrix.
     ///
     /// Feature popularity follows a Zipf-like law (index drawn as `features * u^2`, so low indices
     /// are frequent as in tf-idf corpora); values are log-normal term weights normalised to unit
-    /// L2 norm per row; labels are the sign of a hidden Gaussian model's score, then flipped with
-    /// probability `label_noise`. Only the `informative` share of most frequent features carries
-    /// hidden weight, as in text corpora where frequent terms decide the class. Same seed, same
-    /// matrix.
+    /// L2 norm per row. Labels come from one of two models:
+    ///
+    /// * `topic_share == 0`: the sign of a hidden Gaussian model's score over the `informative`
+    ///   share of most frequent features, then flipped with probability `label_noise`.
+    /// * `topic_share > 0`, a class-conditional (topic) model, as text classes are: the class
+    ///   is drawn first (balanced), and each non-zero comes with probability `topic_share` from
+    ///   the class's topic vocabulary (the even, resp. odd, indices among the `informative`
+    ///   share of most frequent features, Zipf-like within it), else from the shared Zipf law;
+    ///   then the label is flipped with probability `label_noise`. A linear model separates
+    ///   the classes by the log-odds of the topic words, as it does on RCV1 or webspam, and
+    ///   `topic_share` and `label_noise` set how well (see `syncbench twins`).
     pub fn generate(&self, seed: u64) -> CsrMatrix {
+        if self.topic_share > 0.0 {
+            return self.generate_topics(seed);
+        }
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let normal = Normal::new(0.0f32, 1.0).expect("valid normal");
         let informative = ((self.features as f64) * self.informative).ceil() as usize;
@@ -80,6 +96,48 @@ impl SparseClassification {
             }
             let score: f32 = row.iter().map(|&(i, v)| hidden[i as usize] * v).sum();
             let mut label = if score >= 0.0 { 1.0 } else { -1.0 };
+            if rng.gen::<f64>() < self.label_noise {
+                label = -label;
+            }
+            m.push_row(&row, label);
+        }
+        m
+    }
+
+    fn generate_topics(&self, seed: u64) -> CsrMatrix {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let nnz = Poisson::new(self.nnz_per_row.max(1e-9)).expect("valid poisson");
+        let weight = LogNormal::new(0.0f32, 0.6).expect("valid lognormal");
+        // Each class's topic words: half of the informative head (at least one word each).
+        let per_class = (((self.features as f64) * self.informative / 2.0).ceil() as usize)
+            .clamp(1, (self.features / 2).max(1));
+        let mut m = CsrMatrix::new(self.features);
+        let mut row: Vec<(u32, f32)> = Vec::new();
+        for _ in 0..self.rows {
+            let positive = rng.gen::<bool>();
+            let k = (nnz.sample(&mut rng) as usize).clamp(1, self.features);
+            row.clear();
+            let mut tries = 0;
+            while row.len() < k && tries < 100 * k {
+                tries += 1;
+                let u: f64 = rng.gen();
+                let idx = if rng.gen::<f64>() < self.topic_share {
+                    let j = ((per_class as f64) * u * u) as usize;
+                    2 * j.min(per_class - 1) + usize::from(!positive)
+                } else {
+                    ((self.features as f64) * u * u) as usize
+                };
+                let idx = idx.min(self.features - 1) as u32;
+                if !row.iter().any(|&(i, _)| i == idx) {
+                    row.push((idx, weight.sample(&mut rng)));
+                }
+            }
+            row.sort_unstable_by_key(|&(i, _)| i);
+            let norm = row.iter().map(|&(_, v)| v * v).sum::<f32>().sqrt();
+            for e in row.iter_mut() {
+                e.1 /= norm;
+            }
+            let mut label = if positive { 1.0 } else { -1.0 };
             if rng.gen::<f64>() < self.label_noise {
                 label = -label;
             }

@@ -83,8 +83,24 @@ impl Twin {
                             _ => nnz_per_row(&e.name),
                         }
                         .min(features as f64),
-                        label_noise: 0.1,
-                        informative: 0.01,
+                        // Calibrated with `syncbench twins` to the real sets' linear-SVM
+                        // accuracy where the team has a figure (rcv1 about 0.965, webspam
+                        // unigram about 0.93); the others keep the hidden-model labels.
+                        label_noise: match e.name.as_str() {
+                            n if n.starts_with("rcv1") => 0.02,
+                            "webspam-unigram" => 0.03,
+                            _ => 0.1,
+                        },
+                        informative: match e.name.as_str() {
+                            n if n.starts_with("rcv1") => 0.02,
+                            "webspam-unigram" => 0.1,
+                            _ => 0.01,
+                        },
+                        topic_share: if e.name.starts_with("rcv1") {
+                            0.15
+                        } else {
+                            0.0
+                        },
                     }),
                 }
             }

@@ -7,6 +7,7 @@
 mod async_learning;
 mod lda;
 mod least_squares;
+mod linear_optimum;
 mod mf;
 mod mf_tables;
 mod node_model;
@@ -18,6 +19,7 @@ mod version_store;
 pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};
 pub use lda::{Lda, LdaConfig, LdaLocal, LdaTables, TOPIC_TOTAL_TABLE, WORD_TOPIC_TABLE};
 pub use least_squares::{LeastSquares, Optimum};
+pub use linear_optimum::{linear_optimum, objective as linear_objective, LinearOptimum};
 pub use mf::{MatrixFactorization, MfConfig};
 pub use mf_tables::{MfTables, ITEM_TABLE, USER_TABLE};
 pub use node_model::NodeModel;

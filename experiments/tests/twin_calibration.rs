@@ -1,0 +1,38 @@
+//! The SVM experiments' twins are as learnable as the real datasets: at the quick scale's sizes,
+//! the best linear model on each twin reaches the real dataset's published test accuracy
+//! within two points (`syncbench twins` prints the whole table).
+
+use experiments::twin_calibration::{calibrate, cases, published, QUICK_CONFIGS, TOLERANCE};
+
+#[test]
+fn twins_with_a_published_figure_are_within_two_points_of_it() {
+    let cases = cases(QUICK_CONFIGS).unwrap();
+    let mut checked = Vec::new();
+    for c in cases.iter().filter(|c| {
+        c.data
+            .dataset
+            .as_deref()
+            .is_some_and(|d| published(d).is_some())
+    }) {
+        let r = calibrate(c, 1);
+        let gap = r.gap.expect("a published figure");
+        assert!(
+            gap.abs() <= TOLERANCE,
+            "{} ({}): best test accuracy {:.3} against {:.3} published",
+            r.dataset,
+            r.origin,
+            r.best_accuracy,
+            r.published.unwrap()
+        );
+        // The optimum of the configured objective is itself a good model, not only the best
+        // over the grid.
+        assert!(r.optimum_accuracy >= r.best_accuracy - 0.05, "{r:?}");
+        checked.push(r.dataset);
+    }
+    for d in ["rcv1-train", "webspam-unigram"] {
+        assert!(
+            checked.iter().any(|c| c == d),
+            "no twin of {d} checked: {checked:?}"
+        );
+    }
+}
