@@ -4,6 +4,7 @@
 //! tables' [`TableLearning`]). A workload computes an update from a model and a worker's data,
 //! and evaluates a model; drivers own the models and move them between nodes.
 
+mod aggregation;
 mod async_learning;
 mod lda;
 mod least_squares;
@@ -16,6 +17,7 @@ mod svm;
 mod tables;
 mod version_store;
 
+pub use aggregation::Aggregation;
 pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};
 pub use lda::{Lda, LdaConfig, LdaLocal, LdaTables, TOPIC_TOTAL_TABLE, WORD_TOPIC_TABLE};
 pub use least_squares::{LeastSquares, Optimum};

@@ -143,6 +143,7 @@ impl Experiment for DsspFig3 {
             cfg.fc_heavy.describe(),
             cfg.conv_heavy.describe(),
             "proxy learning: logistic regression on RCV1-shaped synthetic data; target = target_fraction x the best accuracy any mode reaches under the profile".into(),
+            "aggregation: sum (the server adds every worker's update; dssp.txt's MXNet server sums the workers' pushed gradients); the proxy's step size was set for it".into(),
             "throughput = mean over workers of each worker's iterations per second; 'averaged SSP' averages over the SSP runs (time-to-target over those that reach it)".into(),
         ]);
         Ok(())

@@ -219,6 +219,7 @@ impl Experiment for DsspTable1 {
             cfg.profile.describe(),
             "proxy learning: logistic regression (SVM-SGD, log loss) on RCV1-shaped synthetic data on the CPU; accuracies are the proxy's, so targets are fractions of the best accuracy any mode reaches in this run".into(),
             "paper_value columns quote dssp.txt Table I in seconds (ResNet-110, CIFAR-100, 0.67 / 0.68 accuracy); 'never' = not reached".into(),
+            "aggregation: sum (the server adds every worker's update; dssp.txt's MXNet server sums the workers' pushed gradients); the proxy's step size was set for it".into(),
             "DSSP controller conventions: see bench-core/src/protocol/ps/dssp.rs".into(),
         ];
         run.notes(notes);

@@ -7,6 +7,7 @@ use bench_core::driver::DriverKind;
 use bench_core::protocol::peer::PeerSettings;
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::StragglerConfig;
+use bench_core::workload::Aggregation;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
@@ -23,6 +24,10 @@ struct HopFig13;
 struct Config {
     /// The decentralized graph.
     graph: String,
+    /// How the parameter server combines the workers' updates: `mean` (synchronous SGD with
+    /// averaged gradients, the PS hop.txt compares against) or `sum` (Bösen's INC).
+    #[serde(default)]
+    ps_aggregation: Aggregation,
     common: PeerCommon,
 }
 
@@ -93,7 +98,7 @@ impl Experiment for HopFig13 {
                 iteration_ns: None,
                 wire_bytes: None,
             },
-            &workload,
+            &cfg.ps_aggregation.wrap(workload.clone()),
             seed,
         )?;
         pb.finish_and_clear();
@@ -135,8 +140,15 @@ impl Experiment for HopFig13 {
         out.csv("summary.csv", &summary)?;
         out.csv("curves.csv", &curves)?;
         let notes = vec![format!(
-            "{} workers, {} iterations each; PS: one server node plus the workers, BSP, the server adds every worker's update; decentralized: standard protocol on {}, evaluated at peer 0; target = the larger final loss; CNN part n.a.",
-            c.workers, c.iterations, g.name()
+            "{} workers, {} iterations each; PS: one server node plus the workers, BSP, aggregation {} ({}); decentralized: standard protocol on {} (each peer averages its in-neighbours' models), evaluated at peer 0; target = the larger final loss; CNN part n.a.",
+            c.workers,
+            c.iterations,
+            cfg.ps_aggregation.label(),
+            match cfg.ps_aggregation {
+                Aggregation::Mean => "each clock moves the model by the mean of the workers' steps, as the synchronous SGD hop.txt compares against",
+                Aggregation::Sum => "the server adds every worker's step, N times the decentralized peers' averaged step",
+            },
+            g.name()
         )];
         run.notes(notes);
         Ok(())
