@@ -57,6 +57,11 @@ impl PeerCommon {
     pub fn workload(&self, seed: u64, data: &DataSource) -> Result<Arc<dyn Workload>> {
         self.data.svm_workload(self.svm, seed, data)
     }
+
+    /// The exact optimum of this objective on this data (`None` with real data).
+    pub fn reference(&self, seed: u64, data: &DataSource) -> Option<crate::svm_setup::Reference> {
+        self.data.reference(self.svm, seed, data)
+    }
 }
 
 /// Builds a graph by name: any kind `syncbench graph` knows, or `random-regular-D`.

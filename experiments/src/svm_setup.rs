@@ -4,8 +4,9 @@
 
 use crate::data_source::{DataMode, DataSource};
 use anyhow::{bail, Context, Result};
-use bench_core::data::{read_libsvm, DatasetCache, DatasetLock, SparseClassification};
-use bench_core::workload::{SvmConfig, SvmSgd, Workload};
+use bench_core::claims::Claim;
+use bench_core::data::{read_libsvm, CsrMatrix, DatasetCache, DatasetLock, SparseClassification};
+use bench_core::workload::{linear_optimum, SvmConfig, SvmSgd, Workload};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -64,12 +65,8 @@ impl SparseData {
         self.synthetic_workload(svm, seed, data)
     }
 
-    fn synthetic_workload(
-        &self,
-        svm: SvmConfig,
-        seed: u64,
-        data: &DataSource,
-    ) -> Result<Arc<dyn Workload>> {
+    /// The twin generated from `seed`, split into training and evaluation rows.
+    fn twin(&self, seed: u64) -> (CsrMatrix, CsrMatrix) {
         let shape = SparseClassification {
             rows: self.train_rows + self.test_rows,
             features: self.features,
@@ -79,6 +76,45 @@ impl SparseData {
             topic_share: self.topic_share,
         };
         let rows = shape.generate(seed);
+        (
+            rows.slice_rows(0..self.train_rows),
+            rows.slice_rows(self.train_rows..rows.rows()),
+        )
+    }
+
+    /// The exact optimum of the objective `svm` on the data [`Self::svm_workload`] builds
+    /// (`None` with real data: not computed there, as paper-scale files can be too large to
+    /// solve exactly here).
+    pub fn reference(&self, svm: SvmConfig, seed: u64, data: &DataSource) -> Option<Reference> {
+        if data.mode() == DataMode::Real {
+            return None;
+        }
+        let (train, test) = self.twin(seed);
+        let o = linear_optimum(
+            &train,
+            &test,
+            svm.loss,
+            svm.lambda.max(1e-12),
+            1e-4,
+            300,
+            seed,
+        );
+        Some(Reference {
+            objective: o.objective,
+            test_loss: o.test_objective,
+            test_accuracy: o.test_accuracy,
+            certificate: o.certificate,
+            passes: o.passes,
+        })
+    }
+
+    fn synthetic_workload(
+        &self,
+        svm: SvmConfig,
+        seed: u64,
+        data: &DataSource,
+    ) -> Result<Arc<dyn Workload>> {
+        let (train, test) = self.twin(seed);
         data.record(format!(
             "data: synthetic twin{} ({} + {} rows, {} features, {} non-zeros per row, seed {seed})",
             self.dataset
@@ -89,11 +125,7 @@ impl SparseData {
             self.features,
             self.nnz_per_row
         ));
-        Ok(Arc::new(SvmSgd::new(
-            svm,
-            rows.slice_rows(0..self.train_rows),
-            rows.slice_rows(self.train_rows..rows.rows()),
-        )?))
+        Ok(Arc::new(SvmSgd::new(svm, train, test)?))
     }
 
     fn real_workload(&self, svm: SvmConfig, data: &DataSource) -> Result<Arc<dyn Workload>> {
@@ -145,4 +177,97 @@ impl SparseData {
             m.slice_rows(train..train + test),
         )?))
     }
+}
+
+/// The exact optimum of an SVM figure's objective on its data: what its learning curves are
+/// read against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reference {
+    /// `F(w*)` on the training rows.
+    pub objective: f64,
+    /// The held-out loss the curves plot (test loss plus the regulariser) at `w*`.
+    pub test_loss: f64,
+    /// Held-out accuracy at `w*`.
+    pub test_accuracy: f64,
+    /// Relative duality gap (hinge) or gradient norm (log) at exit.
+    pub certificate: f64,
+    /// Passes the solver took.
+    pub passes: usize,
+}
+
+/// A run counts as converged when `loss - loss* <= NEAR_OPTIMUM (loss_0 - loss*)`: it covered
+/// 90% of the way from the initial model's held-out loss `loss_0` to the reference optimum's.
+pub const NEAR_OPTIMUM: f64 = 0.10;
+
+impl Reference {
+    /// A manifest note.
+    pub fn note(&self, what: &str) -> String {
+        format!(
+            "{what}: reference optimum of the same objective on the same data (bench_core::workload::linear_optimum): F* = {:.5} on the training rows, held-out loss {:.5} and accuracy {:.4} at w* (certificate {:.1e} after {} passes); a run is near the optimum when its held-out loss has covered {:.0}% of the way from the initial model's to {:.5}",
+            self.objective,
+            self.test_loss,
+            self.test_accuracy,
+            self.certificate,
+            self.passes,
+            (1.0 - NEAR_OPTIMUM) * 100.0,
+            self.test_loss
+        )
+    }
+}
+
+/// The claim that the best of a figure's runs (`(name, initial held-out loss, final held-out
+/// loss)`) covered at least `1 - NEAR_OPTIMUM` of the way from its initial loss to the
+/// reference optimum's: without it a figure's comparisons could be made on curves that never
+/// left their start. It fails when the optimum is no better than the initial model on held-out
+/// rows (nothing to learn), and is not applicable with no reference (real data).
+pub fn near_optimum_claim(
+    id: String,
+    reference: Option<&Reference>,
+    runs: &[(String, f64, f64)],
+) -> Claim {
+    let statement = format!(
+        "the best run covers {:.0}% of the way from the initial held-out loss to the reference optimum's",
+        (1.0 - NEAR_OPTIMUM) * 100.0
+    );
+    let paper = "the compared runs train to convergence";
+    let Some(r) = reference else {
+        return Claim::not_applicable(
+            id,
+            statement,
+            paper,
+            "no reference optimum with real data (not computed at this size)",
+        );
+    };
+    let best = runs
+        .iter()
+        .filter(|x| x.1.is_finite() && x.2.is_finite())
+        .min_by(|a, b| a.2.total_cmp(&b.2));
+    let Some((name, start, loss)) = best else {
+        return Claim::check(id, statement, paper, "no run reported a loss", false);
+    };
+    let room = start - r.test_loss;
+    if room <= 0.0 {
+        return Claim::check(
+            id,
+            statement,
+            paper,
+            format!(
+                "nothing to converge to: the optimum's held-out loss {:.4} is no better than the initial {start:.4} (the twin is not learnable at this size)",
+                r.test_loss
+            ),
+            false,
+        );
+    }
+    let covered = (start - loss) / room;
+    Claim::check(
+        id,
+        statement,
+        paper,
+        format!(
+            "best {name}: held-out loss {start:.4} -> {loss:.4}, optimum {:.4}: {:.0}% of the way",
+            r.test_loss,
+            covered * 100.0
+        ),
+        covered >= 1.0 - NEAR_OPTIMUM,
+    )
 }

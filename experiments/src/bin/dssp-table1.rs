@@ -12,6 +12,7 @@ use bench_core::workload::SvmConfig;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
+use experiments::svm_setup::near_optimum_claim;
 use experiments::svm_setup::SparseData;
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +105,7 @@ impl Experiment for DsspTable1 {
             stragglers: &cfg.stragglers,
         };
         let workload = setting.workload(seed, data)?;
+        let reference = cfg.data.reference(cfg.svm, seed, data);
         let out = run.out();
         let pb = progress(modes.len() as u64, FIGURE);
         let runs = setting.run_all(&modes, &workload, seed, |m| {
@@ -128,7 +130,26 @@ impl Experiment for DsspTable1 {
                 .map(|p| p.accuracy)
                 .fold(f64::NAN, f64::max)
         };
-        let best = runs.values().map(best_of).fold(f64::NAN, f64::max);
+        // Targets are fractions of the reference optimum's held-out accuracy, not of what the
+        // compared runs happened to reach (with real data, where no optimum is computed, of the
+        // best accuracy any mode reaches).
+        let best = reference.map_or_else(
+            || runs.values().map(best_of).fold(f64::NAN, f64::max),
+            |r| r.test_accuracy,
+        );
+        let finals: Vec<(String, f64, f64)> = runs
+            .iter()
+            .map(|(k, r)| {
+                let loss =
+                    |p: Option<&bench_core::metrics::ProgressRow>| p.map_or(f64::NAN, |p| p.loss);
+                (k.clone(), loss(r.progress.first()), loss(r.progress.last()))
+            })
+            .collect();
+        out.claim(near_optimum_claim(
+            format!("{FIGURE}/best-run-near-optimum"),
+            reference.as_ref(),
+            &finals,
+        ));
         let mut table = Vec::new();
         for (label, r) in &runs {
             for &f in &cfg.target_fractions {
@@ -179,7 +200,7 @@ impl Experiment for DsspTable1 {
             out.claim(Claim::check(
                 format!("{FIGURE}/target{ti}/dssp-before-every-ssp"),
                 format!(
-                    "DSSP reaches {:.0}% of the best accuracy ({target:.4}) before every SSP",
+                    "DSSP reaches {:.0}% of the reference accuracy ({target:.4}) before every SSP",
                     f * 100.0
                 ),
                 ssps.iter()
@@ -215,13 +236,14 @@ impl Experiment for DsspTable1 {
         }
         out.csv("table.csv", &table)?;
         out.csv("curves.csv", &curves)?;
-        let notes = vec![
+        let mut notes: Vec<String> = reference.iter().map(|r| r.note("proxy")).collect();
+        notes.extend([
             cfg.profile.describe(),
-            "proxy learning: logistic regression (SVM-SGD, log loss) on RCV1-shaped synthetic data on the CPU; accuracies are the proxy's, so targets are fractions of the best accuracy any mode reaches in this run".into(),
+            "proxy learning: logistic regression (SVM-SGD, log loss) on RCV1-shaped synthetic data on the CPU; accuracies are the proxy's, so targets are fractions of the reference optimum's held-out accuracy (with real data: of the best accuracy any mode reaches)".into(),
             "paper_value columns quote dssp.txt Table I in seconds (ResNet-110, CIFAR-100, 0.67 / 0.68 accuracy); 'never' = not reached".into(),
             "aggregation: sum (the server adds every worker's update; dssp.txt's MXNet server sums the workers' pushed gradients); the proxy's step size was set for it".into(),
             "DSSP controller conventions: see bench-core/src/protocol/ps/dssp.rs".into(),
-        ];
+        ]);
         run.notes(notes);
         Ok(())
     }

@@ -11,6 +11,7 @@ use bench_core::straggler::StragglerConfig;
 use bench_core::workload::SvmConfig;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::runner::{run_ps, RunSettings, ThreadsSection};
+use experiments::svm_setup::near_optimum_claim;
 use experiments::svm_setup::SparseData;
 use experiments::ExperimentOutput;
 use serde::{Deserialize, Serialize};
@@ -133,6 +134,7 @@ impl Experiment for PsModes {
         let drivers = run.drivers.to_vec();
         let modes = parse_modes(cfg)?;
         let workload = cfg.data.svm_workload(cfg.svm, seed, run.data)?;
+        let reference = cfg.data.reference(cfg.svm, seed, run.data);
         let settings = RunSettings {
             network: cfg.network.clone(),
             compute: cfg.compute,
@@ -214,9 +216,26 @@ impl Experiment for PsModes {
         out.csv("wait_hist.csv", &waits)?;
         out.csv("staleness_hist.csv", &stale)?;
         for &driver in &drivers {
+            let finals: Vec<(String, f64, f64)> = by_run
+                .iter()
+                .filter(|((d, _), _)| d == driver.label())
+                .map(|((_, m), r)| {
+                    let loss = |p: Option<&bench_core::metrics::ProgressRow>| {
+                        p.map_or(f64::NAN, |p| p.loss)
+                    };
+                    (m.clone(), loss(r.progress.first()), loss(r.progress.last()))
+                })
+                .collect();
+            out.claim(near_optimum_claim(
+                format!("ps-modes/best-run-near-optimum/{}", driver.label()),
+                reference.as_ref(),
+                &finals,
+            ));
+        }
+        for &driver in &drivers {
             claims_for(out, driver, &modes, &by_run);
         }
-        run.notes([
+        run.notes(reference.iter().map(|r| r.note("svm")).chain([
             "staleness = iteration - complete, where the model read holds every worker's updates of clocks < complete; BSP reads 0, SSP(s) at most s; ESSP's clock differential is -1 - staleness".into(),
             "aggregation: sum (the server adds every worker's update, as Bösen's INC tables and the ESSP paper do)".into(),
             "ASP workers never block: they compute on their cached model and keep one refresh request in flight".into(),
@@ -226,7 +245,7 @@ impl Experiment for PsModes {
             } else {
                 "sim driver: virtual time; the same seed gives the same CSV bytes".into()
             },
-        ]);
+        ]));
         Ok(())
     }
 }
