@@ -194,6 +194,46 @@ fn claims(
             ),
             essp.fresh_mass() >= ssp.fresh_mass(),
         ));
+        // The figure's visible shape, not only a mean (essp.txt Fig 2: under ESSP threads
+        // "usually observe parameters with staleness 1"; SSP's reads spread over the window).
+        let mode_of =
+            |h: &BTreeMap<i64, u64>| h.iter().max_by_key(|(k, c)| (**c, **k)).map(|(k, _)| *k);
+        let essp_mode = mode_of(&essp.counts);
+        out.claim(Claim::check(
+            format!("{FIGURE}/{d}/essp-mode-at-minus-one-s{s}"),
+            format!("ESSP's most frequent clock differential is -1 at s = {s}"),
+            "ESSP's mass at -1 (staleness 1)",
+            format!(
+                "ESSP's mode {}, holding {:.3} of its reads",
+                essp_mode.map_or("-".into(), |m| m.to_string()),
+                essp_mode.map_or(0.0, |m| essp.counts[&m] as f64 / essp.reads.max(1) as f64)
+            ),
+            essp_mode == Some(-1),
+        ));
+        let floor = 0.5 / (s as f64 + 1.0);
+        let thin = (-1 - s as i64..=-1)
+            .map(|k| {
+                (
+                    k,
+                    *ssp.counts.get(&k).unwrap_or(&0) as f64 / ssp.reads.max(1) as f64,
+                )
+            })
+            .filter(|&(_, f)| f < floor)
+            .collect::<Vec<_>>();
+        out.claim(Claim::check(
+            format!("{FIGURE}/{d}/ssp-spread-over-window-s{s}"),
+            format!(
+                "SSP's reads spread over the window: every differential in [{}, -1] holds at least half a uniform share ({floor:.3}) at s = {s}",
+                -1 - s as i64
+            ),
+            "SSP nearly uniform over the window",
+            if thin.is_empty() {
+                "every bin holds at least half a uniform share".to_string()
+            } else {
+                format!("thin bins (differential, share): {thin:.3?}")
+            },
+            thin.is_empty(),
+        ));
         out.claim(Claim::check(
             format!("{FIGURE}/{d}/ssp-bound-s{s}"),
             format!(
