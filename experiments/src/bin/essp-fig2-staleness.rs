@@ -211,7 +211,7 @@ fn claims(
             essp_mode == Some(-1),
         ));
         let floor = 0.5 / (s as f64 + 1.0);
-        let thin = (-1 - s as i64..=-1)
+        let thin = (-1 - s..=-1)
             .map(|k| {
                 (
                     k,
@@ -224,7 +224,7 @@ fn claims(
             format!("{FIGURE}/{d}/ssp-spread-over-window-s{s}"),
             format!(
                 "SSP's reads spread over the window: every differential in [{}, -1] holds at least half a uniform share ({floor:.3}) at s = {s}",
-                -1 - s as i64
+                -1 - s
             ),
             "SSP nearly uniform over the window",
             if thin.is_empty() {
