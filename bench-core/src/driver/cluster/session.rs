@@ -166,9 +166,17 @@ impl Session {
         // Rank 0 answers every handshake once all ranks are in: nobody starts early. Bounded
         // by the deadline: a process that holds the root port but is not rank 0 (or a rank
         // that stopped) must not hang the others.
+        // A member waits a grace period longer than rank 0, so that when a rank never joins,
+        // rank 0's verdict naming it (sent at rank 0's deadline) arrives before the member's
+        // own timeout, instead of racing it.
+        let grace = match session.links {
+            Links::Root(_) => Duration::ZERO,
+            Links::Member(_) => Duration::from_millis(1000),
+        };
         let wait = deadline
             .saturating_duration_since(Instant::now())
-            .max(Duration::from_millis(100));
+            .max(Duration::from_millis(100))
+            + grace;
         session.set_read_timeout(Some(wait));
         let rank = session.spec.rank;
         session.exchange(&()).map_err(|e| {
