@@ -270,4 +270,5 @@ pub fn near_optimum_claim(
         ),
         covered >= 1.0 - NEAR_OPTIMUM,
     )
+    .with_value(covered)
 }

@@ -158,11 +158,13 @@ fn several_seeds_hold_each_seeds_own_bytes() {
     }
     let claims = String::from_utf8(three["claims.csv"].clone()).unwrap();
     assert!(
-        claims.starts_with("claim_id,statement,paper_value,measured_value,verdict,seeds,passes\n"),
+        claims.starts_with(
+            "claim_id,statement,paper_value,measured_value,verdict,seeds,passes,median,min,max\n"
+        ),
         "{claims}"
     );
     assert!(
-        claims.contains(",3,3\n"),
+        claims.contains(",3,3,"),
         "every ps-modes claim is evaluated by all 3 seeds: {claims}"
     );
     let _ = std::fs::remove_dir_all(&root);

@@ -86,6 +86,15 @@ pub fn write(results: &Path) -> Result<PathBuf> {
                     t.str(i, "passes")?,
                     t.str(i, "seeds")?
                 ));
+                // The deciding number's spread over the seeds, where the claim has one.
+                if t.has("median") && !t.str(i, "median")?.is_empty() {
+                    mark.push_str(&format!(
+                        "; median {:.3}, range {:.3} to {:.3}",
+                        t.num(i, "median")?,
+                        t.num(i, "min")?,
+                        t.num(i, "max")?
+                    ));
+                }
             }
             writeln!(
                 body,

@@ -1,6 +1,8 @@
 //! One verdict from several seeds: a claim passes when it passes for a strict majority of the
 //! seeds that evaluated it. The row keeps the first seed's measured value and says how many
-//! seeds passed and which failed, so the spread is visible in `claims.csv` and the report.
+//! seeds passed and which failed, and where the claim has a deciding number
+//! ([`Claim::with_value`]), its median, min and max over the seeds, so the spread is visible in
+//! `claims.csv` and the report.
 
 use super::{Claim, Verdict};
 
@@ -22,6 +24,31 @@ pub struct SeededClaim {
     pub seeds: usize,
     /// Seeds for which it passed.
     pub passes: usize,
+    /// Median of the claim's deciding number over the evaluating seeds that gave one.
+    pub median: Option<f64>,
+    /// Smallest of them.
+    pub min: Option<f64>,
+    /// Largest of them.
+    pub max: Option<f64>,
+}
+
+/// Median (mean of the middle two for an even count), min and max of `values`.
+fn spread(mut values: Vec<f64>) -> (Option<f64>, Option<f64>, Option<f64>) {
+    if values.is_empty() {
+        return (None, None, None);
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let median = if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    };
+    (
+        Some(median),
+        values.first().copied(),
+        values.last().copied(),
+    )
 }
 
 /// Aggregates each seed's claims (in run order) by claim id, in the order ids first appear.
@@ -81,7 +108,12 @@ pub fn across_seeds(per_seed: &[(u64, Vec<Claim>)]) -> Vec<SeededClaim> {
                     }
                 )
             };
+            let (median, min, max) =
+                spread(evaluated.iter().filter_map(|(_, c)| c.value).collect());
             SeededClaim {
+                median,
+                min,
+                max,
                 claim_id: id.to_string(),
                 statement: first.statement.clone(),
                 paper_value: first.paper_value.clone(),
@@ -151,6 +183,36 @@ mod tests {
         assert_eq!(
             agg.iter().map(|x| x.claim_id.as_str()).collect::<Vec<_>>(),
             ["a", "b", "n"]
+        );
+    }
+}
+
+#[cfg(test)]
+mod spread_tests {
+    use super::*;
+
+    #[test]
+    fn values_spread_over_the_evaluating_seeds() {
+        let c = |v: f64, pass: bool| Claim::check("a", "s", "p", "m", pass).with_value(v);
+        let runs = vec![
+            (1, vec![c(3.0, true)]),
+            (2, vec![c(1.0, false)]),
+            (3, vec![c(2.0, true)]),
+            (
+                4,
+                vec![Claim::not_applicable("a", "s", "p", "why").with_value(9.0)],
+            ),
+        ];
+        let a = &across_seeds(&runs)[0];
+        assert_eq!((a.median, a.min, a.max), (Some(2.0), Some(1.0), Some(3.0)));
+        assert_eq!(spread(vec![4.0, 1.0]), (Some(2.5), Some(1.0), Some(4.0)));
+        let none = across_seeds(&[(1, vec![Claim::check("b", "s", "p", "m", true)])]);
+        assert_eq!(none[0].median, None);
+        assert_eq!(
+            Claim::check("c", "s", "p", "m", true)
+                .with_value(f64::NAN)
+                .value,
+            None
         );
     }
 }

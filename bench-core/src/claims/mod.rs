@@ -33,6 +33,11 @@ pub struct Claim {
     pub measured_value: String,
     /// Whether it holds.
     pub verdict: Verdict,
+    /// The claim's deciding number, where it has one (a ratio, a share, a margin): aggregated
+    /// over seeds as median, min and max ([`across_seeds`]). Not a column of a one-seed
+    /// `claims.csv`, whose format stays as it was.
+    #[serde(skip)]
+    pub value: Option<f64>,
 }
 
 impl Claim {
@@ -50,7 +55,14 @@ impl Claim {
             paper_value: paper_value.into(),
             measured_value: measured_value.into(),
             verdict: if holds { Verdict::Pass } else { Verdict::Fail },
+            value: None,
         }
+    }
+
+    /// The claim with its deciding number `value` (what [`across_seeds`] spreads).
+    pub fn with_value(mut self, value: f64) -> Self {
+        self.value = value.is_finite().then_some(value);
+        self
     }
 
     /// A claim this run cannot evaluate, with the reason.
@@ -66,6 +78,7 @@ impl Claim {
             paper_value: paper_value.into(),
             measured_value: reason.into(),
             verdict: Verdict::NotApplicable,
+            value: None,
         }
     }
 }

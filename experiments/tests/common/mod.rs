@@ -54,7 +54,8 @@ pub fn passes_every_seed(line: &str) -> bool {
     if line.ends_with(",pass") {
         return true;
     }
-    let mut it = line.rsplitn(3, ',');
+    // Several seeds: `...,verdict,seeds,passes,median,min,max`.
+    let mut it = line.rsplitn(6, ',').skip(3);
     match (it.next(), it.next(), it.next()) {
         (Some(passes), Some(seeds), Some(rest)) => {
             passes == seeds && passes != "0" && rest.ends_with(",pass")
