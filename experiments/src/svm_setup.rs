@@ -6,6 +6,7 @@ use crate::data_source::{DataMode, DataSource};
 use anyhow::{bail, Context, Result};
 use bench_core::claims::Claim;
 use bench_core::data::{read_libsvm, CsrMatrix, DatasetCache, DatasetLock, SparseClassification};
+use bench_core::metrics::ProgressRow;
 use bench_core::workload::{linear_optimum, SvmConfig, SvmSgd, Workload};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -66,7 +67,7 @@ impl SparseData {
     }
 
     /// The twin generated from `seed`, split into training and evaluation rows.
-    fn twin(&self, seed: u64) -> (CsrMatrix, CsrMatrix) {
+    pub fn twin(&self, seed: u64) -> (CsrMatrix, CsrMatrix) {
         let shape = SparseClassification {
             rows: self.train_rows + self.test_rows,
             features: self.features,
@@ -213,6 +214,13 @@ impl Reference {
             self.test_loss
         )
     }
+}
+
+/// A run's first and last held-out loss (NaN when it evaluated nothing), for
+/// [`near_optimum_claim`].
+pub fn loss_span(progress: &[ProgressRow]) -> (f64, f64) {
+    let loss = |p: Option<&ProgressRow>| p.map_or(f64::NAN, |p| p.loss);
+    (loss(progress.first()), loss(progress.last()))
 }
 
 /// The claim that the best of a figure's runs (`(name, initial held-out loss, final held-out

@@ -7,7 +7,6 @@
 //! fails when a twin is more than [`TOLERANCE`] away from its figure.
 
 use crate::svm_setup::SparseData;
-use bench_core::data::SparseClassification;
 use bench_core::workload::{linear_optimum, SvmConfig};
 use serde::Serialize;
 
@@ -152,17 +151,7 @@ pub struct CalibrationRow {
 /// Solves twin `case` (generated from `seed`) at its configuration's lambda and over the grid.
 pub fn calibrate(case: &TwinCase, seed: u64) -> CalibrationRow {
     let d = &case.data;
-    let m = SparseClassification {
-        rows: d.train_rows + d.test_rows,
-        features: d.features,
-        nnz_per_row: d.nnz_per_row,
-        label_noise: d.label_noise,
-        informative: d.informative,
-        topic_share: d.topic_share,
-    }
-    .generate(seed);
-    let train = m.slice_rows(0..d.train_rows);
-    let test = m.slice_rows(d.train_rows..m.rows());
+    let (train, test) = d.twin(seed);
     let solve = |lambda: f64| linear_optimum(&train, &test, case.svm.loss, lambda, 1e-4, 200, seed);
     let at = solve(case.svm.lambda);
     let n = d.train_rows as f64;

@@ -89,11 +89,7 @@ impl SparseClassification {
                     row.push((idx, weight.sample(&mut rng)));
                 }
             }
-            row.sort_unstable_by_key(|&(i, _)| i);
-            let norm = row.iter().map(|&(_, v)| v * v).sum::<f32>().sqrt();
-            for e in row.iter_mut() {
-                e.1 /= norm;
-            }
+            unit_norm(&mut row);
             let score: f32 = row.iter().map(|&(i, v)| hidden[i as usize] * v).sum();
             let mut label = if score >= 0.0 { 1.0 } else { -1.0 };
             if rng.gen::<f64>() < self.label_noise {
@@ -132,11 +128,7 @@ impl SparseClassification {
                     row.push((idx, weight.sample(&mut rng)));
                 }
             }
-            row.sort_unstable_by_key(|&(i, _)| i);
-            let norm = row.iter().map(|&(_, v)| v * v).sum::<f32>().sqrt();
-            for e in row.iter_mut() {
-                e.1 /= norm;
-            }
+            unit_norm(&mut row);
             let mut label = if positive { 1.0 } else { -1.0 };
             if rng.gen::<f64>() < self.label_noise {
                 label = -label;
@@ -144,6 +136,15 @@ impl SparseClassification {
             m.push_row(&row, label);
         }
         m
+    }
+}
+
+/// Sorts a row by index and scales it to unit L2 norm.
+fn unit_norm(row: &mut [(u32, f32)]) {
+    row.sort_unstable_by_key(|&(i, _)| i);
+    let norm = row.iter().map(|&(_, v)| v * v).sum::<f32>().sqrt();
+    for e in row.iter_mut() {
+        e.1 /= norm;
     }
 }
 

@@ -13,7 +13,7 @@ use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{common_target, graph, run_peers, PeerCommon};
 use experiments::profiled::show;
-use experiments::svm_setup::near_optimum_claim;
+use experiments::svm_setup::{loss_span, near_optimum_claim};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "asap-fig6";
@@ -189,10 +189,7 @@ impl Experiment for AsapFig6 {
                     .iter()
                     .zip(&runs)
                     .map(|(g, r)| {
-                        let loss = |p: Option<&bench_core::metrics::ProgressRow>| {
-                            p.map_or(f64::NAN, |p| p.loss)
-                        };
-                        let (first, last) = (loss(r.progress.first()), loss(r.progress.last()));
+                        let (first, last) = loss_span(&r.progress);
                         (g.name().to_string(), first, last)
                     })
                     .collect();

@@ -8,7 +8,7 @@ use experiments::buffered_setup::{run_buffered, BufferedCommon};
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::show;
-use experiments::svm_setup::near_optimum_claim;
+use experiments::svm_setup::{loss_span, near_optimum_claim};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "asap-fig9";
@@ -115,8 +115,8 @@ impl Experiment for AsapFig9 {
             let finals: Vec<(String, f64, f64)> = runs
                 .iter()
                 .map(|(m, r)| {
-                    let first = r.progress.first().map_or(f64::NAN, |p| p.loss);
-                    (m.label().to_string(), first, final_loss(r))
+                    let (first, last) = loss_span(&r.progress);
+                    (m.label().to_string(), first, last)
                 })
                 .collect();
             out.claim(near_optimum_claim(

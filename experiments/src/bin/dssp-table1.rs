@@ -12,8 +12,8 @@ use bench_core::workload::SvmConfig;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
-use experiments::svm_setup::near_optimum_claim;
 use experiments::svm_setup::SparseData;
+use experiments::svm_setup::{loss_span, near_optimum_claim};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "dssp-table1";
@@ -140,9 +140,8 @@ impl Experiment for DsspTable1 {
         let finals: Vec<(String, f64, f64)> = runs
             .iter()
             .map(|(k, r)| {
-                let loss =
-                    |p: Option<&bench_core::metrics::ProgressRow>| p.map_or(f64::NAN, |p| p.loss);
-                (k.clone(), loss(r.progress.first()), loss(r.progress.last()))
+                let (first, last) = loss_span(&r.progress);
+                (k.clone(), first, last)
             })
             .collect();
         out.claim(near_optimum_claim(

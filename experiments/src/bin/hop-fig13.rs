@@ -13,7 +13,7 @@ use experiments::output::progress;
 use experiments::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
 use experiments::profiled::show;
 use experiments::runner::{run_ps, RunSettings};
-use experiments::svm_setup::near_optimum_claim;
+use experiments::svm_setup::{loss_span, near_optimum_claim};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "hop-fig13";
@@ -132,13 +132,8 @@ impl Experiment for HopFig13 {
         let finals: Vec<(String, f64, f64)> = [("decentralized", &dec), ("ps-bsp", &ps)]
             .iter()
             .map(|(name, r)| {
-                let loss =
-                    |p: Option<&bench_core::metrics::ProgressRow>| p.map_or(f64::NAN, |p| p.loss);
-                (
-                    name.to_string(),
-                    loss(r.progress.first()),
-                    loss(r.progress.last()),
-                )
+                let (first, last) = loss_span(&r.progress);
+                (name.to_string(), first, last)
             })
             .collect();
         out.claim(near_optimum_claim(

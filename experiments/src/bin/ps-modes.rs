@@ -11,8 +11,8 @@ use bench_core::straggler::StragglerConfig;
 use bench_core::workload::SvmConfig;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::runner::{run_ps, RunSettings, ThreadsSection};
-use experiments::svm_setup::near_optimum_claim;
 use experiments::svm_setup::SparseData;
+use experiments::svm_setup::{loss_span, near_optimum_claim};
 use experiments::ExperimentOutput;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -220,10 +220,8 @@ impl Experiment for PsModes {
                 .iter()
                 .filter(|((d, _), _)| d == driver.label())
                 .map(|((_, m), r)| {
-                    let loss = |p: Option<&bench_core::metrics::ProgressRow>| {
-                        p.map_or(f64::NAN, |p| p.loss)
-                    };
-                    (m.clone(), loss(r.progress.first()), loss(r.progress.last()))
+                    let (first, last) = loss_span(&r.progress);
+                    (m.clone(), first, last)
                 })
                 .collect();
             out.claim(near_optimum_claim(

@@ -1,6 +1,6 @@
 //! BSP, bulk synchronous parallel: a read at clock c sees every update of clocks < c.
 
-use super::{PsMode, SyncMode};
+use super::{bounded_policies, bounded_table, PsMode, SyncMode};
 use crate::error::Result;
 use crate::protocol::ps::{ReadPolicy, ReleasePolicy};
 use crate::protocol::table::TableMode;
@@ -37,13 +37,10 @@ impl PsMode for Bsp {
     }
 
     fn policies(&self, _workers: usize) -> (ReadPolicy, ReleasePolicy) {
-        (
-            ReadPolicy::Cache { s: 0 },
-            ReleasePolicy::Bounded { s: 0, eager: false },
-        )
+        bounded_policies(0, false)
     }
 
     fn table_mode(&self) -> Option<TableMode> {
-        Some(TableMode::Bounded { s: 0, eager: false })
+        Some(bounded_table(0, false))
     }
 }

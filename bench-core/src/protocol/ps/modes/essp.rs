@@ -1,8 +1,8 @@
 //! ESSP, eager SSP (essp.txt §4): SSP's read rule, plus the server pushes the fresh model to
 //! every worker whenever the clock all workers have completed advances.
 
-use super::{bad_number, int, PsMode, SyncMode};
-use crate::error::{CoreError, Result};
+use super::{bounded_policies, bounded_table, check_staleness, parse_staleness, PsMode, SyncMode};
+use crate::error::Result;
 use crate::protocol::ps::{ReadPolicy, ReleasePolicy};
 use crate::protocol::table::TableMode;
 
@@ -21,25 +21,11 @@ impl SyncMode {
     }
 }
 
-impl Essp {
-    fn s(&self) -> u64 {
-        self.staleness.max(0) as u64
-    }
-}
-
 impl PsMode for Essp {
     const SYNTAX: &'static str = "esspN";
 
     fn parse(label: &str) -> Option<Result<Self>> {
-        let v = label.strip_prefix("essp")?;
-        if v.is_empty() {
-            return Some(Ok(Essp { staleness: 3 }));
-        }
-        Some(
-            int(v)
-                .map(|staleness| Essp { staleness })
-                .ok_or_else(|| bad_number(label, Self::SYNTAX)),
-        )
+        parse_staleness(label, "essp", Self::SYNTAX).map(|r| r.map(|staleness| Essp { staleness }))
     }
 
     fn label(&self) -> String {
@@ -47,32 +33,18 @@ impl PsMode for Essp {
     }
 
     fn bound(&self) -> Option<u64> {
-        Some(self.s())
+        Some(self.staleness.max(0) as u64)
     }
 
     fn validate(&self) -> Result<()> {
-        if self.staleness < 0 {
-            return Err(CoreError::out_of_range(
-                "staleness",
-                ">= 0 (ESSP)",
-                self.staleness,
-            ));
-        }
-        Ok(())
+        check_staleness(self.staleness, "ESSP")
     }
 
     fn policies(&self, _workers: usize) -> (ReadPolicy, ReleasePolicy) {
-        let s = self.s();
-        (
-            ReadPolicy::Cache { s },
-            ReleasePolicy::Bounded { s, eager: true },
-        )
+        bounded_policies(self.staleness, true)
     }
 
     fn table_mode(&self) -> Option<TableMode> {
-        Some(TableMode::Bounded {
-            s: self.s(),
-            eager: true,
-        })
+        Some(bounded_table(self.staleness, true))
     }
 }

@@ -67,6 +67,41 @@ fn int(v: &str) -> Option<i64> {
     v.parse::<i64>().ok()
 }
 
+/// Parses `<prefix>N` as a staleness bound (bare `<prefix>`: s = 3), the SSP family's labels.
+fn parse_staleness(label: &str, prefix: &str, syntax: &str) -> Option<Result<i64>> {
+    let v = label.strip_prefix(prefix)?;
+    if v.is_empty() {
+        return Some(Ok(3));
+    }
+    Some(int(v).ok_or_else(|| bad_number(label, syntax)))
+}
+
+/// Checks a staleness bound of `family` (SSP, ESSP).
+fn check_staleness(staleness: i64, family: &str) -> Result<()> {
+    if staleness < 0 {
+        return Err(CoreError::out_of_range(
+            "staleness",
+            format!(">= 0 ({family})"),
+            staleness,
+        ));
+    }
+    Ok(())
+}
+
+/// SSP's read rule and release with bound `staleness`, plus ESSP's push when `eager`.
+fn bounded_policies(staleness: i64, eager: bool) -> (ReadPolicy, ReleasePolicy) {
+    let s = staleness.max(0) as u64;
+    (ReadPolicy::Cache { s }, ReleasePolicy::Bounded { s, eager })
+}
+
+/// The same rule on row tables.
+fn bounded_table(staleness: i64, eager: bool) -> TableMode {
+    TableMode::Bounded {
+        s: staleness.max(0) as u64,
+        eager,
+    }
+}
+
 /// The error for a label that names a mode with numbers that do not parse.
 fn bad_number(label: &str, syntax: &str) -> CoreError {
     CoreError::Config(format!(

@@ -1,8 +1,8 @@
 //! SSP, stale synchronous parallel (essp.txt §3): a read at clock c sees every update of
 //! clocks <= c - s - 1; the worker reads its cache while it is that fresh.
 
-use super::{bad_number, int, PsMode, SyncMode};
-use crate::error::{CoreError, Result};
+use super::{bounded_policies, bounded_table, check_staleness, parse_staleness, PsMode, SyncMode};
+use crate::error::Result;
 use crate::protocol::ps::{ReadPolicy, ReleasePolicy};
 use crate::protocol::table::TableMode;
 
@@ -21,25 +21,11 @@ impl SyncMode {
     }
 }
 
-impl Ssp {
-    fn s(&self) -> u64 {
-        self.staleness.max(0) as u64
-    }
-}
-
 impl PsMode for Ssp {
     const SYNTAX: &'static str = "sspN";
 
     fn parse(label: &str) -> Option<Result<Self>> {
-        let v = label.strip_prefix("ssp")?;
-        if v.is_empty() {
-            return Some(Ok(Ssp { staleness: 3 }));
-        }
-        Some(
-            int(v)
-                .map(|staleness| Ssp { staleness })
-                .ok_or_else(|| bad_number(label, Self::SYNTAX)),
-        )
+        parse_staleness(label, "ssp", Self::SYNTAX).map(|r| r.map(|staleness| Ssp { staleness }))
     }
 
     fn label(&self) -> String {
@@ -47,32 +33,18 @@ impl PsMode for Ssp {
     }
 
     fn bound(&self) -> Option<u64> {
-        Some(self.s())
+        Some(self.staleness.max(0) as u64)
     }
 
     fn validate(&self) -> Result<()> {
-        if self.staleness < 0 {
-            return Err(CoreError::out_of_range(
-                "staleness",
-                ">= 0 (SSP)",
-                self.staleness,
-            ));
-        }
-        Ok(())
+        check_staleness(self.staleness, "SSP")
     }
 
     fn policies(&self, _workers: usize) -> (ReadPolicy, ReleasePolicy) {
-        let s = self.s();
-        (
-            ReadPolicy::Cache { s },
-            ReleasePolicy::Bounded { s, eager: false },
-        )
+        bounded_policies(self.staleness, false)
     }
 
     fn table_mode(&self) -> Option<TableMode> {
-        Some(TableMode::Bounded {
-            s: self.s(),
-            eager: false,
-        })
+        Some(bounded_table(self.staleness, false))
     }
 }
