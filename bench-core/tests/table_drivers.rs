@@ -14,7 +14,7 @@ use bench_core::metrics::RunRecords;
 use bench_core::protocol::table::{RowAccess, RowKey, TableSpec};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::{SlowWorker, StragglerConfig};
-use bench_core::workload::{MatrixFactorization, MfConfig, MfTables, Workload};
+use bench_core::workload::{ClockSteps, MatrixFactorization, MfConfig, MfTables, Workload};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
@@ -208,6 +208,46 @@ fn essp_reads_fresher_rows_than_ssp() {
     }
 }
 
+/// essp.txt §4: under ESSP "threads usually observe parameters with staleness 1". That needs
+/// at least Bösen's in-clock reads: a clock that reads every row when it begins sees the copy pushed
+/// when the clock before last completed, one that reads rows as it goes sees the push that
+/// lands during the clock.
+#[test]
+fn essp_in_clock_reads_concentrate_at_minus_one() {
+    let share_at_minus_one = |steps: ClockSteps| {
+        let tables = Arc::new(MfTables::new(mf(), WORKERS, 1).unwrap().with_steps(steps));
+        let r = sim::run(
+            spec(SyncMode::essp(2), 1, &tables).build().unwrap(),
+            &*tables,
+            &sim_cfg(),
+            // Per-clock jitter, no persistent straggler (essp.txt Fig 2's setting): with one
+            // slow worker the others wait at the bound and read at -s-1 whatever the reads.
+            &StragglerConfig {
+                slow: vec![],
+                ..stragglers()
+            },
+            3,
+            &mut sim::NoObserver,
+        )
+        .unwrap();
+        let (n, at) = r.row_reads.iter().fold((0u64, 0u64), |(n, at), x| {
+            (
+                n + x.rows,
+                at + if x.differential == -1 { x.rows } else { 0 },
+            )
+        });
+        at as f64 / n as f64
+    };
+    let whole = share_at_minus_one(ClockSteps::Fixed(1));
+    let in_clock = share_at_minus_one(ClockSteps::PerExample);
+    // With jitter 0.3 the workers drift apart up to the bound, and a worker ahead of the
+    // slowest reads older rows however it reads (here about 0.31 against 0.12).
+    assert!(
+        in_clock > whole + 0.1,
+        "share of ESSP reads at -1: {in_clock} in-clock vs {whole} at clock start"
+    );
+}
+
 #[test]
 fn sim_same_seed_same_records() {
     let a = run_sim(SyncMode::essp(2), 2, 11);
@@ -218,15 +258,25 @@ fn sim_same_seed_same_records() {
     assert_ne!(a.iterations, c.iterations);
 }
 
-/// Random rows: each worker reads a few of 40 rows of two tables each clock.
+/// Random rows: each worker goes through 1 to 3 steps per clock (odd seeds; one step for even
+/// seeds), and each step reads a few of 40 rows of two tables.
 #[derive(Debug)]
 struct RandomAccess {
     seed: u64,
 }
 
 impl RowAccess for RandomAccess {
-    fn rows(&self, worker: usize, clock: u64) -> Vec<RowKey> {
-        let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ ((worker as u64) << 32) ^ clock);
+    fn steps(&self, worker: usize, clock: u64) -> u64 {
+        if self.seed % 2 == 0 {
+            1
+        } else {
+            1 + (self.seed ^ worker as u64 ^ clock.wrapping_mul(7)) % 3
+        }
+    }
+
+    fn rows(&self, worker: usize, clock: u64, step: u64) -> Vec<RowKey> {
+        let mut rng =
+            ChaCha8Rng::seed_from_u64(self.seed ^ ((worker as u64) << 32) ^ clock ^ (step << 48));
         let mut rows: Vec<RowKey> = (0..rng.gen_range(1..6))
             .map(|_| RowKey {
                 table: rng.gen_range(0..2),

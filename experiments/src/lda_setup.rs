@@ -12,7 +12,7 @@ use bench_core::metrics::RunRecords;
 use bench_core::protocol::table::TableSpec;
 use bench_core::protocol::SyncMode;
 use bench_core::straggler::StragglerConfig;
-use bench_core::workload::{Lda, LdaConfig, LdaTables};
+use bench_core::workload::{ClockSteps, Lda, LdaConfig, LdaTables};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -54,6 +54,10 @@ pub struct LdaPart {
     pub compute: ComputeModel,
     /// Network model.
     pub network: NetworkModel,
+    /// Read-compute steps per clock. Absent: one step per document (each document's word rows
+    /// read as it is sampled); 1: every row read when the clock begins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps_per_clock: Option<u64>,
 }
 
 /// BSP, then SSP(s) and ESSP(s) for each s.
@@ -76,6 +80,11 @@ pub fn essp_modes(staleness: &[i64], clocks: u64) -> Result<Vec<SyncMode>> {
 }
 
 impl LdaPart {
+    /// The manifest's line on how a clock reads its rows.
+    pub fn reads_note(&self) -> String {
+        crate::mf_setup::steps_note("lda", self.steps_per_clock, "document")
+    }
+
     /// The modes to run, after checking every value.
     ///
     /// # Errors
@@ -92,6 +101,7 @@ impl LdaPart {
             );
         }
         self.network.validate(self.workers + 1)?;
+        ClockSteps::from_config(self.steps_per_clock)?;
         stragglers.factors(self.workers)?;
         essp_modes(&self.staleness, self.clocks).context("in [lda]")
     }
@@ -148,7 +158,10 @@ impl LdaPart {
             shape.generate(seed)
         };
         let lda = Lda::new(self.lda, &corpus).context("invalid LDA setup")?;
-        Ok(Arc::new(LdaTables::new(Arc::new(lda), self.workers, 1)?))
+        Ok(Arc::new(
+            LdaTables::new(Arc::new(lda), self.workers, 1)?
+                .with_steps(ClockSteps::from_config(self.steps_per_clock)?),
+        ))
     }
 
     /// Runs `mode` on `tables` under `driver`, with the experiment's stragglers and threads

@@ -15,7 +15,7 @@ use bench_core::metrics::RunRecords;
 use bench_core::protocol::table::TableSpec;
 use bench_core::protocol::SyncMode;
 use bench_core::straggler::StragglerConfig;
-use bench_core::workload::{MatrixFactorization, MfConfig, MfTables};
+use bench_core::workload::{ClockSteps, MatrixFactorization, MfConfig, MfTables};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -72,6 +72,11 @@ pub struct MfExperimentConfig {
     pub threads: ThreadsSection,
     /// Stragglers.
     pub stragglers: StragglerConfig,
+    /// Read-compute steps per clock (Bösen's in-clock reads: each step reads its rows from the
+    /// cache as it begins). Absent: one step per rating, as Bösen's computation threads GET
+    /// rows rating by rating; 1: every row read when the clock begins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps_per_clock: Option<u64>,
     /// essp-fig3 only: the large step size of the stability comparison.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub large_step: Option<f64>,
@@ -104,7 +109,13 @@ impl MfExperimentConfig {
         }
         self.network.validate(self.workers + self.shards)?;
         self.stragglers.factors(self.workers)?;
+        ClockSteps::from_config(self.steps_per_clock)?;
         essp_modes(&self.staleness, self.clocks)
+    }
+
+    /// The manifest's line on how a clock reads its rows.
+    pub fn reads_note(&self) -> String {
+        steps_note("mf", self.steps_per_clock, "rating")
     }
 
     /// Matrix factorisation on row tables, on ratings generated from `seed`.
@@ -150,11 +161,10 @@ impl MfExperimentConfig {
         partition_by_user(&mut train, self.workers, seed);
         let mf = MatrixFactorization::new(mf, users, items, train, test.to_vec())
             .context("invalid matrix-factorisation setup")?;
-        Ok(Arc::new(MfTables::new(
-            Arc::new(mf),
-            self.workers,
-            self.shards,
-        )?))
+        Ok(Arc::new(
+            MfTables::new(Arc::new(mf), self.workers, self.shards)?
+                .with_steps(ClockSteps::from_config(self.steps_per_clock)?),
+        ))
     }
 
     /// The configured dataset's first `data.ratings` ratings from the verified cache, in a
@@ -224,5 +234,18 @@ impl MfExperimentConfig {
             iteration_ns: None,
             wire_bytes: None,
         }
+    }
+}
+
+/// How `part`'s clocks read their rows, for manifests.
+pub fn steps_note(part: &str, steps_per_clock: Option<u64>, example: &str) -> String {
+    match steps_per_clock {
+        None => format!(
+            "{part}: in-clock reads, one read-compute step per {example} (Bösen's computation threads GET rows as they go through the mini-batch; a push or answer that lands during a clock is read by its later steps; steps_per_clock unset)"
+        ),
+        Some(1) => format!("{part}: every row of a clock read when the clock begins (steps_per_clock = 1)"),
+        Some(n) => format!(
+            "{part}: in-clock reads, {n} read-compute steps per clock (at most one per {example})"
+        ),
     }
 }

@@ -288,18 +288,22 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
                     let t0 = std::time::Instant::now();
                     self.workload
                         .compute(&mut self.models[node], w, self.workers, iter);
+                    // A row-table clock is several computes; each is its share of the clock.
+                    let steps = self.workload.computes_per_iteration(self.workers).max(1);
                     let factor = self.samplers[node]
                         .as_mut()
-                        .map_or(1.0, StragglerSampler::next_factor);
+                        .map_or(1.0, |s| s.next_step_factor(steps));
                     let base = if let Some(v) = &self.cfg.iteration_ns {
                         v.get(w).copied().ok_or_else(|| {
                             CoreError::Config(format!("iteration_ns has no entry for worker {w}"))
                         })? as f64
+                            / steps as f64
                     } else if self.cfg.compute.measured {
                         t0.elapsed().as_nanos() as f64
                     } else {
                         self.cfg.compute.ns_per_example
                             * self.workload.batch_size(self.workers) as f64
+                            / steps as f64
                     };
                     let dur = (base * factor).round() as u64;
                     self.schedule(now + dur.max(1), SimEvent::ComputeDone { node, iter });

@@ -53,6 +53,14 @@ pub trait Learning: Send + Sync {
     /// compute-time model charges per example).
     fn batch_size(&self, workers: usize) -> usize;
 
+    /// Compute actions a worker's protocol issues per iteration (row tables split a clock into
+    /// read-compute steps). The drivers charge each `batch_size / computes_per_iteration`
+    /// examples and draw the straggler factor once per iteration, so splitting a clock changes
+    /// when its reads happen, not how long it takes.
+    fn computes_per_iteration(&self, _workers: usize) -> u64 {
+        1
+    }
+
     /// Largest payload in 64-bit words (transport slot size) for `workers` workers.
     fn payload_words(&self, workers: usize) -> usize;
 

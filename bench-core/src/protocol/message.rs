@@ -80,12 +80,14 @@ pub enum Message {
         /// The clock the increments belong to.
         clock: u64,
     },
-    /// Row tables, worker to shard: I read at `clock` and some of your rows in my cache are
-    /// missing or too stale (which rows follows from the shared access plan and what the shard
-    /// sent me before: see [`crate::protocol::table`]).
+    /// Row tables, worker to shard: I read at step `step` of `clock` and some of your rows in
+    /// my cache are missing or too stale (which rows follows from the shared access plan and
+    /// what the shard sent me before: see [`crate::protocol::table`]).
     RowRequest {
-        /// The reading worker's clock (< 2^56).
+        /// The reading worker's clock.
         clock: u64,
+        /// The step of the clock that reads (< 2^56).
+        step: u64,
     },
     /// Row tables, shard to worker: the rows answering your request of clock `clock`, each at
     /// shard clock `stamp` (holding every worker's INCs of clocks `< stamp`).
@@ -138,7 +140,8 @@ impl Message {
     }
 
     /// Fixed-size wire form: `[tag | extra << 8, value]`, where only task messages (their task
-    /// number) and row-table answers (the request's clock or count) use the 56-bit `extra`.
+    /// number) and row-table messages (a request's step, an answer's clock, a push's count)
+    /// use the 56-bit `extra`.
     pub fn encode(&self) -> [u64; MESSAGE_WORDS] {
         match *self {
             Message::Update { clock } => [1, clock],
@@ -152,7 +155,7 @@ impl Message {
             Message::Token { iter } => [9, iter],
             Message::Ack { clock } => [10, clock],
             Message::RowInc { clock } => [11, clock],
-            Message::RowRequest { clock } => [12, clock],
+            Message::RowRequest { clock, step } => [12 | (step << 8), clock],
             Message::Rows { clock, stamp } => [13 | (clock << 8), stamp],
             Message::RowPush { upto, stamp } => [14 | (upto << 8), stamp],
         }
@@ -173,7 +176,7 @@ impl Message {
                 ),
             )
         };
-        if extra != 0 && !matches!(tag, 4 | 5 | 13 | 14) {
+        if extra != 0 && !matches!(tag, 4 | 5 | 12 | 13 | 14) {
             return Err(garbage());
         }
         Ok(match tag {
@@ -195,7 +198,10 @@ impl Message {
             9 => Message::Token { iter: value },
             10 => Message::Ack { clock: value },
             11 => Message::RowInc { clock: value },
-            12 => Message::RowRequest { clock: value },
+            12 => Message::RowRequest {
+                clock: value,
+                step: extra,
+            },
             13 => Message::Rows {
                 clock: extra,
                 stamp: value,
@@ -238,7 +244,11 @@ mod tests {
             Message::Token { iter: 3 },
             Message::Ack { clock: 8 },
             Message::RowInc { clock: 2 },
-            Message::RowRequest { clock: 6 },
+            Message::RowRequest { clock: 6, step: 0 },
+            Message::RowRequest {
+                clock: 7,
+                step: (1 << 56) - 1,
+            },
             Message::Rows {
                 clock: (1 << 56) - 1,
                 stamp: 4,

@@ -121,6 +121,8 @@ impl StragglerConfig {
             rng: ChaCha8Rng::seed_from_u64(
                 seed ^ (0x9E37_79B9_7F4A_7C15u64.wrapping_mul(worker as u64 + 1)),
             ),
+            step: 0,
+            current: 1.0,
         })
     }
 }
@@ -136,6 +138,9 @@ pub struct StragglerSampler {
     tasks: u64,
     jitter: Option<LogNormal<f64>>,
     rng: ChaCha8Rng,
+    /// Steps of the current computation done, and its factor ([`Self::next_step_factor`]).
+    step: u64,
+    current: f64,
 }
 
 impl StragglerSampler {
@@ -163,11 +168,43 @@ impl StragglerSampler {
         self.tasks += 1;
         f
     }
+
+    /// Factor for the next of `steps` steps that make up one computation (a row-table clock's
+    /// read-compute steps): one draw per computation, shared by its steps, so that splitting a
+    /// computation does not average its slowdown away. With `steps` = 1, [`Self::next_factor`].
+    pub fn next_step_factor(&mut self, steps: u64) -> f64 {
+        if self.step == 0 {
+            self.current = self.next_factor();
+        }
+        self.step = (self.step + 1) % steps.max(1);
+        self.current
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_steps_of_one_computation_share_its_factor() {
+        let c = StragglerConfig {
+            slow: vec![],
+            jitter_sigma: 0.5,
+            production: None,
+            random: None,
+        };
+        let (mut whole, mut split) = (c.sampler(4, 1, 9).unwrap(), c.sampler(4, 1, 9).unwrap());
+        for _ in 0..5 {
+            let f = whole.next_factor();
+            let steps: Vec<f64> = (0..3).map(|_| split.next_step_factor(3)).collect();
+            assert_eq!(steps, vec![f; 3]);
+        }
+        let mut one = c.sampler(4, 1, 9).unwrap();
+        let mut again = c.sampler(4, 1, 9).unwrap();
+        for _ in 0..4 {
+            assert_eq!(one.next_step_factor(1), again.next_factor());
+        }
+    }
 
     #[test]
     fn factors_and_errors() {

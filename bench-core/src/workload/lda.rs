@@ -22,6 +22,7 @@ use crate::error::{CoreError, Result};
 use crate::protocol::table::RowKey;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::ops::Range;
 
 /// The word-topic count table.
 pub const WORD_TOPIC_TABLE: u32 = 0;
@@ -250,9 +251,15 @@ impl TableModel for Lda {
         LdaLocal { first, z, ndk }
     }
 
-    fn rows(&self, worker: usize, workers: usize, clock: u64) -> Vec<RowKey> {
+    fn examples_per_clock(&self, workers: usize) -> usize {
+        self.minibatch(0, workers, 0).count()
+    }
+
+    fn rows(&self, worker: usize, workers: usize, clock: u64, part: Range<usize>) -> Vec<RowKey> {
         let mut rows: Vec<RowKey> = self
             .minibatch(worker, workers, clock)
+            .skip(part.start)
+            .take(part.len())
             .flat_map(|d| self.docs[d].iter())
             .map(|&w| RowKey {
                 table: WORD_TOPIC_TABLE,
@@ -276,19 +283,28 @@ impl TableModel for Lda {
         worker: usize,
         workers: usize,
         clock: u64,
+        part: Range<usize>,
     ) {
         let k = self.cfg.topics;
         let (alpha, beta) = (self.cfg.alpha, self.cfg.beta);
         let vbeta = self.vocabulary as f64 * beta;
+        // One stream per (worker, clock, first document of the step); the first step's is the
+        // stream a whole-clock computation draws from.
         let mut rng = ChaCha8Rng::seed_from_u64(
             self.cfg.init_seed
                 ^ ((worker as u64) << 40)
-                ^ clock.wrapping_mul(0x2545_f491_4f6c_dd1d),
+                ^ clock.wrapping_mul(0x2545_f491_4f6c_dd1d)
+                ^ (part.start as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
         );
         // The totals row sorts last (table 1 after table 0).
         let t = (rows.len() - 1) * k;
         let mut p = vec![0.0f64; k];
-        for d in self.minibatch(worker, workers, clock).collect::<Vec<_>>() {
+        let docs: Vec<usize> = self
+            .minibatch(worker, workers, clock)
+            .skip(part.start)
+            .take(part.len())
+            .collect();
+        for d in docs {
             let li = d - local.first;
             for i in 0..self.docs[d].len() {
                 let w = self.docs[d][i];
@@ -401,7 +417,8 @@ mod tests {
         let mut local = m.local(0, 1);
         let mut values = start.clone();
         for clock in 0..20 {
-            let rows = m.rows(0, 1, clock);
+            let all = 0..m.examples_per_clock(1);
+            let rows = m.rows(0, 1, clock, all.clone());
             let mut v: Vec<f32> = rows
                 .iter()
                 .flat_map(|r| {
@@ -409,7 +426,7 @@ mod tests {
                     values[o..o + 4].to_vec()
                 })
                 .collect();
-            m.compute(&mut local, &rows, &mut v, 0, 1, clock);
+            m.compute(&mut local, &rows, &mut v, 0, 1, clock, all);
             for (j, r) in rows.iter().enumerate() {
                 let o = m.offset(*r).unwrap();
                 values[o..o + 4].copy_from_slice(&v[j * 4..j * 4 + 4]);

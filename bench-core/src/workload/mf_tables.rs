@@ -1,10 +1,11 @@
 //! Matrix factorisation on row-level parameter-server tables (essp.txt's MF on Bösen).
 //!
 //! Table 0 holds the user factors `L` (one row per user), table 1 the item factors `R` (one
-//! row per item), each row K floats, sharded by [`RowKey::shard`]. At clock `c` a worker GETs
-//! the rows of its mini-batch (the users and items of its next ratings), runs sequential SGD on
-//! its local copies, and INCs each touched row by the change it made; the INCs of a clock are
-//! coalesced and sent with CLOCK to every shard ([`crate::protocol::table`]).
+//! row per item), each row K floats, sharded by [`RowKey::shard`]. At clock `c` a worker goes
+//! through its mini-batch (its next ratings) in read-compute steps (by default one per rating):
+//! each step GETs the user and item rows of its ratings, runs sequential SGD on its local
+//! copies, and INCs each touched row by the change it made; the INCs of a clock are coalesced
+//! and sent with CLOCK to every shard ([`crate::protocol::table`]).
 //!
 //! Shards lay the rows out as [`MatrixFactorization`]'s model (`L` then `R`). The loss is the
 //! held-out mean squared error of shard 0's rows (NaN with several shards: see
@@ -14,6 +15,7 @@ use super::tables::{TableLearning, TableModel};
 use super::{MatrixFactorization, Workload};
 use crate::error::{CoreError, Result};
 use crate::protocol::table::RowKey;
+use std::ops::Range;
 
 /// The user-factor table.
 pub const USER_TABLE: u32 = 0;
@@ -57,9 +59,15 @@ impl TableModel for MatrixFactorization {
 
     fn local(&self, _worker: usize, _workers: usize) {}
 
-    fn rows(&self, worker: usize, workers: usize, clock: u64) -> Vec<RowKey> {
+    fn examples_per_clock(&self, workers: usize) -> usize {
+        Workload::batch_size(self, workers)
+    }
+
+    fn rows(&self, worker: usize, workers: usize, clock: u64, part: Range<usize>) -> Vec<RowKey> {
         let mut rows: Vec<RowKey> = self
             .minibatch(worker, workers, clock)
+            .skip(part.start)
+            .take(part.len())
             .flat_map(|r| {
                 [
                     RowKey {
@@ -86,10 +94,15 @@ impl TableModel for MatrixFactorization {
         worker: usize,
         workers: usize,
         clock: u64,
+        part: Range<usize>,
     ) {
         let k = self.rank();
-        let index = |key: RowKey| rows.binary_search(&key).expect("the mini-batch's rows");
-        for r in self.minibatch(worker, workers, clock) {
+        let index = |key: RowKey| rows.binary_search(&key).expect("the step's rows");
+        for r in self
+            .minibatch(worker, workers, clock)
+            .skip(part.start)
+            .take(part.len())
+        {
             let u = index(RowKey {
                 table: USER_TABLE,
                 row: r.user,

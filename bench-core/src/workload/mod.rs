@@ -27,7 +27,7 @@ pub use mf_tables::{MfTables, ITEM_TABLE, USER_TABLE};
 pub use node_model::NodeModel;
 pub use peer_learning::{PeerLearning, PeerState};
 pub use svm::{Loss, SvmConfig, SvmSgd};
-pub use tables::{TableLearning, TableModel, TableNode};
+pub use tables::{ClockSteps, TableLearning, TableModel, TableNode};
 pub use version_store::VersionStore;
 
 /// The trait lives in the learning layer, below drivers and workloads; re-exported here, beside

@@ -15,6 +15,7 @@ use crate::learning::{payload_words, Learning, Payload, PayloadEffect};
 use crate::protocol::table::{RowAccess, RowKey};
 use crate::protocol::{Action, Message, NodeId, Role};
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::ops::Range;
 use std::sync::Arc;
 
 /// What a model learned through row tables provides.
@@ -34,10 +35,15 @@ pub trait TableModel: Send + Sync + std::fmt::Debug {
     fn initial_values(&self, workers: usize) -> Vec<f32>;
     /// Worker `worker`'s own state at the start.
     fn local(&self, worker: usize, workers: usize) -> Self::Local;
-    /// The rows worker `worker` reads and INCs at `clock`, sorted, without repeats.
-    fn rows(&self, worker: usize, workers: usize, clock: u64) -> Vec<RowKey>;
-    /// Computes clock `clock` of worker `worker`: `values` holds `rows` (each `row_len`
-    /// floats, in order) as read, and holds them as changed on return.
+    /// Examples (ratings, documents) in one worker's mini-batch of a clock: the units a
+    /// clock's read-compute steps divide.
+    fn examples_per_clock(&self, workers: usize) -> usize;
+    /// The rows worker `worker` reads and INCs while processing examples `part` of its
+    /// mini-batch of `clock`, sorted, without repeats.
+    fn rows(&self, worker: usize, workers: usize, clock: u64, part: Range<usize>) -> Vec<RowKey>;
+    /// Computes examples `part` of worker `worker`'s mini-batch of `clock`: `values` holds
+    /// `rows` (each `row_len` floats, in order) as read, and holds them as changed on return.
+    #[allow(clippy::too_many_arguments)]
     fn compute(
         &self,
         local: &mut Self::Local,
@@ -46,11 +52,50 @@ pub trait TableModel: Send + Sync + std::fmt::Debug {
         worker: usize,
         workers: usize,
         clock: u64,
+        part: Range<usize>,
     );
     /// `(loss, accuracy)` of the rows in the dense layout.
     fn evaluate(&self, values: &[f32]) -> (f64, f64);
     /// Examples a worker processes per clock (the compute-time model charges per example).
     fn batch_size(&self, workers: usize) -> usize;
+}
+
+/// How a worker's clock is divided into read-compute steps (see [`RowAccess`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClockSteps {
+    /// One step per example (a rating, a document): every row is read from the cache just
+    /// before the example that uses it, as Bösen's computation threads do.
+    #[default]
+    PerExample,
+    /// This many steps (at most one per example): 1 reads every row of the clock when it
+    /// starts.
+    Fixed(u64),
+}
+
+impl ClockSteps {
+    /// From a config's `steps_per_clock`: absent, one step per example.
+    ///
+    /// # Errors
+    /// [`CoreError::OutOfRange`] for 0.
+    pub fn from_config(steps_per_clock: Option<u64>) -> Result<Self> {
+        match steps_per_clock {
+            None => Ok(ClockSteps::PerExample),
+            Some(0) => Err(CoreError::out_of_range(
+                "steps_per_clock",
+                "at least 1 (leave it out for one step per example)",
+                0,
+            )),
+            Some(n) => Ok(ClockSteps::Fixed(n)),
+        }
+    }
+
+    /// A label for manifests and CSVs.
+    pub fn label(self) -> String {
+        match self {
+            ClockSteps::PerExample => "per-example".into(),
+            ClockSteps::Fixed(n) => n.to_string(),
+        }
+    }
 }
 
 /// `model` learned through row tables with `shards` shards and `workers` workers.
@@ -59,9 +104,12 @@ pub struct TableLearning<M> {
     model: Arc<M>,
     workers: usize,
     shards: usize,
+    steps: ClockSteps,
 }
 
 impl<M: TableModel> TableLearning<M> {
+    /// One read-compute step per example ([`ClockSteps::PerExample`]); see [`Self::with_steps`].
+    ///
     /// # Errors
     /// [`CoreError::Config`] for zero workers or shards.
     pub fn new(model: Arc<M>, workers: usize, shards: usize) -> Result<Self> {
@@ -74,26 +122,96 @@ impl<M: TableModel> TableLearning<M> {
             model,
             workers,
             shards,
+            steps: ClockSteps::default(),
         })
+    }
+
+    /// The same with `steps` read-compute steps per clock.
+    pub fn with_steps(mut self, steps: ClockSteps) -> Self {
+        self.steps = steps;
+        self
     }
 
     /// The model.
     pub fn model(&self) -> &M {
         &self.model
     }
+
+    /// Steps per clock (the same for every worker and clock).
+    fn step_count(&self) -> u64 {
+        let examples = self.model.examples_per_clock(self.workers).max(1) as u64;
+        match self.steps {
+            ClockSteps::PerExample => examples,
+            ClockSteps::Fixed(n) => n.clamp(1, examples),
+        }
+    }
+
+    /// The examples of step `step`: an even split of the mini-batch.
+    fn part(&self, step: u64) -> Range<usize> {
+        let (n, k) = (
+            self.model.examples_per_clock(self.workers),
+            self.step_count(),
+        );
+        let at = |i: u64| (i as u128 * n as u128 / k as u128) as usize;
+        at(step)..at(step + 1)
+    }
 }
 
 impl<M: TableModel> RowAccess for TableLearning<M> {
-    fn rows(&self, worker: usize, clock: u64) -> Vec<RowKey> {
-        self.model.rows(worker, self.workers, clock)
+    fn steps(&self, _worker: usize, _clock: u64) -> u64 {
+        self.step_count()
+    }
+
+    fn rows(&self, worker: usize, clock: u64, step: u64) -> Vec<RowKey> {
+        self.model
+            .rows(worker, self.workers, clock, self.part(step))
     }
 }
 
 /// A worker's coalesced INCs of one clock: sorted rows and K deltas per row.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Inc {
     rows: Vec<RowKey>,
     deltas: Vec<f32>,
+}
+
+impl Inc {
+    /// Adds a step's INCs (`rows` sorted, `k` deltas per row) to the clock's.
+    fn add(&mut self, rows: Vec<RowKey>, deltas: Vec<f32>, k: usize) {
+        if self.rows.is_empty() {
+            (self.rows, self.deltas) = (rows, deltas);
+            return;
+        }
+        let mut merged = Inc {
+            rows: Vec::with_capacity(self.rows.len() + rows.len()),
+            deltas: Vec::with_capacity(self.deltas.len() + deltas.len()),
+        };
+        let (mut i, mut j) = (0, 0);
+        while i < self.rows.len() || j < rows.len() {
+            let take_old = j == rows.len() || (i < self.rows.len() && self.rows[i] <= rows[j]);
+            let take_new = i == self.rows.len() || (j < rows.len() && rows[j] <= self.rows[i]);
+            let at = merged.deltas.len();
+            if take_old {
+                merged.rows.push(self.rows[i]);
+                merged
+                    .deltas
+                    .extend_from_slice(&self.deltas[i * k..(i + 1) * k]);
+                i += 1;
+            }
+            if take_new {
+                if take_old {
+                    for (m, d) in merged.deltas[at..].iter_mut().zip(&deltas[j * k..]) {
+                        *m += d;
+                    }
+                } else {
+                    merged.rows.push(rows[j]);
+                    merged.deltas.extend_from_slice(&deltas[j * k..(j + 1) * k]);
+                }
+                j += 1;
+            }
+        }
+        *self = merged;
+    }
 }
 
 /// One node's state.
@@ -120,6 +238,9 @@ pub struct TableNode<L> {
     inbox_rows: HashMap<NodeId, VecDeque<Payload>>,
     /// Row lists the protocol named, per peer, oldest first.
     row_sets: HashMap<NodeId, VecDeque<Vec<RowKey>>>,
+    /// Worker: the clock being computed and its next step.
+    step_clock: Option<u64>,
+    next_step: u64,
 }
 
 impl<M: TableModel> TableLearning<M> {
@@ -256,12 +377,21 @@ impl<M: TableModel> Learning for TableLearning<M> {
             inbox_incs: HashMap::new(),
             inbox_rows: HashMap::new(),
             row_sets: HashMap::new(),
+            step_clock: None,
+            next_step: 0,
         }
     }
 
     fn compute(&self, state: &mut TableNode<M::Local>, worker: usize, workers: usize, iter: u64) {
         let k = self.model.row_len();
-        let rows = self.model.rows(worker, workers, iter);
+        // The protocol runs a clock's steps in order, one Compute each.
+        if state.step_clock != Some(iter) {
+            state.step_clock = Some(iter);
+            state.next_step = 0;
+        }
+        let part = self.part(state.next_step);
+        state.next_step += 1;
+        let rows = self.model.rows(worker, workers, iter, part.clone());
         // The protocol starts a computation only once every row it reads is cached.
         let mut local: Vec<f32> = rows
             .iter()
@@ -269,7 +399,7 @@ impl<M: TableModel> Learning for TableLearning<M> {
             .collect();
         let own = state.local.as_mut().expect("only workers compute");
         self.model
-            .compute(own, &rows, &mut local, worker, workers, iter);
+            .compute(own, &rows, &mut local, worker, workers, iter, part);
         for (j, r) in rows.iter().enumerate() {
             let cached = state.cache.get_mut(r).expect("read above");
             for (f, c) in cached.iter_mut().enumerate() {
@@ -278,13 +408,7 @@ impl<M: TableModel> Learning for TableLearning<M> {
                 *c += d;
             }
         }
-        state.own.insert(
-            iter,
-            Inc {
-                rows,
-                deltas: local,
-            },
-        );
+        state.own.entry(iter).or_default().add(rows, local, k);
     }
 
     fn carry_out(
@@ -391,6 +515,10 @@ impl<M: TableModel> Learning for TableLearning<M> {
         self.model.batch_size(workers)
     }
 
+    fn computes_per_iteration(&self, _workers: usize) -> u64 {
+        self.step_count()
+    }
+
     fn payload_words(&self, _workers: usize) -> usize {
         let rows = self.model.rows_total();
         payload_words(rows + 1, rows * self.model.row_len())
@@ -435,6 +563,49 @@ mod tests {
             data: Arc::new(data),
             applied: Arc::new(meta),
         }
+    }
+
+    /// A clock's steps coalesce into one INC: the union of their rows, deltas of a row in both
+    /// added.
+    #[test]
+    fn step_incs_merge_into_the_clocks() {
+        let key = |row| RowKey { table: 0, row };
+        let mut inc = Inc::default();
+        inc.add(vec![key(1), key(4)], vec![1.0, 2.0, 3.0, 4.0], 2);
+        inc.add(
+            vec![key(0), key(4), key(9)],
+            vec![5.0, 6.0, 7.0, 8.0, 9.0, 10.0],
+            2,
+        );
+        assert_eq!(inc.rows, vec![key(0), key(1), key(4), key(9)]);
+        assert_eq!(inc.deltas, vec![5.0, 6.0, 1.0, 2.0, 10.0, 12.0, 9.0, 10.0]);
+    }
+
+    /// Splitting a clock into steps changes when rows are read, not what one worker computes.
+    #[test]
+    fn steps_split_the_mini_batch_evenly() {
+        let t = tables(1);
+        let n = t.model().examples_per_clock(2);
+        for steps in [
+            ClockSteps::Fixed(1),
+            ClockSteps::Fixed(3),
+            ClockSteps::PerExample,
+        ] {
+            let t = tables(1).with_steps(steps);
+            let k = t.steps(0, 0);
+            let covered: usize = (0..k).map(|i| t.part(i).len()).sum();
+            assert_eq!(covered, n, "{steps:?}");
+            assert_eq!(t.part(k - 1).end, n);
+        }
+        assert_eq!(
+            tables(1).with_steps(ClockSteps::PerExample).steps(0, 0),
+            n as u64
+        );
+        assert_eq!(
+            tables(1).with_steps(ClockSteps::Fixed(10_000)).steps(0, 0),
+            n as u64
+        );
+        assert!(ClockSteps::from_config(Some(0)).is_err());
     }
 
     #[test]
@@ -508,7 +679,7 @@ mod tests {
     #[test]
     fn own_incs_are_reapplied_until_the_shard_holds_them() {
         let t = tables(1);
-        let rows = t.rows(0, 0);
+        let rows = t.clock_rows(0, 0);
         let mut shard = t.node(0, Role::Server, 2);
         let mut w = t.node(1, Role::Worker(0), 2);
         let install = |w: &mut TableNode<()>, shard: &mut TableNode<()>, held: u64| {

@@ -167,13 +167,15 @@ impl Experiment for EsspFig2Breakdown {
             ));
         }
         out.csv("breakdown.csv", &rows)?;
-        let notes = vec![
+        let mut notes = vec![
             "workload mf: matrix factorisation on row-level parameter-server tables, ratings partitioned over workers by user".into(),
             format!("mf row tables sharded over {} server node(s)", cfg.shards),
             "workload lda (the paper's Fig 2 right): collapsed Gibbs sampling on row tables, one shard, the [lda] section's network and compute models".into(),
             "compute = end - start - wait of each worker clock; blocked = wait for a fresh enough model; averaged over all worker clocks".into(),
             "bytes_per_clock counts every message of the run (ESSP's eager pushes included) per worker clock".into(),
+            cfg.reads_note(),
         ];
+        notes.extend(cfg.lda.as_ref().map(|l| l.reads_note()));
         run.notes(notes);
         Ok(())
     }

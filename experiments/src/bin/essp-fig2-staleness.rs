@@ -149,6 +149,7 @@ impl Experiment for EsspFig2Staleness {
             format!("row tables sharded over {} server node(s); with more than one no node holds every row and final_squared_loss is NaN", cfg.shards),
             "matrix factorisation on synthetic Netflix-shaped ratings (low rank + noise, power-law items), partitioned over workers by user; squared loss on held-out ratings".into(),
             "fresh_mass = share of reads with clock differential >= -2 (within one clock of fresh)".into(),
+            cfg.reads_note(),
         ];
         run.notes(notes);
         Ok(())

@@ -218,13 +218,15 @@ impl Experiment for EsspFig3 {
         }
         out.csv("curves.csv", &curves)?;
         out.csv("summary.csv", &summary)?;
-        let notes = vec![
+        let mut notes = vec![
             "target loss = initial - 0.9 x (initial - final) of the BSP run at the normal step: 90% of the improvement BSP makes".into(),
             "'converged' = finite final squared loss below the initial one; otherwise 'unstable'".into(),
             "matrix factorisation on Netflix-shaped ratings, partitioned over workers by user".into(),
             "LDA (when the config has [lda]): collapsed Gibbs sampling on row tables (word-topic and topic-total rows on one shard, topic assignments on the workers); loss = negative word log-likelihood per token, the part of the log-likelihood the server holds; target = 90% of BSP's improvement; lda_curves.csv, lda_summary.csv".into(),
             "row-level parameter-server tables (L and R rows, GET/INC/CLOCK, per-row client cache, ESSP pushes of changed rows) on one shard".into(),
+            cfg.reads_note(),
         ];
+        notes.extend(cfg.lda.as_ref().map(|l| l.reads_note()));
         run.notes(notes);
         Ok(())
     }

@@ -351,10 +351,21 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
                     self.ctx
                         .workload
                         .compute(&mut self.model, w, self.workers, iter);
-                    let factor = self.ctx.sampler.as_mut().map_or(1.0, |s| s.next_factor());
+                    // A row-table clock is several computes; each is its share of the clock.
+                    let steps = self
+                        .ctx
+                        .workload
+                        .computes_per_iteration(self.workers)
+                        .max(1);
+                    let factor = self
+                        .ctx
+                        .sampler
+                        .as_mut()
+                        .map_or(1.0, |s| s.next_step_factor(steps));
                     let modelled = Duration::from_nanos(
                         (self.ctx.cfg.compute.ns_per_example
                             * self.ctx.workload.batch_size(self.workers) as f64
+                            / steps as f64
                             * factor) as u64,
                     );
                     self.receive_until(t0 + modelled)?;

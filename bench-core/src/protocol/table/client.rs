@@ -15,19 +15,16 @@ enum Phase {
     Waiting {
         since: Nanos,
     },
-    /// Computing; `wait` was spent blocked before, `staleness` is the oldest row's.
-    Computing {
-        wait: Nanos,
-        staleness: u64,
-    },
+    /// Computing a step.
+    Computing,
     Done,
 }
 
 /// What the worker knows of one shard.
 #[derive(Debug, Default)]
 struct ShardView {
-    /// Clock of the request in flight, if any.
-    in_flight: Option<u64>,
+    /// Clock and step of the request in flight, if any.
+    in_flight: Option<(u64, u64)>,
     /// Requests sent.
     requests: u64,
     /// ESSP: rows the shard has registered (from the requests it has acknowledged by a push).
@@ -47,7 +44,13 @@ pub struct TableClient {
     mode: TableMode,
     access: Arc<dyn RowAccess>,
     clock: u64,
-    /// The rows of the current clock.
+    /// The step of the current clock, and how many it has.
+    step: u64,
+    steps: u64,
+    /// Time blocked so far in the current clock, and its stalest read.
+    wait: Nanos,
+    staleness: u64,
+    /// The rows of the current step.
     needed: Vec<RowKey>,
     /// Stamp of each cached row.
     cache: HashMap<RowKey, u64>,
@@ -73,6 +76,10 @@ impl TableClient {
             mode,
             access,
             clock: 0,
+            step: 0,
+            steps: 1,
+            wait: 0,
+            staleness: 0,
             needed: Vec::new(),
             cache: HashMap::new(),
             views: (0..shards).map(|_| ShardView::default()).collect(),
@@ -102,7 +109,7 @@ impl TableClient {
         }
     }
 
-    /// Sends the requests the current clock needs (one in flight per shard) and starts the
+    /// Sends the requests the current step needs (one in flight per shard) and starts its
     /// computation when no row blocks.
     fn try_read(&mut self, now: Nanos) {
         let mut blocked = vec![false; self.shards];
@@ -126,14 +133,17 @@ impl TableClient {
                     .filter(|r| r.shard(self.shards) == j)
                     .collect();
                 let v = &mut self.views[j];
-                v.in_flight = Some(self.clock);
+                v.in_flight = Some((self.clock, self.step));
                 v.requests += 1;
                 if matches!(self.mode, TableMode::Bounded { eager: true, .. }) {
                     v.unconfirmed.push_back(rows);
                 }
                 self.actions.push_back(Action::Send {
                     to: j,
-                    msg: Message::RowRequest { clock: self.clock },
+                    msg: Message::RowRequest {
+                        clock: self.clock,
+                        step: self.step,
+                    },
                 });
             }
         }
@@ -158,8 +168,9 @@ impl TableClient {
             oldest = oldest.min(t);
             *hist.entry(t as i64 - 1 - self.clock as i64).or_default() += 1;
         }
-        let staleness = self.clock - oldest.min(self.clock);
-        self.phase = Phase::Computing { wait, staleness };
+        self.staleness = self.staleness.max(self.clock - oldest.min(self.clock));
+        self.wait += wait;
+        self.phase = Phase::Computing;
         self.actions.push_back(Action::Record(Event::Read {
             worker: self.worker,
             iter: self.clock,
@@ -180,7 +191,15 @@ impl TableClient {
             return;
         }
         self.start = now;
-        self.needed = self.access.rows(self.worker, self.clock);
+        self.step = 0;
+        self.steps = self.access.steps(self.worker, self.clock).max(1);
+        self.wait = 0;
+        self.staleness = 0;
+        self.begin_step(now);
+    }
+
+    fn begin_step(&mut self, now: Nanos) {
+        self.needed = self.access.rows(self.worker, self.clock, self.step);
         self.phase = Phase::Idle;
         self.try_read(now);
     }
@@ -203,16 +222,19 @@ impl TableClient {
     }
 
     fn on_rows(&mut self, now: Nanos, j: usize, clock: u64, stamp: u64) -> Result<()> {
-        if self.views[j].in_flight != Some(clock) {
-            return Err(self.violation(format!(
-                "rows for a request of clock {clock} from shard {j}, which has {:?} in flight",
-                self.views[j].in_flight
-            )));
-        }
+        let step = match self.views[j].in_flight {
+            Some((c, step)) if c == clock => step,
+            other => {
+                return Err(self.violation(format!(
+                    "rows for a request of clock {clock} from shard {j}, which has {other:?} \
+                     (clock, step) in flight"
+                )))
+            }
+        };
         self.views[j].in_flight = None;
         // The shard chose these rows from what it had sent this worker, which is what the cache
         // holds now: every earlier message from it has been handled.
-        let mut rows = self.access.rows(self.worker, clock);
+        let mut rows = self.access.rows(self.worker, clock, step);
         rows.retain(|r| {
             r.shard(self.shards) == j && self.mode.wants(self.cache.get(r).copied(), clock, stamp)
         });
@@ -267,15 +289,23 @@ impl Protocol for TableClient {
                 Ok(())
             }
             Input::ComputeDone { iter } => {
-                let Phase::Computing { wait, staleness } = self.phase else {
+                if self.phase != Phase::Computing {
                     return Err(self.violation(format!("ComputeDone({iter}) while not computing")));
-                };
+                }
                 if iter != self.clock {
                     return Err(self.violation(format!(
                         "ComputeDone({iter}) but computing clock {}",
                         self.clock
                     )));
                 }
+                if self.step + 1 < self.steps {
+                    // Messages that arrived during the step are installed: the next step reads
+                    // them.
+                    self.step += 1;
+                    self.begin_step(now);
+                    return Ok(());
+                }
+                let (wait, staleness) = (self.wait, self.staleness);
                 for j in 0..self.shards {
                     self.actions.push_back(Action::Send {
                         to: j,
@@ -323,8 +353,9 @@ impl Protocol for TableClient {
     fn waiting_on(&self) -> String {
         let in_flight: Vec<_> = self.views.iter().map(|v| v.in_flight).collect();
         format!(
-            "table worker {} at clock {} ({:?}), requests in flight per shard {in_flight:?}",
-            self.worker, self.clock, self.phase
+            "table worker {} at step {} of {} of clock {} ({:?}), requests (clock, step) in \
+             flight per shard {in_flight:?}",
+            self.worker, self.step, self.steps, self.clock, self.phase
         )
     }
 }

@@ -15,12 +15,17 @@
 //! row's shard, and whenever the shard's clock advances it pushes every registered row to its
 //! worker. ASP never blocks on a cached row: it keeps one refresh request in flight per shard.
 //!
+//! A clock's computation goes through its mini-batch in steps (Bösen's in-clock reads): each
+//! step applies the read rule to its own rows when it begins, so a row refreshed by a push or
+//! an answer that arrived during the clock is read fresh by the later steps. A clock's INCs are
+//! still coalesced and sent once, with its CLOCK.
+//!
 //! Rows never travel through these state machines, only their names. Which rows a worker reads
-//! at a clock comes from a [`RowAccess`] plan both sides share (for matrix factorisation, the
-//! rows of the clock's mini-batch), so a request is one control word: the shard derives the
-//! rows from the plan and from the stamps of the copies it sent that worker before, which are
-//! exactly what the worker holds when the answer arrives (messages between two nodes arrive
-//! in order). Every answer names its rows in an [`Action::RowSet`](crate::protocol::Action),
+//! at a step comes from a [`RowAccess`] plan both sides share (for matrix factorisation, the
+//! rows of the step's ratings), so a request is one control word (clock and step): the shard
+//! derives the rows from the plan and from the stamps of the copies it sent that worker before,
+//! which are exactly what the worker holds when the answer arrives (messages between two nodes
+//! arrive in order). Every answer names its rows in an [`Action::RowSet`](crate::protocol::Action),
 //! on both sides, and the learning checks that the payload carries exactly those.
 //!
 //! Choices where the paper is silent, and why:
@@ -29,6 +34,10 @@
 //! - ESSP registers on the first read and pushes every registered row on each advance of the
 //!   shard's clock, changed or not, so a row's stamp always tells its freshness.
 //! - ASP refreshes every row of the current clock that the shard holds newer.
+//! - A shard applies INCs as they arrive (a row sent may hold in-window updates, as Bösen's
+//!   server rows do), except under bound 0 (BSP), whose window is empty: there a clock's INCs
+//!   are applied when the shard's clock passes it, so a read late in a clock sees exactly the
+//!   clocks before it.
 
 mod client;
 mod shard;
@@ -79,9 +88,29 @@ impl RowKey {
 
 /// Which rows each worker reads (and INCs) at each clock: the access plan the workers and the
 /// shards share.
+///
+/// A clock's computation walks through its mini-batch in `steps` steps (Bösen's computation
+/// threads GET rows as they go through the mini-batch, essp.txt §3-4): each step reads its own
+/// rows from the cache when it begins, so a row that a push or an answer refreshed during the
+/// clock is read fresh by the steps after it.
 pub trait RowAccess: Send + Sync + std::fmt::Debug {
-    /// The rows worker `worker` reads at `clock`, sorted and without repeats.
-    fn rows(&self, worker: usize, clock: u64) -> Vec<RowKey>;
+    /// Read-compute steps of worker `worker`'s clock `clock` (at least 1).
+    fn steps(&self, _worker: usize, _clock: u64) -> u64 {
+        1
+    }
+
+    /// The rows worker `worker` reads at step `step` of `clock`, sorted and without repeats.
+    fn rows(&self, worker: usize, clock: u64, step: u64) -> Vec<RowKey>;
+
+    /// Every row of the clock's steps (the rows its INCs change), sorted and without repeats.
+    fn clock_rows(&self, worker: usize, clock: u64) -> Vec<RowKey> {
+        let mut rows: Vec<RowKey> = (0..self.steps(worker, clock))
+            .flat_map(|step| self.rows(worker, clock, step))
+            .collect();
+        rows.sort_unstable();
+        rows.dedup();
+        rows
+    }
 }
 
 /// How a run's tables synchronise, from a [`SyncMode`].

@@ -27,8 +27,10 @@ pub struct TableShard {
     dirty: Vec<BTreeSet<RowKey>>,
     /// Per worker, requests received.
     requests: Vec<u64>,
-    /// Requests waiting: (worker, clock).
-    pending: Vec<(usize, u64)>,
+    /// Requests waiting: (worker, clock, step).
+    pending: Vec<(usize, u64, u64)>,
+    /// Bound 0: INCs `(from, clock)` held back until the shard's clock passes their clock.
+    deferred: Vec<(NodeId, u64)>,
     actions: VecDeque<Action>,
     finished: bool,
 }
@@ -56,6 +58,7 @@ impl TableShard {
             dirty: vec![BTreeSet::new(); workers],
             requests: vec![0; workers],
             pending: Vec::new(),
+            deferred: Vec::new(),
             actions: VecDeque::new(),
             finished: false,
         }
@@ -77,9 +80,9 @@ impl TableShard {
         self.shards + w
     }
 
-    /// The rows of worker `w`'s clock-`clock` reads that this shard holds.
-    fn my_rows(&self, w: usize, clock: u64) -> Vec<RowKey> {
-        let mut rows = self.access.rows(w, clock);
+    /// The rows of worker `w`'s reads at step `step` of `clock` that this shard holds.
+    fn my_rows(&self, w: usize, clock: u64, step: u64) -> Vec<RowKey> {
+        let mut rows = self.access.rows(w, clock, step);
         rows.retain(|r| r.shard(self.shards) == self.shard);
         rows
     }
@@ -91,12 +94,12 @@ impl TableShard {
         }
     }
 
-    /// Answers worker `w`'s request of `clock` with the rows it still wants, at the shard's
-    /// clock.
-    fn answer(&mut self, w: usize, clock: u64) {
+    /// Answers worker `w`'s request of step `step` of `clock` with the rows it still wants, at
+    /// the shard's clock.
+    fn answer(&mut self, w: usize, clock: u64, step: u64) {
         let stamp = self.clock();
         let rows: Vec<RowKey> = self
-            .my_rows(w, clock)
+            .my_rows(w, clock, step)
             .into_iter()
             .filter(|r| self.mode.wants(self.sent[w].get(r).copied(), clock, stamp))
             .collect();
@@ -143,10 +146,21 @@ impl TableShard {
                 self.completed[w], self.clocks
             )));
         }
-        self.actions.push_back(Action::Apply { from, clock });
+        // essp.txt §3's view at clock c holds every update of clocks <= c - s - 1 and, best
+        // effort, some of the window c - s ..= c + s - 1. Applying an INC on arrival keeps a
+        // sent row inside that window for s >= 1 (no worker runs more than s clocks ahead of
+        // the shard's clock); at s = 0 the window is empty, and a read late in a clock must not
+        // see a faster worker's INCs of that clock, so they wait for the clock to pass.
+        if matches!(self.mode, TableMode::Bounded { s: 0, .. }) {
+            self.deferred.push((from, clock));
+        } else {
+            self.actions.push_back(Action::Apply { from, clock });
+        }
         if matches!(self.mode, TableMode::Bounded { eager: true, .. }) {
             // The plan's rows of a clock are the ones its INCs change.
-            for r in self.my_rows(w, clock) {
+            let mut rows = self.access.clock_rows(w, clock);
+            rows.retain(|r| r.shard(self.shards) == self.shard);
+            for r in rows {
                 for &v in self.registrants.get(&r).into_iter().flatten() {
                     self.dirty[v].insert(r);
                 }
@@ -155,15 +169,18 @@ impl TableShard {
         let before = self.clock();
         self.completed[w] += 1;
         if self.clock() > before {
+            for (from, clock) in std::mem::take(&mut self.deferred) {
+                self.actions.push_back(Action::Apply { from, clock });
+            }
             if matches!(self.mode, TableMode::Bounded { eager: true, .. }) {
                 self.push_all();
             }
             let waiting = std::mem::take(&mut self.pending);
-            for (w, c) in waiting {
+            for (w, c, step) in waiting {
                 if self.releasable(c) {
-                    self.answer(w, c);
+                    self.answer(w, c, step);
                 } else {
-                    self.pending.push((w, c));
+                    self.pending.push((w, c, step));
                 }
             }
         }
@@ -171,7 +188,7 @@ impl TableShard {
         Ok(())
     }
 
-    fn on_request(&mut self, from: NodeId, w: usize, clock: u64) -> Result<()> {
+    fn on_request(&mut self, from: NodeId, w: usize, clock: u64, step: u64) -> Result<()> {
         if clock != self.completed[w] || clock >= self.clocks {
             return Err(self.violation(format!(
                 "row request of clock {clock} from node {from}, which completed {} of {} clocks \
@@ -179,9 +196,16 @@ impl TableShard {
                 self.completed[w], self.clocks
             )));
         }
+        let steps = self.access.steps(w, clock);
+        if step >= steps {
+            return Err(self.violation(format!(
+                "row request of step {step} of clock {clock} from node {from}, whose clock has \
+                 {steps} steps"
+            )));
+        }
         self.requests[w] += 1;
         if matches!(self.mode, TableMode::Bounded { eager: true, .. }) {
-            for r in self.my_rows(w, clock) {
+            for r in self.my_rows(w, clock, step) {
                 if self.registered[w].insert(r) {
                     self.registrants.entry(r).or_default().push(w);
                     if !self.sent[w].contains_key(&r) {
@@ -192,9 +216,9 @@ impl TableShard {
             }
         }
         if self.releasable(clock) {
-            self.answer(w, clock);
+            self.answer(w, clock, step);
         } else {
-            self.pending.push((w, clock));
+            self.pending.push((w, clock, step));
         }
         Ok(())
     }
@@ -234,7 +258,7 @@ impl Protocol for TableShard {
                     })?;
                 match msg {
                     Message::RowInc { clock } => self.on_inc(from, w, clock),
-                    Message::RowRequest { clock } => self.on_request(from, w, clock),
+                    Message::RowRequest { clock, step } => self.on_request(from, w, clock, step),
                     other => Err(self.violation(format!(
                         "node {from} sent {other:?}, which a table shard never receives"
                     ))),

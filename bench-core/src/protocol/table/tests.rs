@@ -9,13 +9,13 @@ use crate::protocol::{Action, Event, Input, Message};
 struct Fixed;
 
 impl RowAccess for Fixed {
-    fn rows(&self, _worker: usize, _clock: u64) -> Vec<RowKey> {
+    fn rows(&self, _worker: usize, _clock: u64, _step: u64) -> Vec<RowKey> {
         vec![RowKey { table: 0, row: 0 }, RowKey { table: 1, row: 3 }]
     }
 }
 
 fn keys() -> Vec<RowKey> {
-    Fixed.rows(0, 0)
+    Fixed.rows(0, 0, 0)
 }
 
 fn recv(from: usize, msg: Message) -> Input {
@@ -40,7 +40,7 @@ fn bsp_client_asks_every_clock_and_reads_minus_one() {
         drain(&mut c),
         vec![Action::Send {
             to: 0,
-            msg: Message::RowRequest { clock: 0 }
+            msg: Message::RowRequest { clock: 0, step: 0 }
         }]
     );
     c.handle(5, recv(0, Message::Rows { clock: 0, stamp: 0 }))
@@ -74,7 +74,7 @@ fn bsp_client_asks_every_clock_and_reads_minus_one() {
         a.last(),
         Some(&Action::Send {
             to: 0,
-            msg: Message::RowRequest { clock: 1 }
+            msg: Message::RowRequest { clock: 1, step: 0 }
         })
     );
 }
@@ -107,7 +107,7 @@ fn ssp_client_reads_cached_rows_within_the_bound() {
         drain(&mut c).last(),
         Some(&Action::Send {
             to: 0,
-            msg: Message::RowRequest { clock: 3 }
+            msg: Message::RowRequest { clock: 3, step: 0 }
         })
     );
 }
@@ -116,7 +116,7 @@ fn ssp_client_reads_cached_rows_within_the_bound() {
 fn shard_answers_once_its_clock_allows_and_only_with_the_stale_rows() {
     let mut s = shard(TableMode::Bounded { s: 1, eager: false }, 2);
     // Worker 0 (node 1) reads clock 0: answered at once with both rows at stamp 0.
-    s.handle(0, recv(1, Message::RowRequest { clock: 0 }))
+    s.handle(0, recv(1, Message::RowRequest { clock: 0, step: 0 }))
         .unwrap();
     assert_eq!(
         drain(&mut s),
@@ -136,7 +136,7 @@ fn shard_answers_once_its_clock_allows_and_only_with_the_stale_rows() {
         assert_eq!(drain(&mut s), vec![Action::Apply { from: 1, clock: c }]);
     }
     // Clock 2 needs shard clock 1, which waits for worker 1 (node 2).
-    s.handle(2, recv(1, Message::RowRequest { clock: 2 }))
+    s.handle(2, recv(1, Message::RowRequest { clock: 2, step: 0 }))
         .unwrap();
     assert!(drain(&mut s).is_empty());
     s.handle(3, recv(2, Message::RowInc { clock: 0 })).unwrap();
@@ -159,7 +159,7 @@ fn shard_answers_once_its_clock_allows_and_only_with_the_stale_rows() {
 #[test]
 fn essp_shard_pushes_registered_rows_on_every_advance() {
     let mut s = shard(TableMode::Bounded { s: 3, eager: true }, 1);
-    s.handle(0, recv(1, Message::RowRequest { clock: 0 }))
+    s.handle(0, recv(1, Message::RowRequest { clock: 0, step: 0 }))
         .unwrap();
     drain(&mut s);
     s.handle(1, recv(1, Message::RowInc { clock: 0 })).unwrap();
@@ -256,4 +256,141 @@ fn row_keys_round_trip_and_spread_over_shards() {
         per[RowKey { table: 0, row }.shard(4)] += 1;
     }
     assert!(per.iter().all(|&n| (900..1100).contains(&n)), "{per:?}");
+}
+
+/// Two steps per clock: step 0 reads row (0, 0), step 1 reads row (1, 3).
+#[derive(Debug)]
+struct TwoSteps;
+
+impl RowAccess for TwoSteps {
+    fn steps(&self, _worker: usize, _clock: u64) -> u64 {
+        2
+    }
+
+    fn rows(&self, _worker: usize, _clock: u64, step: u64) -> Vec<RowKey> {
+        vec![keys()[step as usize]]
+    }
+}
+
+/// Bösen's in-clock reads: a push that lands while step 0 computes is what step 1 reads, so
+/// under ESSP the later reads of a clock see the clock just completed (-1) rather than the one
+/// cached when the clock began.
+#[test]
+fn a_push_during_a_clock_is_read_by_its_later_steps() {
+    let mode = TableMode::Bounded { s: 1, eager: true };
+    let mut c = TableClient::new(0, 1, 10, mode, Arc::new(TwoSteps));
+    let mut s = TableShard::new(0, 1, 2, 10, mode, Arc::new(TwoSteps));
+    let reads = |a: &[Action]| -> Vec<(u64, Vec<(i64, u64)>)> {
+        a.iter()
+            .filter_map(|x| match x {
+                Action::Record(Event::RowReads {
+                    clock,
+                    differentials,
+                    ..
+                }) => Some((*clock, differentials.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    // Clock 0: each step misses and asks for its own row; the shard registers both.
+    c.handle(0, Input::Start).unwrap();
+    assert_eq!(
+        drain(&mut c),
+        vec![Action::Send {
+            to: 0,
+            msg: Message::RowRequest { clock: 0, step: 0 }
+        }]
+    );
+    s.handle(0, recv(1, Message::RowRequest { clock: 0, step: 0 }))
+        .unwrap();
+    assert_eq!(
+        drain(&mut s)[0],
+        Action::RowSet {
+            peer: 1,
+            rows: vec![keys()[0]]
+        }
+    );
+    c.handle(1, recv(0, Message::Rows { clock: 0, stamp: 0 }))
+        .unwrap();
+    assert_eq!(reads(&drain(&mut c)), vec![(0, vec![(-1, 1)])]);
+    c.handle(2, Input::ComputeDone { iter: 0 }).unwrap();
+    assert_eq!(
+        drain(&mut c),
+        vec![Action::Send {
+            to: 0,
+            msg: Message::RowRequest { clock: 0, step: 1 }
+        }]
+    );
+    s.handle(2, recv(1, Message::RowRequest { clock: 0, step: 1 }))
+        .unwrap();
+    assert_eq!(
+        drain(&mut s)[0],
+        Action::RowSet {
+            peer: 1,
+            rows: vec![keys()[1]]
+        }
+    );
+    c.handle(3, recv(0, Message::Rows { clock: 0, stamp: 0 }))
+        .unwrap();
+    drain(&mut c);
+    c.handle(4, Input::ComputeDone { iter: 0 }).unwrap();
+    let a = drain(&mut c);
+    assert_eq!(
+        a[0],
+        Action::Send {
+            to: 0,
+            msg: Message::RowInc { clock: 0 }
+        }
+    );
+    // Clock 1, step 0 reads the stamp-0 copy (-2, within s = 1) without asking.
+    assert_eq!(reads(&a), vec![(1, vec![(-2, 1)])]);
+    assert_eq!(a.last(), Some(&Action::Compute { iter: 1 }));
+    // While it computes, the shard's clock reaches 1 and its push arrives.
+    c.handle(5, recv(0, Message::RowPush { upto: 2, stamp: 1 }))
+        .unwrap();
+    drain(&mut c);
+    c.handle(6, Input::ComputeDone { iter: 1 }).unwrap();
+    assert_eq!(reads(&drain(&mut c)), vec![(1, vec![(-1, 1)])]);
+}
+
+/// Under bound 0 a faster worker's INC of clock c reaches the rows only once every worker has
+/// finished c: a read late in clock c sees exactly the clocks before it.
+#[test]
+fn bsp_shard_applies_a_clocks_incs_when_the_clock_passes() {
+    let mut s = shard(BSP, 2);
+    s.handle(0, recv(1, Message::RowInc { clock: 0 })).unwrap();
+    assert!(drain(&mut s).is_empty(), "held back until worker 1 is done");
+    s.handle(0, recv(2, Message::RowRequest { clock: 0, step: 0 }))
+        .unwrap();
+    let a = drain(&mut s);
+    assert_eq!(
+        a.last(),
+        Some(&Action::Send {
+            to: 2,
+            msg: Message::Rows { clock: 0, stamp: 0 }
+        }),
+        "answered from the rows without worker 0's clock-0 INC"
+    );
+    assert!(!a.iter().any(|x| matches!(x, Action::Apply { .. })));
+    s.handle(1, recv(2, Message::RowInc { clock: 0 })).unwrap();
+    assert_eq!(
+        &drain(&mut s)[..2],
+        &[
+            Action::Apply { from: 1, clock: 0 },
+            Action::Apply { from: 2, clock: 0 }
+        ]
+    );
+}
+
+#[test]
+fn a_request_for_a_step_the_plan_lacks_is_an_error() {
+    let mut s = TableShard::new(0, 1, 1, 10, BSP, Arc::new(TwoSteps));
+    let e = s
+        .handle(0, recv(1, Message::RowRequest { clock: 0, step: 2 }))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("step 2 of clock 0") && e.contains("2 steps"),
+        "{e}"
+    );
 }
