@@ -43,7 +43,8 @@ pub struct CommonArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Seeds per verdict: the experiment runs once per seed and each claim passes when it
-    /// passes for a strict majority of them (claims.csv gains `seeds` and `passes`; every
+    /// passes for a strict majority of them and, where it has a deciding number, for the seed
+    /// at its median (claims.csv gains `seeds` and `passes`; every
     /// seed's files after the first are under `<figure>/seeds/<seed>/`). Default: 3 at quick
     /// scale, 5 at paper scale.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]

@@ -77,12 +77,27 @@ pub struct MfExperimentConfig {
     /// rows rating by rating; 1: every row read when the clock begins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps_per_clock: Option<u64>,
+    /// essp-fig2-staleness only: the knobs its verdicts are re-derived over (sensitivity.csv).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sensitivity: Option<StalenessSensitivity>,
     /// essp-fig3 only: the large step size of the stability comparison.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub large_step: Option<f64>,
     /// essp-fig2-breakdown and essp-fig3: the LDA part (without it, its claims are n.a.).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lda: Option<LdaPart>,
+}
+
+/// `[sensitivity]` of essp-fig2-staleness: the grid its shape claims are re-derived over.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StalenessSensitivity {
+    /// Per-clock compute-time jitter (log-normal sigma) values, besides the configured one.
+    pub jitter_sigma: Vec<f64>,
+    /// Also run every jitter with every row of a clock read when it begins
+    /// (`steps_per_clock = 1`), beside the configured reads.
+    #[serde(default)]
+    pub whole_clock_reads: bool,
 }
 
 fn one_shard() -> usize {

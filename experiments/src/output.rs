@@ -140,7 +140,7 @@ impl ExperimentOutput {
                 let seeds: Vec<String> =
                     self.seeds_done.iter().map(|(s, _)| s.to_string()).collect();
                 notes.push(format!(
-                    "seeds {}: the top-level CSVs are seed {}'s, the others' under seeds/<seed>/; claims.csv aggregates every seed's claims (seeds/<seed>/claims.csv): a claim passes when it passes for a strict majority of the seeds that evaluated it",
+                    "seeds {}: the top-level CSVs are seed {}'s, the others' under seeds/<seed>/; claims.csv aggregates every seed's claims (seeds/<seed>/claims.csv): a claim passes when it passes for a strict majority of the seeds that evaluated it and, where it has a deciding number, for the seed at its median",
                     seeds.join(", "),
                     seeds[0]
                 ));

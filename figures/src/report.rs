@@ -11,6 +11,54 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// The figure's `sensitivity.csv` as one row per claim: at how many of the grid's settings it
+/// passes, its verdict at the headline setting, and whether the verdict holds over the grid.
+fn sensitivity(body: &mut String, path: &Path) -> Result<()> {
+    let t = Table::read(path)?;
+    let mut order: Vec<String> = Vec::new();
+    let mut per: std::collections::HashMap<String, (usize, usize, String, Vec<String>)> =
+        std::collections::HashMap::new();
+    for i in 0..t.len() {
+        let id = t.str(i, "claim_id")?.to_string();
+        let e = per.entry(id.clone()).or_insert_with(|| {
+            order.push(id);
+            (0, 0, String::new(), Vec::new())
+        });
+        e.1 += 1;
+        if t.str(i, "verdict")? == "pass" {
+            e.0 += 1;
+            e.3.push(t.str(i, "setting")?.to_string());
+        }
+        if t.str(i, "headline")? == "true" {
+            e.2 = t.str(i, "verdict")?.to_string();
+        }
+    }
+    writeln!(
+        body,
+        "**Sensitivity** (`sensitivity.csv`: the claims re-derived over a grid of modelling knobs, first seed):
+
+         | claim | passes at | headline | robust | settings where it passes |\n|---|---|---|---|---|"
+    )?;
+    for id in &order {
+        let (passes, total, headline, at) = &per[id];
+        let robust = *passes == 0 || passes == total;
+        writeln!(
+            body,
+            "| `{}` | {passes}/{total} | {} | {} | {} |",
+            md_escape(id),
+            if headline.is_empty() { "-" } else { headline },
+            if robust { "yes" } else { "**no**" },
+            if robust {
+                String::new()
+            } else {
+                md_escape(&at.join("; "))
+            }
+        )?;
+    }
+    writeln!(body)?;
+    Ok(())
+}
+
 /// Writes the report and returns its path.
 pub fn write(results: &Path) -> Result<PathBuf> {
     let mut body = String::new();
@@ -107,6 +155,10 @@ pub fn write(results: &Path) -> Result<PathBuf> {
             )?;
         }
         writeln!(body)?;
+        let sens = dir.join("sensitivity.csv");
+        if sens.exists() {
+            sensitivity(&mut body, &sens).with_context(|| format!("sensitivity of {}", f.id))?;
+        }
     }
     let mut out = String::new();
     writeln!(out, "# syncbench reproduction report\n")?;
@@ -115,7 +167,9 @@ pub fn write(results: &Path) -> Result<PathBuf> {
         "{figures} figure(s) with results; claims: {pass} pass, {fail} fail, {na} n.a.\n\n\
          Each claim is evaluated on the measured data of this run; a failing claim is reported with its numbers, \
          never tuned away. Where a figure ran several seeds (`--seeds`), a claim passes when it passes for a strict \
-         majority of the seeds that evaluated it, and its verdict says for how many it did. \
+         majority of the seeds that evaluated it and, where it has a deciding number, for the seed at its median; \
+         its verdict says for how many it did. Where a figure has `sensitivity.csv`, a table after its claims \
+         says which verdicts hold over a grid of modelling knobs. \
          Regenerate one figure with `make fig-<id>`, everything with `make reproduce-all`.\n"
     )?;
     out.push_str(&body);
@@ -151,6 +205,15 @@ mod tests {
              asap-fig10/b,a | pipe,x,y,fail\n",
         )
         .unwrap();
+        std::fs::write(
+            dir.join("sensitivity.csv"),
+            "setting,headline,claim_id,verdict,measured_value\n\
+             k=1,true,asap-fig10/a,pass,x\n\
+             k=1,true,asap-fig10/b,fail,x\n\
+             k=2,false,asap-fig10/a,fail,x\n\
+             k=2,false,asap-fig10/b,fail,x\n",
+        )
+        .unwrap();
         let def = crate::figs::ALL
             .iter()
             .find(|f| f.id == "asap-fig10")
@@ -169,6 +232,12 @@ mod tests {
         );
         assert!(report.contains("![asap-fig10](asap-fig10/asap-fig10.png)"));
         assert!(report.contains("a \\| pipe") && report.contains("**FAIL**"));
+        // Sensitivity: a flips between the grid's settings, b fails at both.
+        assert!(
+            report.contains("| `asap-fig10/a` | 1/2 | pass | **no** | k=1 |"),
+            "{report}"
+        );
+        assert!(report.contains("| `asap-fig10/b` | 0/2 | fail | yes |  |"));
         assert!(
             report.contains("Not run"),
             "figures without results are listed as not run"

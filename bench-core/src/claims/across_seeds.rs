@@ -1,5 +1,5 @@
 //! One verdict from several seeds: a claim passes when it passes for a strict majority of the
-//! seeds that evaluated it. The row keeps the first seed's measured value and says how many
+//! seeds that evaluated it and, where it has a deciding number, for the seed at its median. The row keeps the first seed's measured value and says how many
 //! seeds passed and which failed, and where the claim has a deciding number
 //! ([`Claim::with_value`]), its median, min and max over the seeds, so the spread is visible in
 //! `claims.csv` and the report.
@@ -51,7 +51,31 @@ fn spread(mut values: Vec<f64>) -> (Option<f64>, Option<f64>, Option<f64>) {
     )
 }
 
-/// Aggregates each seed's claims (in run order) by claim id, in the order ids first appear.
+/// Whether the seed(s) at the median of the claim's deciding number passed (both middle ones
+/// for an even count), when every evaluating seed gave a number; true without numbers. A
+/// majority of passes whose median seed fails means the verdict does not follow the number
+/// (a pass and a fail on either side of it), and the claim is not taken to hold.
+fn median_passes(evaluated: &[(u64, &Claim)]) -> bool {
+    let mut valued: Vec<(f64, Verdict)> = evaluated
+        .iter()
+        .filter_map(|(_, c)| c.value.map(|v| (v, c.verdict)))
+        .collect();
+    if valued.is_empty() || valued.len() < evaluated.len() {
+        return true;
+    }
+    valued.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n = valued.len();
+    let middle = if n % 2 == 1 {
+        &valued[n / 2..=n / 2]
+    } else {
+        &valued[n / 2 - 1..=n / 2]
+    };
+    middle.iter().all(|(_, v)| *v == Verdict::Pass)
+}
+
+/// Aggregates each seed's claims (in run order) by claim id, in the order ids first appear:
+/// a claim passes when a strict majority of the seeds that evaluated it pass and, where it
+/// has a deciding number, the median seed passes.
 pub fn across_seeds(per_seed: &[(u64, Vec<Claim>)]) -> Vec<SeededClaim> {
     let mut ids: Vec<&str> = Vec::new();
     for (_, claims) in per_seed {
@@ -88,7 +112,7 @@ pub fn across_seeds(per_seed: &[(u64, Vec<Claim>)]) -> Vec<SeededClaim> {
                 .1;
             let verdict = if evaluated.is_empty() {
                 Verdict::NotApplicable
-            } else if 2 * passes > evaluated.len() {
+            } else if 2 * passes > evaluated.len() && median_passes(&evaluated) {
                 Verdict::Pass
             } else {
                 Verdict::Fail
@@ -190,6 +214,34 @@ mod tests {
 #[cfg(test)]
 mod spread_tests {
     use super::*;
+
+    #[test]
+    fn a_majority_whose_median_seed_fails_is_a_fail() {
+        let c = |v: f64, pass: bool| Claim::check("a", "s", "p", "m", pass).with_value(v);
+        // Passes at the extremes, fails at the median: the number does not carry the verdict.
+        let runs = vec![
+            (1, vec![c(0.1, true)]),
+            (2, vec![c(0.5, false)]),
+            (3, vec![c(0.9, true)]),
+        ];
+        let agg = across_seeds(&runs);
+        assert_eq!((agg[0].passes, agg[0].verdict), (2, Verdict::Fail));
+        // The usual case: the median seed is among the passes.
+        let runs = vec![
+            (1, vec![c(0.1, false)]),
+            (2, vec![c(0.5, true)]),
+            (3, vec![c(0.9, true)]),
+        ];
+        assert_eq!(across_seeds(&runs)[0].verdict, Verdict::Pass);
+        // Four seeds: both middle ones must pass.
+        let runs = vec![
+            (1, vec![c(0.1, false)]),
+            (2, vec![c(0.4, true)]),
+            (3, vec![c(0.6, true)]),
+            (4, vec![c(0.9, true)]),
+        ];
+        assert_eq!(across_seeds(&runs)[0].verdict, Verdict::Pass);
+    }
 
     #[test]
     fn values_spread_over_the_evaluating_seeds() {

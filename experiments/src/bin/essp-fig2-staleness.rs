@@ -6,10 +6,12 @@ use anyhow::{bail, Context, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::metrics::RunRecords;
+use bench_core::workload::ClockSteps;
+use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
-use experiments::mf_setup::MfExperimentConfig as Config;
+use experiments::mf_setup::{MfExperimentConfig as Config, StalenessSensitivity};
 use experiments::output::progress;
-use experiments::ExperimentOutput;
+use experiments::sensitivity::Sensitivity;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -104,6 +106,7 @@ impl Experiment for EsspFig2Staleness {
         let out = run.out();
         let pb = progress((drivers.len() * modes.len()) as u64, FIGURE);
         let (mut hist, mut summary) = (Vec::new(), Vec::new());
+        let mut headline = None;
         for &driver in &drivers {
             let mut profiles: BTreeMap<String, Profile> = BTreeMap::new();
             for &mode in &modes {
@@ -139,18 +142,39 @@ impl Experiment for EsspFig2Staleness {
                 profiles.insert(mode.label(), p);
                 pb.inc(1);
             }
-            claims(out, driver, &cfg.staleness, &profiles);
+            let derived = claims(driver, &cfg.staleness, &profiles);
+            if driver == DriverKind::Sim {
+                headline = Some(derived.clone());
+            }
+            for c in derived {
+                out.claim(c);
+            }
         }
         pb.finish_and_clear();
         out.csv("differential_hist.csv", &hist)?;
         out.csv("summary.csv", &summary)?;
-        let notes = vec![
+        let mut notes = Vec::new();
+        if let (Some(grid), Some(headline)) = (&cfg.sensitivity, headline) {
+            if run.seed == run.common.seed {
+                let s = sensitivity(cfg, grid, headline, seed, data)?;
+                s.write(run.out())?;
+                notes.push(format!(
+                    "sensitivity.csv (first seed, sim driver): the claims re-derived at jitter_sigma in {:?}{}; verdicts that flip over the grid: {}",
+                    grid.jitter_sigma,
+                    if grid.whole_clock_reads { ", each with in-clock and whole-clock reads" } else { "" },
+                    if s.fragile().is_empty() { "none".to_string() } else {
+                        s.fragile().iter().map(|(id, at)| format!("{id} (passes at: {})", if at.is_empty() { "none".to_string() } else { at.join(" | ") })).collect::<Vec<_>>().join("; ")
+                    }
+                ));
+            }
+        }
+        notes.extend([
             "one read per table row a worker reads at a clock (the users and items of its mini-batch); clock differential = the row's clock (it holds every worker's updates of clocks <= it) - the reader's clock; BSP reads -1".into(),
             format!("row tables sharded over {} server node(s); with more than one no node holds every row and final_squared_loss is NaN", cfg.shards),
             "matrix factorisation on synthetic Netflix-shaped ratings (low rank + noise, power-law items), partitioned over workers by user; squared loss on held-out ratings".into(),
             "fresh_mass = share of reads with clock differential >= -2 (within one clock of fresh)".into(),
             cfg.reads_note(),
-        ];
+        ]);
         run.notes(notes);
         Ok(())
     }
@@ -160,15 +184,70 @@ fn main() -> std::process::ExitCode {
     experiment::main::<EsspFig2Staleness>()
 }
 
-fn claims(
-    out: &mut ExperimentOutput,
-    driver: DriverKind,
-    ss: &[i64],
-    p: &BTreeMap<String, Profile>,
-) {
+/// The shape claims re-derived (sim driver) at every point of `grid`: jitter values x reads
+/// (the configured ones and, with `whole_clock_reads`, a clock's rows all read when it
+/// begins). The configured point is `headline`'s claims, not run again.
+fn sensitivity(
+    cfg: &Config,
+    grid: &StalenessSensitivity,
+    headline: Vec<Claim>,
+    seed: u64,
+    data: &DataSource,
+) -> Result<Sensitivity> {
+    let mut jitters = grid.jitter_sigma.clone();
+    if !jitters.contains(&cfg.stragglers.jitter_sigma) {
+        jitters.push(cfg.stragglers.jitter_sigma);
+    }
+    jitters.sort_by(f64::total_cmp);
+    let mut reads = vec![cfg.steps_per_clock];
+    if grid.whole_clock_reads && cfg.steps_per_clock != Some(1) {
+        reads.push(Some(1));
+    }
+    let modes = cfg.modes()?;
+    let mut out = Sensitivity::default();
+    let pb = progress(
+        (jitters.len() * reads.len()) as u64,
+        "essp-fig2 sensitivity",
+    );
+    for &jitter in &jitters {
+        for &steps in &reads {
+            let setting = [
+                ("jitter_sigma", jitter.to_string()),
+                ("steps_per_clock", ClockSteps::from_config(steps)?.label()),
+            ];
+            if jitter == cfg.stragglers.jitter_sigma && steps == cfg.steps_per_clock {
+                out.record(&setting, true, &headline);
+                pb.inc(1);
+                continue;
+            }
+            let mut c = cfg.clone();
+            c.stragglers.jitter_sigma = jitter;
+            c.steps_per_clock = steps;
+            let tables = c.tables(seed, data)?;
+            let mut profiles = BTreeMap::new();
+            for &mode in &modes {
+                let rec = c
+                    .run(DriverKind::Sim, mode, &tables, seed)
+                    .with_context(|| format!("sensitivity run {} at {setting:?}", mode.label()))?;
+                profiles.insert(mode.label(), Profile::of(&rec));
+            }
+            out.record(
+                &setting,
+                false,
+                &claims(DriverKind::Sim, &c.staleness, &profiles),
+            );
+            pb.inc(1);
+        }
+    }
+    pb.finish_and_clear();
+    Ok(out)
+}
+
+fn claims(driver: DriverKind, ss: &[i64], p: &BTreeMap<String, Profile>) -> Vec<Claim> {
+    let mut out = Vec::new();
     let d = driver.label();
     let bsp = &p["bsp"];
-    out.claim(Claim::check(
+    out.push(Claim::check(
         format!("{FIGURE}/{d}/bsp-minus-one"),
         "BSP: every read has clock differential -1",
         "always -1",
@@ -177,7 +256,7 @@ fn claims(
     ));
     for &s in ss {
         let (ssp, essp) = (&p[&format!("ssp{s}")], &p[&format!("essp{s}")]);
-        out.claim(
+        out.push(
             Claim::check(
                 format!("{FIGURE}/{d}/essp-mean-below-ssp-s{s}"),
                 format!("mean |clock differential| of ESSP below SSP's at s = {s}"),
@@ -187,7 +266,7 @@ fn claims(
             )
             .with_value(essp.mean_abs() / ssp.mean_abs()),
         );
-        out.claim(Claim::check(
+        out.push(Claim::check(
             format!("{FIGURE}/{d}/essp-fresh-mass-s{s}"),
             format!("share of reads within one clock of fresh: ESSP >= SSP at s = {s}"),
             "ESSP mass near fresh >= SSP's",
@@ -203,7 +282,7 @@ fn claims(
         let mode_of =
             |h: &BTreeMap<i64, u64>| h.iter().max_by_key(|(k, c)| (**c, **k)).map(|(k, _)| *k);
         let essp_mode = mode_of(&essp.counts);
-        out.claim(
+        out.push(
             Claim::check(
                 format!("{FIGURE}/{d}/essp-mode-at-minus-one-s{s}"),
                 format!("ESSP's most frequent clock differential is -1 at s = {s}"),
@@ -227,7 +306,7 @@ fn claims(
             })
             .filter(|&(_, f)| f < floor)
             .collect::<Vec<_>>();
-        out.claim(Claim::check(
+        out.push(Claim::check(
             format!("{FIGURE}/{d}/ssp-spread-over-window-s{s}"),
             format!(
                 "SSP's reads spread over the window: every differential in [{}, -1] holds at least half a uniform share ({floor:.3}) at s = {s}",
@@ -241,7 +320,7 @@ fn claims(
             },
             thin.is_empty(),
         ));
-        out.claim(Claim::check(
+        out.push(Claim::check(
             format!("{FIGURE}/{d}/ssp-bound-s{s}"),
             format!(
                 "SSP never reads staler than its bound s = {s} (differential >= {})",
@@ -252,4 +331,5 @@ fn claims(
             ssp.min() >= -1 - s,
         ));
     }
+    out
 }

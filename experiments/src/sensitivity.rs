@@ -1,0 +1,113 @@
+//! Sensitivity of verdicts to modelling knobs (issue 15, item 6): a figure whose verdicts
+//! depend on a knob the papers do not pin down (jitter, read granularity, step size,
+//! bandwidth, aggregation) re-derives its claims over a small grid of that knob and writes
+//! `sensitivity.csv` beside its claims: one row per (setting, claim) with the verdict there.
+//! REPORT.md then says which verdicts hold over the whole grid and which flip.
+//!
+//! The grid runs on the first seed only (the headline runs carry the several-seed verdict);
+//! the headline setting is one of the grid's rows, marked `headline = true`.
+
+use crate::output::ExperimentOutput;
+use anyhow::Result;
+use bench_core::claims::{Claim, Verdict};
+use serde::Serialize;
+
+/// One claim's verdict at one setting of the knobs.
+#[derive(Debug, Clone, Serialize)]
+pub struct SensitivityRow {
+    /// The knobs' values, `knob=value` joined by `; `.
+    pub setting: String,
+    /// Whether this is the setting of the figure's own configuration.
+    pub headline: bool,
+    /// The claim.
+    pub claim_id: String,
+    /// Its verdict at this setting.
+    pub verdict: Verdict,
+    /// What was measured there.
+    pub measured_value: String,
+}
+
+/// The grid's rows, in the order they were recorded.
+#[derive(Debug, Default)]
+pub struct Sensitivity {
+    rows: Vec<SensitivityRow>,
+}
+
+impl Sensitivity {
+    /// Records `claims` as derived at `setting` (`(knob, value)` pairs).
+    pub fn record(&mut self, setting: &[(&str, String)], headline: bool, claims: &[Claim]) {
+        let setting = setting
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        self.rows.extend(claims.iter().map(|c| SensitivityRow {
+            setting: setting.clone(),
+            headline,
+            claim_id: c.claim_id.clone(),
+            verdict: c.verdict,
+            measured_value: c.measured_value.clone(),
+        }));
+    }
+
+    /// The rows.
+    pub fn rows(&self) -> &[SensitivityRow] {
+        &self.rows
+    }
+
+    /// Claims whose verdict is not the same at every setting, with the settings where each
+    /// passes.
+    pub fn fragile(&self) -> Vec<(String, Vec<String>)> {
+        let mut ids: Vec<&str> = self.rows.iter().map(|r| r.claim_id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter()
+            .filter_map(|id| {
+                let rows: Vec<&SensitivityRow> =
+                    self.rows.iter().filter(|r| r.claim_id == id).collect();
+                let first = rows[0].verdict;
+                rows.iter().any(|r| r.verdict != first).then(|| {
+                    (
+                        id.to_string(),
+                        rows.iter()
+                            .filter(|r| r.verdict == Verdict::Pass)
+                            .map(|r| r.setting.clone())
+                            .collect(),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Writes `sensitivity.csv` to `out`.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn write(&self, out: &ExperimentOutput) -> Result<()> {
+        out.csv("sensitivity.csv", &self.rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claim_that_flips_is_fragile_and_one_that_holds_is_not() {
+        let mut s = Sensitivity::default();
+        let claims = |a: bool, b: bool| {
+            vec![
+                Claim::check("f/a", "a", "-", "x", a),
+                Claim::check("f/b", "b", "-", "y", b),
+            ]
+        };
+        s.record(&[("jitter", "0.1".into())], true, &claims(true, true));
+        s.record(&[("jitter", "0.3".into())], false, &claims(false, true));
+        assert_eq!(s.rows().len(), 4);
+        assert_eq!(s.rows()[0].setting, "jitter=0.1");
+        assert_eq!(
+            s.fragile(),
+            vec![("f/a".to_string(), vec!["jitter=0.1".to_string()])]
+        );
+    }
+}
