@@ -77,9 +77,9 @@ pub struct MfExperimentConfig {
     /// rows rating by rating; 1: every row read when the clock begins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps_per_clock: Option<u64>,
-    /// essp-fig2-staleness only: the knobs its verdicts are re-derived over (sensitivity.csv).
+    /// The knobs the verdicts are re-derived over (sensitivity.csv; first seed, sim driver).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sensitivity: Option<StalenessSensitivity>,
+    pub sensitivity: Option<MfSensitivity>,
     /// essp-fig3 only: the large step size of the stability comparison.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub large_step: Option<f64>,
@@ -88,16 +88,32 @@ pub struct MfExperimentConfig {
     pub lda: Option<LdaPart>,
 }
 
-/// `[sensitivity]` of essp-fig2-staleness: the grid its shape claims are re-derived over.
+/// `[sensitivity]`: the grid of modelling knobs an ESSP experiment re-derives its claims over
+/// (sensitivity.csv). Each list holds values besides the configured one.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StalenessSensitivity {
-    /// Per-clock compute-time jitter (log-normal sigma) values, besides the configured one.
+pub struct MfSensitivity {
+    /// Per-clock compute-time jitter (log-normal sigma) values.
+    #[serde(default)]
     pub jitter_sigma: Vec<f64>,
-    /// Also run every jitter with every row of a clock read when it begins
-    /// (`steps_per_clock = 1`), beside the configured reads.
+    /// essp-fig2-staleness: also run every jitter with every row of a clock read when it
+    /// begins (`steps_per_clock = 1`), beside the configured reads.
     #[serde(default)]
     pub whole_clock_reads: bool,
+    /// essp-fig3: large step sizes of the stability comparison.
+    #[serde(default)]
+    pub large_step: Vec<f64>,
+}
+
+impl MfSensitivity {
+    /// `extra` with `configured`, sorted, without repeats.
+    pub fn grid(extra: &[f64], configured: f64) -> Vec<f64> {
+        let mut v = extra.to_vec();
+        v.push(configured);
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    }
 }
 
 fn one_shard() -> usize {

@@ -9,7 +9,7 @@ use bench_core::metrics::RunRecords;
 use bench_core::workload::ClockSteps;
 use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
-use experiments::mf_setup::{MfExperimentConfig as Config, StalenessSensitivity};
+use experiments::mf_setup::{MfExperimentConfig as Config, MfSensitivity};
 use experiments::output::progress;
 use experiments::sensitivity::Sensitivity;
 use serde::Serialize;
@@ -189,16 +189,12 @@ fn main() -> std::process::ExitCode {
 /// begins). The configured point is `headline`'s claims, not run again.
 fn sensitivity(
     cfg: &Config,
-    grid: &StalenessSensitivity,
+    grid: &MfSensitivity,
     headline: Vec<Claim>,
     seed: u64,
     data: &DataSource,
 ) -> Result<Sensitivity> {
-    let mut jitters = grid.jitter_sigma.clone();
-    if !jitters.contains(&cfg.stragglers.jitter_sigma) {
-        jitters.push(cfg.stragglers.jitter_sigma);
-    }
-    jitters.sort_by(f64::total_cmp);
+    let jitters = MfSensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma);
     let mut reads = vec![cfg.steps_per_clock];
     if grid.whole_clock_reads && cfg.steps_per_clock != Some(1) {
         reads.push(Some(1));

@@ -7,9 +7,11 @@ use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::metrics::{ProgressRow, RunRecords};
 use bench_core::protocol::SyncMode;
+use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
-use experiments::mf_setup::MfExperimentConfig as Config;
+use experiments::mf_setup::{MfExperimentConfig as Config, MfSensitivity};
 use experiments::output::progress;
+use experiments::sensitivity::Sensitivity;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -92,11 +94,14 @@ impl Experiment for EsspFig3 {
         big.step = large_step;
         let big_workload = cfg.tables_with(big, seed, data)?;
         let s_max = *cfg.staleness.iter().max().expect("non-empty");
-        let big_modes = [SyncMode::ssp(s_max), SyncMode::essp(s_max)];
+        // BSP at the large step is the comparison's reference: staleness can only be blamed
+        // for instability that BSP does not show.
+        let big_modes = [SyncMode::bsp(), SyncMode::ssp(s_max), SyncMode::essp(s_max)];
 
         let out = run.out();
-        let pb = progress((drivers.len() * (modes.len() + 2)) as u64, FIGURE);
+        let pb = progress((drivers.len() * (modes.len() + 3)) as u64, FIGURE);
         let (mut curves, mut summary) = (Vec::new(), Vec::new());
+        let mut headline = None;
         for &driver in &drivers {
             let d = driver.label();
             let mut runs: BTreeMap<String, RunRecords> = BTreeMap::new();
@@ -170,32 +175,23 @@ impl Experiment for EsspFig3 {
                     le(et, st),
                 ));
             }
-            let (ssp_big, essp_big) = (
-                &runs[&format!("ssp{s_max}@{large_step}")],
-                &runs[&format!("essp{s_max}@{large_step}")],
+            let big = |m: &str| &runs[&format!("{m}@{large_step}")];
+            let derived = large_step_claims(
+                d,
+                s_max,
+                large_step,
+                [
+                    big("bsp"),
+                    big(&format!("ssp{s_max}")),
+                    big(&format!("essp{s_max}")),
+                ],
             );
-            let last = |r: &RunRecords| r.progress.last().map_or(f64::NAN, |p| p.loss);
-            out.claim(Claim::check(
-                format!("{FIGURE}/{d}/mf-large-step-s{s_max}"),
-                format!("at s = {s_max} with step {large_step}: SSP unstable while ESSP converges"),
-                "SSP MF diverges or shakes at high s; ESSP robust",
-                format!(
-                    "SSP final {:.4} ({}), ESSP final {:.4} ({})",
-                    last(ssp_big),
-                    if converged(ssp_big) {
-                        "converged"
-                    } else {
-                        "unstable"
-                    },
-                    last(essp_big),
-                    if converged(essp_big) {
-                        "converged"
-                    } else {
-                        "unstable"
-                    }
-                ),
-                !converged(ssp_big) && converged(essp_big),
-            ));
+            if driver == DriverKind::Sim {
+                headline = Some(derived.clone());
+            }
+            for c in derived {
+                out.claim(c);
+            }
         }
         pb.finish_and_clear();
         if let Some(lda) = &cfg.lda {
@@ -227,6 +223,27 @@ impl Experiment for EsspFig3 {
             cfg.reads_note(),
         ];
         notes.extend(cfg.lda.as_ref().map(|l| l.reads_note()));
+        notes.push(format!("the stability comparison runs BSP, SSP({s_max}) and ESSP({s_max}) at step {large_step}; BSP is its reference"));
+        if let (Some(grid), Some(headline)) = (&cfg.sensitivity, headline) {
+            if run.seed == run.common.seed {
+                let s = sensitivity(cfg, grid, headline, seed, data)?;
+                s.write(run.out())?;
+                notes.push(format!(
+                    "sensitivity.csv (first seed, sim driver): the stability claims re-derived at large_step in {:?} x jitter_sigma in {:?}; verdicts that flip over the grid: {}",
+                    MfSensitivity::grid(&grid.large_step, large_step),
+                    MfSensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma),
+                    if s.fragile().is_empty() {
+                        "none".to_string()
+                    } else {
+                        s.fragile()
+                            .iter()
+                            .map(|(id, at)| format!("{id} (passes at: {})", if at.is_empty() { "none".to_string() } else { at.join(" | ") }))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    }
+                ));
+            }
+        }
         run.notes(notes);
         Ok(())
     }
@@ -234,4 +251,95 @@ impl Experiment for EsspFig3 {
 
 fn main() -> std::process::ExitCode {
     experiment::main::<EsspFig3>()
+}
+
+fn stability(r: &RunRecords) -> String {
+    format!(
+        "{:.4} ({})",
+        r.progress.last().map_or(f64::NAN, |p| p.loss),
+        if converged(r) {
+            "converged"
+        } else {
+            "unstable"
+        }
+    )
+}
+
+/// The stability comparison at the large step from its BSP, SSP(s_max) and ESSP(s_max) runs.
+fn large_step_claims(
+    d: &str,
+    s_max: i64,
+    large_step: f64,
+    [bsp, ssp, essp]: [&RunRecords; 3],
+) -> Vec<Claim> {
+    vec![
+        Claim::check(
+            format!("{FIGURE}/{d}/mf-large-step-bsp-reference"),
+            format!("BSP converges at step {large_step}: the stability comparison's reference"),
+            "the large step is one BSP takes (instability is staleness's doing)",
+            format!("BSP final {}", stability(bsp)),
+            converged(bsp),
+        ),
+        Claim::check(
+            format!("{FIGURE}/{d}/mf-large-step-s{s_max}"),
+            format!("at s = {s_max} with step {large_step}: SSP unstable while ESSP converges"),
+            "SSP MF diverges or shakes at high s; ESSP robust",
+            format!(
+                "SSP final {}, ESSP final {}",
+                stability(ssp),
+                stability(essp)
+            ),
+            !converged(ssp) && converged(essp),
+        ),
+    ]
+}
+
+/// The stability claims re-derived (sim driver) over large_step x jitter_sigma; the
+/// configured point is `headline`'s claims, not run again.
+fn sensitivity(
+    cfg: &Config,
+    grid: &MfSensitivity,
+    headline: Vec<Claim>,
+    seed: u64,
+    data: &DataSource,
+) -> anyhow::Result<Sensitivity> {
+    let configured = cfg.large_step.expect("checked by validate");
+    let steps = MfSensitivity::grid(&grid.large_step, configured);
+    let jitters = MfSensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma);
+    let s_max = *cfg.staleness.iter().max().expect("non-empty");
+    let mut out = Sensitivity::default();
+    let pb = progress(
+        (steps.len() * jitters.len()) as u64,
+        "essp-fig3 sensitivity",
+    );
+    for &jitter in &jitters {
+        for &step in &steps {
+            let setting = [
+                ("large_step", step.to_string()),
+                ("jitter_sigma", jitter.to_string()),
+            ];
+            if step == configured && jitter == cfg.stragglers.jitter_sigma {
+                out.record(&setting, true, &headline);
+                pb.inc(1);
+                continue;
+            }
+            let mut c = cfg.clone();
+            c.stragglers.jitter_sigma = jitter;
+            let mut mf = c.mf;
+            mf.step = step;
+            let tables = c.tables_with(mf, seed, data)?;
+            let runs = [SyncMode::bsp(), SyncMode::ssp(s_max), SyncMode::essp(s_max)]
+                .map(|m| c.run(DriverKind::Sim, m, &tables, seed));
+            let [bsp, ssp, essp] = runs;
+            let (bsp, ssp, essp) = (bsp?, ssp?, essp?);
+            out.record(
+                &setting,
+                false,
+                &large_step_claims("sim", s_max, step, [&bsp, &ssp, &essp]),
+            );
+            pb.inc(1);
+        }
+    }
+    pb.finish_and_clear();
+    Ok(out)
 }
