@@ -22,6 +22,17 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Draw dashed-looking (points only) instead of a line.
     pub markers_only: bool,
+    /// `(x, min, max)` over the run's seeds, drawn as a shaded band under the line (empty:
+    /// one seed, or a series the other seeds lack). See [`crate::bands`].
+    pub band: Vec<(f64, f64, f64)>,
+}
+
+/// A figure's panels and how many columns they are laid out in.
+pub struct Drawing {
+    /// The panels, in order.
+    pub panels: Vec<Panel>,
+    /// Columns of the grid.
+    pub cols: usize,
 }
 
 /// One panel of a figure.
@@ -127,6 +138,22 @@ where
                     .copied()
                     .filter(|p| p.0.is_finite() && p.1.is_finite())
                     .collect();
+                let band: Vec<(f64, f64, f64)> = s
+                    .band
+                    .iter()
+                    .copied()
+                    .filter(|b| b.0.is_finite() && b.1.is_finite() && b.2.is_finite())
+                    .collect();
+                if band.len() > 1 {
+                    let outline: Vec<(f64, f64)> = band
+                        .iter()
+                        .map(|b| (b.0, b.2.clamp(y0, y1)))
+                        .chain(band.iter().rev().map(|b| (b.0, b.1.clamp(y0, y1))))
+                        .collect();
+                    chart
+                        .draw_series(std::iter::once(Polygon::new(outline, color.mix(0.18))))
+                        .map_err(err)?;
+                }
                 if s.markers_only {
                     chart
                         .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))

@@ -50,6 +50,7 @@ pub fn line_panels(
                     label,
                     points,
                     markers_only: false,
+                    band: Vec::new(),
                 })
                 .collect(),
         })

@@ -3,6 +3,7 @@
 //! It reads only CSV (and each figure's manifest.json for the report), so figures can be
 //! regenerated without re-running experiments.
 
+mod bands;
 mod chart;
 mod figs;
 mod group;
@@ -89,7 +90,7 @@ fn run() -> Result<()> {
                     }
                     continue;
                 }
-                (f.render)(&dir)?;
+                figs::draw(f, &dir)?;
                 eprintln!("rendered {}/{}.svg and .png", dir.display(), f.id);
                 rendered += 1;
             }

@@ -218,7 +218,7 @@ mod tests {
             .iter()
             .find(|f| f.id == "asap-fig10")
             .unwrap();
-        (def.render)(&dir).unwrap();
+        crate::figs::draw(def, &dir).unwrap();
         for ext in ["svg", "png"] {
             let len = std::fs::metadata(dir.join(format!("asap-fig10.{ext}")))
                 .unwrap()

@@ -1,6 +1,6 @@
 //! asap-fig7 and asap-fig9: receive-buffer reduces under NOTIFY-ACK, BSP and ASYNC.
 
-use crate::chart::{render, Panel};
+use crate::chart::{Drawing, Panel};
 use crate::group::{category_bars, line_panels, nested_series};
 use crate::table::Table;
 use anyhow::Result;
@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 /// asap-fig7: per driver, the share of reduces by number of consistent inputs, per mode.
-pub fn fig7(dir: &Path) -> Result<()> {
+pub fn fig7(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("histogram.csv"))?;
     let drivers: BTreeSet<String> = (0..t.len())
         .map(|i| t.str(i, "driver").map(str::to_string))
@@ -32,11 +32,11 @@ pub fn fig7(dir: &Path) -> Result<()> {
             groups,
         });
     }
-    render(dir, "asap-fig7", &panels, 2)
+    Ok(Drawing { panels, cols: 2 })
 }
 
 /// asap-fig9: loss vs time per mode.
-pub fn fig9(dir: &Path) -> Result<()> {
+pub fn fig9(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;
     let nested = nested_series(&t, |i| {
         Ok(Some((
@@ -52,5 +52,5 @@ pub fn fig9(dir: &Path) -> Result<()> {
         "held-out hinge loss",
     );
     let cols = panels.len().clamp(1, 2);
-    render(dir, "asap-fig9", &panels, cols)
+    Ok(Drawing { panels, cols })
 }

@@ -1,12 +1,12 @@
 //! asap-fig3 (bars, measured beside paper) and asap-fig10 (gap vs N).
 
-use crate::chart::{render, Panel, Series};
+use crate::chart::{Drawing, Panel, Series};
 use crate::group::{category_bars, line_panels, nested_series};
 use crate::table::Table;
 use anyhow::Result;
 use std::path::Path;
 
-pub fn fig3(dir: &Path) -> Result<()> {
+pub fn fig3(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("gaps.csv"))?;
     let mut nodes: Vec<usize> = Vec::new();
     let mut graphs: Vec<String> = Vec::new();
@@ -42,10 +42,11 @@ pub fn fig3(dir: &Path) -> Result<()> {
             groups: vec![("measured".into(), measured), ("paper".into(), paper)],
         });
     }
-    render(dir, "asap-fig3", &panels, panels.len().max(1))
+    let cols = panels.len().max(1);
+    Ok(Drawing { panels, cols })
 }
 
-pub fn fig10(dir: &Path) -> Result<()> {
+pub fn fig10(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("gaps.csv"))?;
     let mut series = Vec::new();
     for (col, label) in [
@@ -61,6 +62,7 @@ pub fn fig10(dir: &Path) -> Result<()> {
             label: label.into(),
             points: pts,
             markers_only: col == "malt",
+            band: Vec::new(),
         });
     }
     let panel = Panel::Lines {
@@ -69,11 +71,14 @@ pub fn fig10(dir: &Path) -> Result<()> {
         y_label: "1 - sigma2(P)".into(),
         series,
     };
-    render(dir, "asap-fig10", &[panel], 1)
+    Ok(Drawing {
+        panels: vec![panel],
+        cols: 1,
+    })
 }
 
 /// asap-fig6: loss vs epochs per graph in each part, and MB sent per node.
-pub fn fig6(dir: &Path) -> Result<()> {
+pub fn fig6(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;
     let nested = nested_series(&t, |i| {
         Ok(Some((
@@ -107,5 +112,5 @@ pub fn fig6(dir: &Path) -> Result<()> {
         categories,
         groups,
     });
-    render(dir, "asap-fig6", &panels, 2)
+    Ok(Drawing { panels, cols: 2 })
 }

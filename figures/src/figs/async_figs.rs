@@ -1,7 +1,7 @@
 //! ASYNC figures: error vs time under controlled-delay and production-cluster stragglers, and
 //! the workers' mean waits.
 
-use crate::chart::{render, Panel};
+use crate::chart::{Drawing, Panel};
 use crate::group::{category_bars, line_panels, nested_series};
 use crate::table::Table;
 use anyhow::Result;
@@ -35,15 +35,15 @@ fn error_panels(t: &Table, with_delay: bool) -> Result<Vec<Panel>> {
 }
 
 /// async-fig3 / async-fig5: error vs time per dataset, sync and async at every delay.
-pub fn cds_convergence(dir: &Path, id: &str) -> Result<()> {
+pub fn cds_convergence(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;
     let panels = error_panels(&t, true)?;
     let cols = panels.len().clamp(1, 3);
-    render(dir, id, &panels, cols)
+    Ok(Drawing { panels, cols })
 }
 
 /// async-fig4 / async-fig6: mean wait per iteration against the delay, per dataset.
-pub fn cds_waits(dir: &Path, id: &str) -> Result<()> {
+pub fn cds_waits(dir: &Path) -> Result<Drawing> {
     let s = Table::read(&dir.join("summary.csv"))?;
     let mut datasets: Vec<String> = Vec::new();
     for i in 0..s.len() {
@@ -73,43 +73,43 @@ pub fn cds_waits(dir: &Path, id: &str) -> Result<()> {
         });
     }
     let cols = panels.len().clamp(1, 3);
-    render(dir, id, &panels, cols)
+    Ok(Drawing { panels, cols })
 }
 
-pub fn fig3(dir: &Path) -> Result<()> {
-    cds_convergence(dir, "async-fig3")
+pub fn fig3(dir: &Path) -> Result<Drawing> {
+    cds_convergence(dir)
 }
 
-pub fn fig4(dir: &Path) -> Result<()> {
-    cds_waits(dir, "async-fig4")
+pub fn fig4(dir: &Path) -> Result<Drawing> {
+    cds_waits(dir)
 }
 
-pub fn fig5(dir: &Path) -> Result<()> {
-    cds_convergence(dir, "async-fig5")
+pub fn fig5(dir: &Path) -> Result<Drawing> {
+    cds_convergence(dir)
 }
 
-pub fn fig6(dir: &Path) -> Result<()> {
-    cds_waits(dir, "async-fig6")
+pub fn fig6(dir: &Path) -> Result<Drawing> {
+    cds_waits(dir)
 }
 
 /// async-fig7 / async-fig8: error vs time on 32 workers with production-cluster stragglers.
-fn pcs(dir: &Path, id: &str) -> Result<()> {
+fn pcs(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;
     let panels = error_panels(&t, false)?;
     let cols = panels.len().clamp(1, 3);
-    render(dir, id, &panels, cols)
+    Ok(Drawing { panels, cols })
 }
 
-pub fn fig7(dir: &Path) -> Result<()> {
-    pcs(dir, "async-fig7")
+pub fn fig7(dir: &Path) -> Result<Drawing> {
+    pcs(dir)
 }
 
-pub fn fig8(dir: &Path) -> Result<()> {
-    pcs(dir, "async-fig8")
+pub fn fig8(dir: &Path) -> Result<Drawing> {
+    pcs(dir)
 }
 
 /// async-table3: mean wait per iteration of each method, per dataset.
-pub fn table3(dir: &Path) -> Result<()> {
+pub fn table3(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("table.csv"))?;
     let cols = ["sgd", "asgd", "saga", "asaga"];
     let mut categories = Vec::new();
@@ -127,5 +127,8 @@ pub fn table3(dir: &Path) -> Result<()> {
         categories,
         groups,
     };
-    render(dir, "async-table3", &[panel], 1)
+    Ok(Drawing {
+        panels: vec![panel],
+        cols: 1,
+    })
 }

@@ -1,13 +1,13 @@
 //! dssp-table1: proxy test accuracy vs (profiled) time for every mode, 2 mixed-GPU workers.
 
-use crate::chart::{render, Panel, Series};
+use crate::chart::{Drawing, Panel, Series};
 use crate::group::{category_bars, line_panels, nested_series};
 use crate::table::Table;
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub fn render_fig(dir: &Path) -> Result<()> {
+pub fn render_fig(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;
     let mut by_mode: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for i in 0..t.len() {
@@ -26,14 +26,18 @@ pub fn render_fig(dir: &Path) -> Result<()> {
                 label,
                 points,
                 markers_only: false,
+                band: Vec::new(),
             })
             .collect(),
     };
-    render(dir, "dssp-table1", &[panel], 1)
+    Ok(Drawing {
+        panels: vec![panel],
+        cols: 1,
+    })
 }
 
 /// dssp-fig3: accuracy vs time under each profile, and iteration throughput per mode.
-pub fn render_fig3(dir: &Path) -> Result<()> {
+pub fn render_fig3(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;
     let nested = nested_series(&t, |i| {
         let mode = t.str(i, "mode")?;
@@ -68,5 +72,5 @@ pub fn render_fig3(dir: &Path) -> Result<()> {
         categories,
         groups,
     });
-    render(dir, "dssp-fig3", &panels, 3)
+    Ok(Drawing { panels, cols: 3 })
 }

@@ -1,6 +1,6 @@
 //! essp-fig2-staleness: clock-differential histograms, SSP vs ESSP per staleness bound.
 
-use crate::chart::{render, Panel, Series};
+use crate::chart::{Drawing, Panel, Series};
 use crate::table::Table;
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -9,7 +9,7 @@ use std::path::Path;
 /// Series of one staleness bound: mode family -> (differential, fraction) points.
 type BoundSeries = BTreeMap<String, Vec<(f64, f64)>>;
 
-pub fn render_fig(dir: &Path) -> Result<()> {
+pub fn render_fig(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("differential_hist.csv"))?;
     // bound -> mode label -> points (differential, fraction)
     let mut by_bound: BTreeMap<String, BoundSeries> = BTreeMap::new();
@@ -51,12 +51,14 @@ pub fn render_fig(dir: &Path) -> Result<()> {
                 label: format!("{label}({b})"),
                 points,
                 markers_only: false,
+                band: Vec::new(),
             })
             .collect();
         series.push(Series {
             label: "BSP".into(),
             points: bsp.clone(),
             markers_only: true,
+            band: Vec::new(),
         });
         panels.push(Panel::Lines {
             title: format!("Staleness profile, s = {b}"),
@@ -66,7 +68,7 @@ pub fn render_fig(dir: &Path) -> Result<()> {
         });
     }
     let cols = panels.len().clamp(1, 3);
-    render(dir, "essp-fig2-staleness", &panels, cols)
+    Ok(Drawing { panels, cols })
 }
 
 /// One bar panel's modes, computation and blocked milliseconds.
@@ -74,7 +76,7 @@ type Bars = (Vec<String>, Vec<f64>, Vec<f64>);
 
 /// essp-fig2-breakdown: compute and blocked milliseconds per clock for each mode, one panel
 /// per workload (sim driver).
-pub fn render_breakdown(dir: &Path) -> Result<()> {
+pub fn render_breakdown(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("breakdown.csv"))?;
     let mut by_workload: BTreeMap<String, Bars> = BTreeMap::new();
     for i in 0..t.len() {
@@ -104,11 +106,12 @@ pub fn render_breakdown(dir: &Path) -> Result<()> {
             groups: vec![("computation".into(), compute), ("blocked".into(), blocked)],
         })
         .collect();
-    render(dir, "essp-fig2-breakdown", &panels, panels.len())
+    let cols = panels.len();
+    Ok(Drawing { panels, cols })
 }
 
 /// essp-fig3: squared loss vs clock and vs time, one line per mode and step (sim driver).
-pub fn render_convergence(dir: &Path) -> Result<()> {
+pub fn render_convergence(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;
     let mut by_clock: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     let mut by_time: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
@@ -135,6 +138,7 @@ pub fn render_convergence(dir: &Path) -> Result<()> {
                 label,
                 points,
                 markers_only: false,
+                band: Vec::new(),
             })
             .collect::<Vec<_>>()
     };
@@ -185,5 +189,5 @@ pub fn render_convergence(dir: &Path) -> Result<()> {
             series: to_series(by_time),
         });
     }
-    render(dir, "essp-fig3", &panels, 2)
+    Ok(Drawing { panels, cols: 2 })
 }

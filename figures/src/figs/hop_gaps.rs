@@ -1,6 +1,6 @@
 //! hop-table1: the largest iteration gap found by schedule search beside Table 1's bound.
 
-use crate::chart::{render, Panel};
+use crate::chart::{Drawing, Panel};
 use crate::group::{category_bars, line_panels, nested_series};
 use crate::table::Table;
 use anyhow::Result;
@@ -10,7 +10,7 @@ use std::path::Path;
 /// Settings of one graph with the observed gap and the bound of each.
 type GraphBars = (Vec<String>, Vec<f64>, Vec<f64>);
 
-pub fn table1(dir: &Path) -> Result<()> {
+pub fn table1(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("gaps.csv"))?;
     let mut by_graph: BTreeMap<String, GraphBars> = BTreeMap::new();
     for i in 0..t.len() {
@@ -33,11 +33,11 @@ pub fn table1(dir: &Path) -> Result<()> {
         })
         .collect();
     // One panel per row: the setting labels need the width.
-    render(dir, "hop-table1", &panels, 1)
+    Ok(Drawing { panels, cols: 1 })
 }
 
 /// hop-fig12: loss vs time per graph with and without slowdown, and the slowdown ratios.
-pub fn fig12(dir: &Path) -> Result<()> {
+pub fn fig12(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;
     let nested = nested_series(&t, |i| {
         let slowed = if t.str(i, "slowdown")? == "true" {
@@ -71,12 +71,12 @@ pub fn fig12(dir: &Path) -> Result<()> {
         categories,
         groups: vec![("ratio".into(), ratios)],
     });
-    render(dir, "hop-fig12", &panels, 2)
+    Ok(Drawing { panels, cols: 2 })
 }
 
 /// hop-fig14-16 / hop-fig17 / hop-fig18-19: loss vs time per setting on each graph, and time
 /// per iteration.
-pub fn compare(dir: &Path, id: &str) -> Result<()> {
+pub fn compare(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;
     let nested = nested_series(&t, |i| {
         Ok(Some((
@@ -106,23 +106,23 @@ pub fn compare(dir: &Path, id: &str) -> Result<()> {
         groups,
     });
     let cols = panels.len().clamp(1, 3);
-    render(dir, id, &panels, cols)
+    Ok(Drawing { panels, cols })
 }
 
-pub fn fig14_16(dir: &Path) -> Result<()> {
-    compare(dir, "hop-fig14-16")
+pub fn fig14_16(dir: &Path) -> Result<Drawing> {
+    compare(dir)
 }
 
-pub fn fig17(dir: &Path) -> Result<()> {
-    compare(dir, "hop-fig17")
+pub fn fig17(dir: &Path) -> Result<Drawing> {
+    compare(dir)
 }
 
-pub fn fig18_19(dir: &Path) -> Result<()> {
-    compare(dir, "hop-fig18-19")
+pub fn fig18_19(dir: &Path) -> Result<Drawing> {
+    compare(dir)
 }
 
 /// hop-fig13: loss vs time, decentralized vs parameter server.
-pub fn fig13(dir: &Path) -> Result<()> {
+pub fn fig13(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;
     let nested = nested_series(&t, |i| {
         Ok(Some((
@@ -137,12 +137,12 @@ pub fn fig13(dir: &Path) -> Result<()> {
         "time (s)",
         "log loss",
     );
-    render(dir, "hop-fig13", &panels, 1)
+    Ok(Drawing { panels, cols: 1 })
 }
 
 /// hop-fig20-21: loss vs time and vs iteration per graph, and time per iteration with each
 /// graph's spectral gap beside the paper's.
-pub fn fig20_21(dir: &Path) -> Result<()> {
+pub fn fig20_21(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;
     let mut panels = Vec::new();
     for (x, label) in [("time", "time (s)"), ("iteration", "iteration")] {
@@ -195,5 +195,5 @@ pub fn fig20_21(dir: &Path) -> Result<()> {
         categories,
         groups,
     });
-    render(dir, "hop-fig20-21", &panels, 2)
+    Ok(Drawing { panels, cols: 2 })
 }

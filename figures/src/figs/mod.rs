@@ -8,6 +8,8 @@ mod essp_staleness;
 mod hop_gaps;
 mod ps_modes;
 
+use crate::bands;
+use crate::chart::{self, Drawing};
 use anyhow::Result;
 use std::path::Path;
 
@@ -19,8 +21,46 @@ pub struct FigureDef {
     pub title: &'static str,
     /// What the paper reports, for the report.
     pub paper: &'static str,
-    /// Draws `<dir>/<id>.svg` and `.png` from the CSVs in `dir`.
-    pub render: fn(&Path) -> Result<()>,
+    /// The figure's panels from the CSVs in `dir` ([`draw`] writes `<dir>/<id>.svg` and
+    /// `.png`).
+    pub render: fn(&Path) -> Result<Drawing>,
+}
+
+/// Draws `def` from the CSVs in `dir` to `<dir>/<id>.svg` and `.png`: the first seed's curves
+/// (the top of `dir`) with min-max bands over every seed under `dir/seeds/` ([`bands`]).
+///
+/// # Errors
+/// When the first seed's CSVs cannot be read or the images written. A seed whose CSVs cannot
+/// be drawn is left out of the bands with a warning.
+pub fn draw(def: &FigureDef, dir: &Path) -> Result<()> {
+    let mut first = (def.render)(dir)?;
+    let mut others = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir.join("seeds")) {
+        let mut seeds: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            // The first seed's data files are the top of `dir`; its seed directory holds
+            // only its claims.
+            .filter(|p| {
+                std::fs::read_dir(p).is_ok_and(|mut files| {
+                    files.any(|f| f.is_ok_and(|f| f.file_name() != "claims.csv"))
+                })
+            })
+            .collect();
+        seeds.sort();
+        for seed in seeds {
+            match (def.render)(&seed) {
+                Ok(d) => others.push(d),
+                Err(e) => eprintln!(
+                    "warning: {}: {} left out of the min-max bands: {e:#}",
+                    def.id,
+                    seed.display()
+                ),
+            }
+        }
+    }
+    bands::attach(&mut first, &others);
+    chart::render(dir, def.id, &first.panels, first.cols)
 }
 
 /// Every figure, in report order.

@@ -1,6 +1,6 @@
 //! ps-modes: loss vs time per driver, wait-time and staleness histograms.
 
-use crate::chart::{Panel, Series};
+use crate::chart::{Drawing, Panel, Series};
 use crate::table::Table;
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -20,6 +20,7 @@ pub fn render_dir(dir: &Path) -> Result<Vec<Panel>> {
             label: mode,
             points: pts,
             markers_only: false,
+            band: Vec::new(),
         });
     }
     let mut panels: Vec<Panel> = by_driver
@@ -51,6 +52,7 @@ pub fn render_dir(dir: &Path) -> Result<Vec<Panel>> {
                 label,
                 points,
                 markers_only: false,
+                band: Vec::new(),
             })
             .collect(),
     });
@@ -73,17 +75,16 @@ pub fn render_dir(dir: &Path) -> Result<Vec<Panel>> {
                 label,
                 points,
                 markers_only: true,
+                band: Vec::new(),
             })
             .collect(),
     });
     Ok(panels)
 }
 
-pub fn render(dir: &Path) -> Result<()> {
-    let panels = render_dir(dir)?;
-    render_panels(dir, &panels)
-}
-
-fn render_panels(dir: &Path, panels: &[Panel]) -> Result<()> {
-    crate::chart::render(dir, "ps-modes", panels, 2)
+pub fn render(dir: &Path) -> Result<Drawing> {
+    Ok(Drawing {
+        panels: render_dir(dir)?,
+        cols: 2,
+    })
 }
