@@ -200,7 +200,44 @@ pub struct Reference {
 /// 90% of the way from the initial model's held-out loss `loss_0` to the reference optimum's.
 pub const NEAR_OPTIMUM: f64 = 0.10;
 
+/// One row of a figure's `reference.csv`: the reference optimum of one part (a dataset, a
+/// driver) and the held-out loss a run must reach to count as near it, which the figures draw
+/// as lines beside the curves.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReferenceRow {
+    /// The part of the figure (dataset or panel) the optimum belongs to.
+    pub part: String,
+    /// `F(w*)` on the training rows.
+    pub objective: f64,
+    /// Held-out loss at `w*` (what the curves plot).
+    pub test_loss: f64,
+    /// Held-out accuracy at `w*`.
+    pub test_accuracy: f64,
+    /// Relative duality gap (hinge) or gradient norm (log) at exit.
+    pub certificate: f64,
+    /// Passes the solver took.
+    pub passes: usize,
+    /// Held-out loss of the initial model.
+    pub initial_loss: f64,
+    /// `test_loss + NEAR_OPTIMUM (initial_loss - test_loss)`: the near-optimum line.
+    pub target_loss: f64,
+}
+
 impl Reference {
+    /// This optimum as `part`'s row of `reference.csv`, for runs starting at `initial_loss`.
+    pub fn row(&self, part: &str, initial_loss: f64) -> ReferenceRow {
+        ReferenceRow {
+            part: part.to_string(),
+            objective: self.objective,
+            test_loss: self.test_loss,
+            test_accuracy: self.test_accuracy,
+            certificate: self.certificate,
+            passes: self.passes,
+            initial_loss,
+            target_loss: self.test_loss + NEAR_OPTIMUM * (initial_loss - self.test_loss),
+        }
+    }
+
     /// A manifest note.
     pub fn note(&self, what: &str) -> String {
         format!(
@@ -221,6 +258,20 @@ impl Reference {
 pub fn loss_span(progress: &[ProgressRow]) -> (f64, f64) {
     let loss = |p: Option<&ProgressRow>| p.map_or(f64::NAN, |p| p.loss);
     (loss(progress.first()), loss(progress.last()))
+}
+
+/// `part`'s row of `reference.csv` (none without a reference), its initial loss the first
+/// finite start among `runs` (`(name, initial held-out loss, final held-out loss)`).
+pub fn reference_rows(
+    part: &str,
+    reference: Option<&Reference>,
+    runs: &[(String, f64, f64)],
+) -> Vec<ReferenceRow> {
+    let start = runs.iter().map(|r| r.1).find(|l| l.is_finite());
+    match (reference, start) {
+        (Some(r), Some(start)) => vec![r.row(part, start)],
+        _ => Vec::new(),
+    }
 }
 
 /// The claim that the best of a figure's runs (`(name, initial held-out loss, final held-out

@@ -13,7 +13,7 @@ use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{common_target, graph, run_peers, PeerCommon};
 use experiments::profiled::show;
-use experiments::svm_setup::{loss_span, near_optimum_claim};
+use experiments::svm_setup::{loss_span, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "asap-fig6";
@@ -110,6 +110,7 @@ impl Experiment for AsapFig6 {
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
         let none = StragglerConfig::default();
         let mut notes = Vec::new();
+        let mut ref_rows = Vec::new();
         let references: Vec<_> = plans
             .iter()
             .map(|(p, _, _)| p.common.reference(seed, data))
@@ -193,6 +194,7 @@ impl Experiment for AsapFig6 {
                         (g.name().to_string(), first, last)
                     })
                     .collect();
+                ref_rows.extend(reference_rows(&tag, reference.as_ref(), &finals));
                 out.claim(near_optimum_claim(
                     format!("{FIGURE}/{tag}/best-run-near-optimum"),
                     reference.as_ref(),
@@ -240,6 +242,7 @@ impl Experiment for AsapFig6 {
         pb.finish_and_clear();
         out.csv("summary.csv", &summary)?;
         out.csv("curves.csv", &curves)?;
+        out.csv("reference.csv", &ref_rows)?;
         notes.extend([
             "stochastic reduce = the standard decentralized protocol (every node averages its own and its in-neighbours' models each iteration); 'complete' is all-reduce; loss is node 0's model on held-out rows (the chain's sink, its last node, for the chain); target = the largest final loss of the compared graphs".into(),
             "synthetic twins at quick scale (features reduced for splice-site); bytes include a 64-byte control header per message".into(),

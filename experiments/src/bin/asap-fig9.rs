@@ -8,7 +8,7 @@ use experiments::buffered_setup::{run_buffered, BufferedCommon};
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::show;
-use experiments::svm_setup::{loss_span, near_optimum_claim};
+use experiments::svm_setup::{loss_span, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "asap-fig9";
@@ -67,6 +67,7 @@ impl Experiment for AsapFig9 {
         let out = run.out();
         let pb = progress((drivers.len() * ReduceSync::ALL.len()) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
+        let mut ref_rows = Vec::new();
         for &driver in &drivers {
             let mut runs = Vec::new();
             for mode in ReduceSync::ALL {
@@ -119,6 +120,7 @@ impl Experiment for AsapFig9 {
                     (m.label().to_string(), first, last)
                 })
                 .collect();
+            ref_rows.extend(reference_rows(tag, reference.as_ref(), &finals));
             out.claim(near_optimum_claim(
                 format!("{FIGURE}/best-run-near-optimum/{tag}"),
                 reference.as_ref(),
@@ -160,6 +162,7 @@ impl Experiment for AsapFig9 {
         pb.finish_and_clear();
         out.csv("summary.csv", &summary)?;
         out.csv("curves.csv", &curves)?;
+        out.csv("reference.csv", &ref_rows)?;
         let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
         notes.push(format!(
             "{} peers on {}, {} iterations each, SVM ({:?} loss, eta0 {}) on a webspam twin of {} features; peer 0 evaluated every {} of its iterations; target = the larger of NOTIFY-ACK's and BSP's final losses; reduces average only whole buffers (header = footer)",

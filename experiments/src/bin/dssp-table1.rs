@@ -13,7 +13,7 @@ use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
 use experiments::svm_setup::SparseData;
-use experiments::svm_setup::{loss_span, near_optimum_claim};
+use experiments::svm_setup::{loss_span, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "dssp-table1";
@@ -144,6 +144,10 @@ impl Experiment for DsspTable1 {
                 (k.clone(), first, last)
             })
             .collect();
+        out.csv(
+            "reference.csv",
+            &reference_rows("proxy", reference.as_ref(), &finals),
+        )?;
         out.claim(near_optimum_claim(
             format!("{FIGURE}/best-run-near-optimum"),
             reference.as_ref(),

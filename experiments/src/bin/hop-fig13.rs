@@ -13,7 +13,7 @@ use experiments::output::progress;
 use experiments::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
 use experiments::profiled::show;
 use experiments::runner::{run_ps, RunSettings};
-use experiments::svm_setup::{loss_span, near_optimum_claim};
+use experiments::svm_setup::{loss_span, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "hop-fig13";
@@ -136,6 +136,10 @@ impl Experiment for HopFig13 {
                 (name.to_string(), first, last)
             })
             .collect();
+        out.csv(
+            "reference.csv",
+            &reference_rows("svm", reference.as_ref(), &finals),
+        )?;
         out.claim(near_optimum_claim(
             format!("{FIGURE}/best-run-near-optimum"),
             reference.as_ref(),

@@ -45,12 +45,14 @@ pub fn fig9(dir: &Path) -> Result<Drawing> {
             (t.num(i, "time")?, t.num(i, "loss")?),
         )))
     })?;
-    let panels = line_panels(
+    let keys: Vec<String> = nested.keys().cloned().collect();
+    let mut panels = line_panels(
         nested,
         |driver| format!("{driver}: hinge loss vs time, root expander"),
         "time (s)",
         "held-out hinge loss",
     );
+    crate::reference::add_lines(dir, &keys, &mut panels)?;
     let cols = panels.len().clamp(1, 2);
     Ok(Drawing { panels, cols })
 }

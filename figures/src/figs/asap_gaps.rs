@@ -87,12 +87,14 @@ pub fn fig6(dir: &Path) -> Result<Drawing> {
             (t.num(i, "epoch")?, t.num(i, "loss")?),
         )))
     })?;
+    let keys: Vec<String> = nested.keys().cloned().collect();
     let mut panels = line_panels(
         nested,
         |part| format!("{part}: hinge loss vs epochs"),
         "epochs",
         "held-out hinge loss",
     );
+    crate::reference::add_lines(dir, &keys, &mut panels)?;
     // One category per part, one group per graph kind ("root-expander-4" -> "root-expander").
     let s = Table::read(&dir.join("summary.csv"))?;
     let (categories, groups) = category_bars(&s, |i| {

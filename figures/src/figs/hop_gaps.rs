@@ -131,12 +131,14 @@ pub fn fig13(dir: &Path) -> Result<Drawing> {
             (t.num(i, "time")?, t.num(i, "loss")?),
         )))
     })?;
-    let panels = line_panels(
+    let keys: Vec<String> = nested.keys().cloned().collect();
+    let mut panels = line_panels(
         nested,
         |_| "Held-out log loss vs time: decentralized vs parameter server (BSP)".into(),
         "time (s)",
         "log loss",
     );
+    crate::reference::add_lines(dir, &keys, &mut panels)?;
     Ok(Drawing { panels, cols: 1 })
 }
 

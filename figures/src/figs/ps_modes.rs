@@ -23,6 +23,7 @@ pub fn render_dir(dir: &Path) -> Result<Vec<Panel>> {
             band: Vec::new(),
         });
     }
+    let keys: Vec<String> = by_driver.keys().cloned().collect();
     let mut panels: Vec<Panel> = by_driver
         .into_iter()
         .map(|(driver, series)| Panel::Lines {
@@ -32,6 +33,7 @@ pub fn render_dir(dir: &Path) -> Result<Vec<Panel>> {
             series,
         })
         .collect();
+    crate::reference::add_lines(dir, &keys, &mut panels)?;
     let waits = Table::read(&dir.join("wait_hist.csv"))?;
     let mut wait_series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for i in 0..waits.len() {
