@@ -129,11 +129,3 @@ pub fn run_peers(
 pub fn seconds_per_iteration(r: &RunRecords, iterations: u64) -> f64 {
     r.makespan as f64 * 1e-9 / iterations.max(1) as f64
 }
-
-/// The loss every run in `runs` reaches: the largest of their final losses (so the slowest to
-/// converge reaches it at its end, and the others are compared by when they got there).
-pub fn common_target(runs: &[&RunRecords]) -> f64 {
-    runs.iter()
-        .filter_map(|r| r.progress.last().map(|p| p.loss))
-        .fold(f64::NAN, f64::max)
-}

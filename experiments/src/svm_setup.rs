@@ -260,6 +260,39 @@ pub fn loss_span(progress: &[ProgressRow]) -> (f64, f64) {
     (loss(progress.first()), loss(progress.last()))
 }
 
+/// Where on the way from the initial held-out loss to the reference optimum's the time
+/// comparisons' target sits: half way. Relative to the optimum, not to what the compared runs
+/// happened to reach, and reachable by any run that learned a substantial part of what there is
+/// to learn; whether a run got near the optimum is [`near_optimum_claim`]'s question.
+pub const COMPARISON_WAY: f64 = 0.5;
+
+/// The held-out loss a figure's time-to-target comparisons use, and how it was chosen: with a
+/// reference optimum, [`COMPARISON_WAY`] of the way from the runs' initial loss to the
+/// optimum's; without one (real data), the largest final loss of the runs (their `progress`;
+/// so the slowest run reaches it at its end).
+pub fn comparison_target(reference: Option<&Reference>, runs: &[&[ProgressRow]]) -> (f64, String) {
+    let start = runs
+        .iter()
+        .filter_map(|r| r.first().map(|p| p.loss))
+        .find(|l| l.is_finite());
+    match (reference, start) {
+        (Some(r), Some(start)) if start > r.test_loss => (
+            r.test_loss + (1.0 - COMPARISON_WAY) * (start - r.test_loss),
+            format!(
+                "target = {:.0}% of the way from the initial held-out loss {start:.4} to the reference optimum's {:.4}",
+                COMPARISON_WAY * 100.0,
+                r.test_loss
+            ),
+        ),
+        _ => (
+            runs.iter()
+                .filter_map(|r| r.last().map(|p| p.loss))
+                .fold(f64::NAN, f64::max),
+            "target = the largest final loss of the compared runs (no reference optimum: real data, or an optimum no better than the start)".into(),
+        ),
+    }
+}
+
 /// `part`'s row of `reference.csv` (none without a reference), its initial loss the first
 /// finite start among `runs` (`(name, initial held-out loss, final held-out loss)`).
 pub fn reference_rows(
@@ -330,4 +363,53 @@ pub fn near_optimum_claim(
         covered >= 1.0 - NEAR_OPTIMUM,
     )
     .with_value(covered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(losses: &[f64]) -> Vec<ProgressRow> {
+        losses
+            .iter()
+            .enumerate()
+            .map(|(i, &loss)| ProgressRow {
+                time: i as f64,
+                iteration: i as f64,
+                loss,
+                accuracy: f64::NAN,
+            })
+            .collect()
+    }
+
+    fn reference(test_loss: f64) -> Reference {
+        Reference {
+            objective: 0.1,
+            test_loss,
+            test_accuracy: 0.9,
+            certificate: 1e-5,
+            passes: 10,
+        }
+    }
+
+    /// The comparison target sits half way to the optimum, whatever the runs reached; without
+    /// an optimum (or with one no better than the start) it falls back to the largest final
+    /// loss, and says so.
+    #[test]
+    fn the_comparison_target_is_relative_to_the_optimum() {
+        let (a, b) = (curve(&[1.0, 0.9, 0.8]), curve(&[1.0, 0.7]));
+        let runs = [&a[..], &b[..]];
+        let (t, how) = comparison_target(Some(&reference(0.4)), &runs);
+        assert!((t - 0.7).abs() < 1e-12, "{t}");
+        assert!(how.contains("50% of the way"), "{how}");
+        let (t, how) = comparison_target(None, &runs);
+        assert_eq!(t, 0.8);
+        assert!(how.contains("largest final loss"), "{how}");
+        let (t, _) = comparison_target(Some(&reference(1.2)), &runs);
+        assert_eq!(t, 0.8);
+        let rows = reference_rows("p", Some(&reference(0.4)), &[("a".into(), 1.0, 0.8)]);
+        assert_eq!(rows.len(), 1);
+        assert!((rows[0].target_loss - 0.46).abs() < 1e-12);
+        assert!(reference_rows("p", None, &[("a".into(), 1.0, 0.8)]).is_empty());
+    }
 }

@@ -1,5 +1,6 @@
 //! asap-fig9: SVM on a webspam twin with 25 peers on the root expander, NOTIFY-ACK vs BSP vs
-//! ASYNC over receive buffers (asap.txt Fig 9): time to a common loss target.
+//! ASYNC over receive buffers (asap.txt Fig 9): time to an optimum-relative loss target (half
+//! way from the initial held-out loss to the reference optimum's).
 
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
@@ -8,7 +9,7 @@ use experiments::buffered_setup::{run_buffered, BufferedCommon};
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::show;
-use experiments::svm_setup::{loss_span, near_optimum_claim, reference_rows};
+use experiments::svm_setup::{comparison_target, loss_span, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "asap-fig9";
@@ -46,7 +47,7 @@ struct CurveRow {
 
 impl Experiment for AsapFig9 {
     const BINARY: &'static str = FIGURE;
-    const ABOUT: &'static str = "ASAP Fig 9: 25 peers on the root expander train SVM (hinge loss) on a webspam twin; each reduce averages the whole buffers of its in-neighbours under NOTIFY-ACK, BSP (global barrier) or ASYNC. The target is the larger of NOTIFY-ACK's and BSP's final losses; the claims compare when each reaches it and whether ASYNC does. Writes results/asap-fig9/: summary.csv, curves.csv, claims.csv, manifest.json.";
+    const ABOUT: &'static str = "ASAP Fig 9: 25 peers on the root expander train SVM (hinge loss) on a webspam twin; each reduce averages the whole buffers of its in-neighbours under NOTIFY-ACK, BSP (global barrier) or ASYNC. The target is half way from the initial held-out loss to the reference optimum's (with real data: the larger of NOTIFY-ACK's and BSP's final losses); the claims compare when each reaches it and whether ASYNC does. Writes results/asap-fig9/: summary.csv, curves.csv, claims.csv, manifest.json.";
     const QUICK: &'static str = include_str!("../../configs/asap-fig9.quick.toml");
     const PAPER: &'static str = include_str!("../../configs/asap-fig9.paper.toml");
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
@@ -68,6 +69,7 @@ impl Experiment for AsapFig9 {
         let pb = progress((drivers.len() * ReduceSync::ALL.len()) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
         let mut ref_rows = Vec::new();
+        let mut target_notes: Vec<String> = Vec::new();
         for &driver in &drivers {
             let mut runs = Vec::new();
             for mode in ReduceSync::ALL {
@@ -84,10 +86,13 @@ impl Experiment for AsapFig9 {
                 get(ReduceSync::Bsp),
                 get(ReduceSync::Async),
             );
-            let final_loss = |r: &bench_core::driver::buffered::BufferedRecords| {
-                r.progress.last().map_or(f64::NAN, |p| p.loss)
-            };
-            let target = final_loss(na).max(final_loss(bsp));
+            // NOTIFY-ACK's and BSP's curves decide the target; ASYNC is asked whether it gets
+            // there at all.
+            let (target, how) =
+                comparison_target(reference.as_ref(), &[&na.progress[..], &bsp.progress[..]]);
+            if !target_notes.contains(&how) {
+                target_notes.push(how);
+            }
             for (mode, r) in &runs {
                 let last = r.progress.last();
                 summary.push(SummaryRow {
@@ -164,8 +169,9 @@ impl Experiment for AsapFig9 {
         out.csv("curves.csv", &curves)?;
         out.csv("reference.csv", &ref_rows)?;
         let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
+        notes.extend(target_notes);
         notes.push(format!(
-            "{} peers on {}, {} iterations each, SVM ({:?} loss, eta0 {}) on a webspam twin of {} features; peer 0 evaluated every {} of its iterations; target = the larger of NOTIFY-ACK's and BSP's final losses; reduces average only whole buffers (header = footer)",
+            "{} peers on {}, {} iterations each, SVM ({:?} loss, eta0 {}) on a webspam twin of {} features; peer 0 evaluated every {} of its iterations; reduces average only whole buffers (header = footer)",
             c.workers,
             topology.name(),
             c.iterations,

@@ -10,10 +10,10 @@ use bench_core::straggler::StragglerConfig;
 use bench_core::workload::Aggregation;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
-use experiments::peer_setup::{common_target, graph, run_peers, seconds_per_iteration, PeerCommon};
+use experiments::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use experiments::profiled::show;
 use experiments::runner::{run_ps, RunSettings};
-use experiments::svm_setup::{loss_span, near_optimum_claim, reference_rows};
+use experiments::svm_setup::{comparison_target, loss_span, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "hop-fig13";
@@ -103,8 +103,9 @@ impl Experiment for HopFig13 {
             seed,
         )?;
         pb.finish_and_clear();
-        let target = common_target(&[&dec, &ps]);
         let reference = c.reference(seed, data);
+        let (target, how) =
+            comparison_target(reference.as_ref(), &[&dec.progress[..], &ps.progress[..]]);
         let mut summary = Vec::new();
         let mut curves = Vec::new();
         for (name, r) in [
@@ -165,7 +166,7 @@ impl Experiment for HopFig13 {
         out.csv("curves.csv", &curves)?;
         let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
         notes.push(format!(
-            "{} workers, {} iterations each; PS: one server node plus the workers, BSP, aggregation {} ({}); decentralized: standard protocol on {} (each peer averages its in-neighbours' models), evaluated at peer 0; target = the larger final loss; CNN part n.a.",
+            "{} workers, {} iterations each; PS: one server node plus the workers, BSP, aggregation {} ({}); decentralized: standard protocol on {} (each peer averages its in-neighbours' models), evaluated at peer 0; {how}; CNN part n.a.",
             c.workers,
             c.iterations,
             cfg.ps_aggregation.label(),
