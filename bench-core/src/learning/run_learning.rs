@@ -56,7 +56,9 @@ pub trait Learning: Send + Sync {
     /// Compute actions a worker's protocol issues per iteration (row tables split a clock into
     /// read-compute steps). The drivers charge each `batch_size / computes_per_iteration`
     /// examples and draw the straggler factor once per iteration, so splitting a clock changes
-    /// when its reads happen, not how long it takes.
+    /// when its reads happen, not how long it takes. It must equal the Compute actions the run's
+    /// protocol issues per iteration (a row-table run passes the same `TableLearning` as the
+    /// protocol's `RowAccess`, which makes it so).
     fn computes_per_iteration(&self, _workers: usize) -> u64 {
         1
     }

@@ -131,14 +131,22 @@ impl Lda {
         ((self.share(workers) as f64 * self.cfg.minibatch_fraction).ceil() as usize).max(1)
     }
 
-    /// The documents worker `worker` samples at `clock`: the next `docs_per_clock` of its
-    /// share, wrapping around.
-    fn minibatch(&self, worker: usize, workers: usize, clock: u64) -> impl Iterator<Item = usize> {
+    /// Positions `part` of the mini-batch worker `worker` samples at `clock` (the next
+    /// `docs_per_clock` documents of its share, wrapping around), without walking the ones
+    /// before.
+    fn minibatch_part(
+        &self,
+        worker: usize,
+        workers: usize,
+        clock: u64,
+        part: Range<usize>,
+    ) -> impl Iterator<Item = usize> {
         let share = self.share(workers);
         let first = (worker * share).min(self.docs.len());
         let len = share.min(self.docs.len() - first);
         let n = self.docs_per_clock(workers);
-        (0..n.min(len)).map(move |b| first + (clock as usize * n + b) % len)
+        let m = n.min(len);
+        (part.start.min(m)..part.end.min(m)).map(move |b| first + (clock as usize * n + b) % len)
     }
 
     /// Documents some worker owns (the remainder of an uneven split is left out).
@@ -252,14 +260,14 @@ impl TableModel for Lda {
     }
 
     fn examples_per_clock(&self, workers: usize) -> usize {
-        self.minibatch(0, workers, 0).count()
+        // Worker 0's mini-batch (every worker's share is as long).
+        self.docs_per_clock(workers)
+            .min(self.share(workers).min(self.docs.len()))
     }
 
     fn rows(&self, worker: usize, workers: usize, clock: u64, part: Range<usize>) -> Vec<RowKey> {
         let mut rows: Vec<RowKey> = self
-            .minibatch(worker, workers, clock)
-            .skip(part.start)
-            .take(part.len())
+            .minibatch_part(worker, workers, clock, part)
             .flat_map(|d| self.docs[d].iter())
             .map(|&w| RowKey {
                 table: WORD_TOPIC_TABLE,
@@ -299,11 +307,7 @@ impl TableModel for Lda {
         // The totals row sorts last (table 1 after table 0).
         let t = (rows.len() - 1) * k;
         let mut p = vec![0.0f64; k];
-        let docs: Vec<usize> = self
-            .minibatch(worker, workers, clock)
-            .skip(part.start)
-            .take(part.len())
-            .collect();
+        let docs: Vec<usize> = self.minibatch_part(worker, workers, clock, part).collect();
         for d in docs {
             let li = d - local.first;
             for i in 0..self.docs[d].len() {

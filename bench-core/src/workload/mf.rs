@@ -113,11 +113,24 @@ impl MatrixFactorization {
         workers: usize,
         clock: u64,
     ) -> impl Iterator<Item = Rating> + '_ {
+        self.minibatch_part(worker, workers, clock, 0..self.batch_size(workers))
+    }
+
+    /// Ratings `part` (positions in the mini-batch) of [`Self::minibatch`], without walking
+    /// the ones before.
+    pub fn minibatch_part(
+        &self,
+        worker: usize,
+        workers: usize,
+        clock: u64,
+        part: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = Rating> + '_ {
         let n = self.train.len();
         let share = (n / workers.max(1)).max(1);
         let base = (worker * share) % n;
         let batch = self.batch_size(workers);
-        (0..batch).map(move |b| self.train[(base + (clock as usize * batch + b) % share) % n])
+        (part.start..part.end.min(batch))
+            .map(move |b| self.train[(base + (clock as usize * batch + b) % share) % n])
     }
 
     /// One SGD step on rating `value` of user row `l` and item row `r` (each K long):

@@ -65,9 +65,7 @@ impl TableModel for MatrixFactorization {
 
     fn rows(&self, worker: usize, workers: usize, clock: u64, part: Range<usize>) -> Vec<RowKey> {
         let mut rows: Vec<RowKey> = self
-            .minibatch(worker, workers, clock)
-            .skip(part.start)
-            .take(part.len())
+            .minibatch_part(worker, workers, clock, part.clone())
             .flat_map(|r| {
                 [
                     RowKey {
@@ -98,11 +96,7 @@ impl TableModel for MatrixFactorization {
     ) {
         let k = self.rank();
         let index = |key: RowKey| rows.binary_search(&key).expect("the step's rows");
-        for r in self
-            .minibatch(worker, workers, clock)
-            .skip(part.start)
-            .take(part.len())
-        {
+        for r in self.minibatch_part(worker, workers, clock, part.clone()) {
             let u = index(RowKey {
                 table: USER_TABLE,
                 row: r.user,

@@ -166,6 +166,11 @@ impl<M: TableModel> RowAccess for TableLearning<M> {
         self.model
             .rows(worker, self.workers, clock, self.part(step))
     }
+
+    fn clock_rows(&self, worker: usize, clock: u64) -> Vec<RowKey> {
+        let n = self.model.examples_per_clock(self.workers);
+        self.model.rows(worker, self.workers, clock, 0..n)
+    }
 }
 
 /// A worker's coalesced INCs of one clock: sorted rows and K deltas per row.

@@ -232,6 +232,7 @@ impl Experiment for PsModes {
                 &finals,
             ));
         }
+        out.csv("reference.csv", &ref_rows)?;
         for &driver in &drivers {
             claims_for(out, driver, &modes, &by_run);
         }

@@ -47,9 +47,11 @@ pub struct TableClient {
     /// The step of the current clock, and how many it has.
     step: u64,
     steps: u64,
-    /// Time blocked so far in the current clock, and its stalest read.
+    /// Time blocked so far in the current clock, its stalest read, and its reads' clock
+    /// differentials (recorded once per clock).
     wait: Nanos,
     staleness: u64,
+    differentials: BTreeMap<i64, u64>,
     /// The rows of the current step.
     needed: Vec<RowKey>,
     /// Stamp of each cached row.
@@ -80,6 +82,7 @@ impl TableClient {
             steps: 1,
             wait: 0,
             staleness: 0,
+            differentials: BTreeMap::new(),
             needed: Vec::new(),
             cache: HashMap::new(),
             views: (0..shards).map(|_| ShardView::default()).collect(),
@@ -161,12 +164,14 @@ impl TableClient {
     }
 
     fn start_compute(&mut self, wait: Nanos) {
-        let mut hist: BTreeMap<i64, u64> = BTreeMap::new();
         let mut oldest = self.clock;
         for r in &self.needed {
             let t = self.cache[r];
             oldest = oldest.min(t);
-            *hist.entry(t as i64 - 1 - self.clock as i64).or_default() += 1;
+            *self
+                .differentials
+                .entry(t as i64 - 1 - self.clock as i64)
+                .or_default() += 1;
         }
         self.staleness = self.staleness.max(self.clock - oldest.min(self.clock));
         self.wait += wait;
@@ -175,11 +180,6 @@ impl TableClient {
             worker: self.worker,
             iter: self.clock,
             complete: oldest,
-        }));
-        self.actions.push_back(Action::Record(Event::RowReads {
-            worker: self.worker,
-            clock: self.clock,
-            differentials: hist.into_iter().collect(),
         }));
         self.actions.push_back(Action::Compute { iter: self.clock });
     }
@@ -312,6 +312,13 @@ impl Protocol for TableClient {
                         msg: Message::RowInc { clock: iter },
                     });
                 }
+                self.actions.push_back(Action::Record(Event::RowReads {
+                    worker: self.worker,
+                    clock: iter,
+                    differentials: std::mem::take(&mut self.differentials)
+                        .into_iter()
+                        .collect(),
+                }));
                 self.actions
                     .push_back(Action::Record(Event::Iteration(IterationRecord {
                         worker: self.worker,

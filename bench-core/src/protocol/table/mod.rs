@@ -34,10 +34,12 @@
 //! - ESSP registers on the first read and pushes every registered row on each advance of the
 //!   shard's clock, changed or not, so a row's stamp always tells its freshness.
 //! - ASP refreshes every row of the current clock that the shard holds newer.
-//! - A shard applies INCs as they arrive (a row sent may hold in-window updates, as Bösen's
-//!   server rows do), except under bound 0 (BSP), whose window is empty: there a clock's INCs
-//!   are applied when the shard's clock passes it, so a read late in a clock sees exactly the
-//!   clocks before it.
+//! - A shard applies an INC of clock c' once c' < its clock + s, i.e. once c' lies in the
+//!   window of every worker still reading (readers are at or past the shard's clock), and holds
+//!   it back until then. A row sent may then hold best-effort in-window updates, as Bösen's
+//!   server rows do, but never one from past the window: at s = 0 (BSP, an empty window) a read
+//!   late in clock c sees exactly the clocks before c, and at s >= 1 a worker s clocks ahead
+//!   cannot leak its INCs of clock c + s to a reader at c. ASP applies on arrival.
 
 mod client;
 mod shard;

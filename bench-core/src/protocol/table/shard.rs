@@ -29,7 +29,7 @@ pub struct TableShard {
     requests: Vec<u64>,
     /// Requests waiting: (worker, clock, step).
     pending: Vec<(usize, u64, u64)>,
-    /// Bound 0: INCs `(from, clock)` held back until the shard's clock passes their clock.
+    /// INCs `(from, clock)` held back until every reader's window holds their clock.
     deferred: Vec<(NodeId, u64)>,
     actions: VecDeque<Action>,
     finished: bool,
@@ -139,23 +139,18 @@ impl TableShard {
         }
     }
 
-    fn on_inc(&mut self, from: NodeId, w: usize, clock: u64) -> Result<()> {
-        if clock != self.completed[w] || clock >= self.clocks {
-            return Err(self.violation(format!(
-                "RowInc of clock {clock} from node {from}, expected clock {} of {}",
-                self.completed[w], self.clocks
-            )));
+    /// May an INC of `clock` reach the rows now (see [`Self::on_inc`])? ASP: always.
+    fn applicable(&self, clock: u64) -> bool {
+        match self.mode {
+            TableMode::Bounded { s, .. } => clock < self.clock() + s,
+            TableMode::Async => true,
         }
-        // essp.txt §3's view at clock c holds every update of clocks <= c - s - 1 and, best
-        // effort, some of the window c - s ..= c + s - 1. Applying an INC on arrival keeps a
-        // sent row inside that window for s >= 1 (no worker runs more than s clocks ahead of
-        // the shard's clock); at s = 0 the window is empty, and a read late in a clock must not
-        // see a faster worker's INCs of that clock, so they wait for the clock to pass.
-        if matches!(self.mode, TableMode::Bounded { s: 0, .. }) {
-            self.deferred.push((from, clock));
-        } else {
-            self.actions.push_back(Action::Apply { from, clock });
-        }
+    }
+
+    /// Applies worker `w`'s (node `from`) INC of `clock`; under ESSP its rows become due to
+    /// every worker that registered them.
+    fn apply(&mut self, from: NodeId, w: usize, clock: u64) {
+        self.actions.push_back(Action::Apply { from, clock });
         if matches!(self.mode, TableMode::Bounded { eager: true, .. }) {
             // The plan's rows of a clock are the ones its INCs change.
             let mut rows = self.access.clock_rows(w, clock);
@@ -166,11 +161,36 @@ impl TableShard {
                 }
             }
         }
+    }
+
+    fn on_inc(&mut self, from: NodeId, w: usize, clock: u64) -> Result<()> {
+        if clock != self.completed[w] || clock >= self.clocks {
+            return Err(self.violation(format!(
+                "RowInc of clock {clock} from node {from}, expected clock {} of {}",
+                self.completed[w], self.clocks
+            )));
+        }
+        // essp.txt §3's view at clock c holds every update of clocks <= c - s - 1 and, best
+        // effort, some of the window c - s ..= c + s - 1. An INC is applied once every worker
+        // still reading could have it in its window (its clock < the shard's clock + s), and held
+        // back until then: at s = 0 (empty window) a read late in clock c must not see a faster
+        // worker's INCs of clock c, and at s >= 1 a worker s clocks ahead must not leak its
+        // INCs of clock c + s to a reader at c.
+        if self.applicable(clock) {
+            self.apply(from, w, clock);
+        } else {
+            self.deferred.push((from, clock));
+        }
         let before = self.clock();
         self.completed[w] += 1;
         if self.clock() > before {
+            // In arrival order, so each worker's INCs stay in clock order.
             for (from, clock) in std::mem::take(&mut self.deferred) {
-                self.actions.push_back(Action::Apply { from, clock });
+                if self.applicable(clock) {
+                    self.apply(from, from - self.shards, clock);
+                } else {
+                    self.deferred.push((from, clock));
+                }
             }
             if matches!(self.mode, TableMode::Bounded { eager: true, .. }) {
                 self.push_all();
@@ -196,7 +216,7 @@ impl TableShard {
                 self.completed[w], self.clocks
             )));
         }
-        let steps = self.access.steps(w, clock);
+        let steps = self.access.steps(w, clock).max(1);
         if step >= steps {
             return Err(self.violation(format!(
                 "row request of step {step} of clock {clock} from node {from}, whose clock has \
