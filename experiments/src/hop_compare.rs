@@ -8,7 +8,7 @@ use crate::experiment::{Experiment, NoArgs, Run};
 use crate::output::progress;
 use crate::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use crate::profiled::show;
-use crate::svm_setup::{comparison_target, loss_span, near_optimum_claim, reference_rows};
+use crate::svm_setup::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
@@ -196,13 +196,7 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                 target_notes.push(how);
             }
             let tag = driver_tag(g.name(), "/", driver, &drivers);
-            let finals: Vec<(String, f64, f64)> = runs
-                .iter()
-                .map(|(s, r)| {
-                    let (first, last) = loss_span(&r.progress);
-                    (s.label(), first, last)
-                })
-                .collect();
+            let finals = loss_spans(runs.iter().map(|(s, r)| (s.label(), &r.progress[..])));
             ref_rows.extend(reference_rows(&tag, reference.as_ref(), &finals));
             out.claim(near_optimum_claim(
                 format!("{figure}/{tag}/best-run-near-optimum"),

@@ -79,6 +79,27 @@ impl Sensitivity {
             .collect()
     }
 
+    /// The manifest's summary of [`Self::fragile`]: each claim that flips, with the settings
+    /// where it passes ("none" when every verdict holds over the grid).
+    pub fn fragile_note(&self) -> String {
+        let fragile = self.fragile();
+        if fragile.is_empty() {
+            return "none".into();
+        }
+        fragile
+            .iter()
+            .map(|(id, at)| {
+                let at = if at.is_empty() {
+                    "none".to_string()
+                } else {
+                    at.join(" | ")
+                };
+                format!("{id} (passes at: {at})")
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// Writes `sensitivity.csv` to `out`.
     ///
     /// # Errors
@@ -109,5 +130,6 @@ mod tests {
             s.fragile(),
             vec![("f/a".to_string(), vec!["jitter=0.1".to_string()])]
         );
+        assert_eq!(s.fragile_note(), "f/a (passes at: jitter=0.1)");
     }
 }

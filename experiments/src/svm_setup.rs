@@ -307,6 +307,19 @@ pub fn reference_rows(
     }
 }
 
+/// `(name, initial held-out loss, final held-out loss)` of each run (`(name, its progress)`),
+/// as [`near_optimum_claim`] and [`reference_rows`] take them.
+pub fn loss_spans<'a, N: ToString>(
+    runs: impl IntoIterator<Item = (N, &'a [ProgressRow])>,
+) -> Vec<(String, f64, f64)> {
+    runs.into_iter()
+        .map(|(name, progress)| {
+            let (first, last) = loss_span(progress);
+            (name.to_string(), first, last)
+        })
+        .collect()
+}
+
 /// The claim that the best of a figure's runs (`(name, initial held-out loss, final held-out
 /// loss)`) covered at least `1 - NEAR_OPTIMUM` of the way from its initial loss to the
 /// reference optimum's: without it a figure's comparisons could be made on curves that never

@@ -14,7 +14,7 @@ use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{graph, run_peers, PeerCommon};
 use experiments::profiled::show;
-use experiments::svm_setup::{comparison_target, loss_span, near_optimum_claim, reference_rows};
+use experiments::svm_setup::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "asap-fig6";
@@ -194,14 +194,12 @@ impl Experiment for AsapFig6 {
                     format!("bytes per iteration per out-edge {lo:.0}..{hi:.0} over every node and graph"),
                     hi <= lo * 1.01,
                 ));
-                let finals: Vec<(String, f64, f64)> = graphs
-                    .iter()
-                    .zip(&runs)
-                    .map(|(g, r)| {
-                        let (first, last) = loss_span(&r.progress);
-                        (g.name().to_string(), first, last)
-                    })
-                    .collect();
+                let finals = loss_spans(
+                    graphs
+                        .iter()
+                        .zip(&runs)
+                        .map(|(g, r)| (g.name().to_string(), &r.progress[..])),
+                );
                 ref_rows.extend(reference_rows(&tag, reference.as_ref(), &finals));
                 out.claim(near_optimum_claim(
                     format!("{FIGURE}/{tag}/best-run-near-optimum"),

@@ -9,7 +9,7 @@ use experiments::buffered_setup::{run_buffered, BufferedCommon};
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::show;
-use experiments::svm_setup::{comparison_target, loss_span, near_optimum_claim, reference_rows};
+use experiments::svm_setup::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "asap-fig9";
@@ -118,13 +118,10 @@ impl Experiment for AsapFig9 {
                 }
             }
             let tag = driver.label();
-            let finals: Vec<(String, f64, f64)> = runs
-                .iter()
-                .map(|(m, r)| {
-                    let (first, last) = loss_span(&r.progress);
-                    (m.label().to_string(), first, last)
-                })
-                .collect();
+            let finals = loss_spans(
+                runs.iter()
+                    .map(|(m, r)| (m.label().to_string(), &r.progress[..])),
+            );
             ref_rows.extend(reference_rows(tag, reference.as_ref(), &finals));
             out.claim(near_optimum_claim(
                 format!("{FIGURE}/best-run-near-optimum/{tag}"),

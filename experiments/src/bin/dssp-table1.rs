@@ -13,7 +13,7 @@ use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
 use experiments::svm_setup::SparseData;
-use experiments::svm_setup::{loss_span, near_optimum_claim, reference_rows};
+use experiments::svm_setup::{loss_spans, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "dssp-table1";
@@ -137,13 +137,7 @@ impl Experiment for DsspTable1 {
             || runs.values().map(best_of).fold(f64::NAN, f64::max),
             |r| r.test_accuracy,
         );
-        let finals: Vec<(String, f64, f64)> = runs
-            .iter()
-            .map(|(k, r)| {
-                let (first, last) = loss_span(&r.progress);
-                (k.clone(), first, last)
-            })
-            .collect();
+        let finals = loss_spans(runs.iter().map(|(k, r)| (k.clone(), &r.progress[..])));
         out.csv(
             "reference.csv",
             &reference_rows("proxy", reference.as_ref(), &finals),

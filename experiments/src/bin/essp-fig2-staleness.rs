@@ -162,9 +162,7 @@ impl Experiment for EsspFig2Staleness {
                     "sensitivity.csv (first seed, sim driver): the claims re-derived at jitter_sigma in {:?}{}; verdicts that flip over the grid: {}",
                     grid.jitter_sigma,
                     if grid.whole_clock_reads { ", each with in-clock and whole-clock reads" } else { "" },
-                    if s.fragile().is_empty() { "none".to_string() } else {
-                        s.fragile().iter().map(|(id, at)| format!("{id} (passes at: {})", if at.is_empty() { "none".to_string() } else { at.join(" | ") })).collect::<Vec<_>>().join("; ")
-                    }
+                    s.fragile_note()
                 ));
             }
         }

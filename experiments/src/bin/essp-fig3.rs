@@ -232,15 +232,7 @@ impl Experiment for EsspFig3 {
                     "sensitivity.csv (first seed, sim driver): the stability claims re-derived at large_step in {:?} x jitter_sigma in {:?}; verdicts that flip over the grid: {}",
                     MfSensitivity::grid(&grid.large_step, large_step),
                     MfSensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma),
-                    if s.fragile().is_empty() {
-                        "none".to_string()
-                    } else {
-                        s.fragile()
-                            .iter()
-                            .map(|(id, at)| format!("{id} (passes at: {})", if at.is_empty() { "none".to_string() } else { at.join(" | ") }))
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    }
+                    s.fragile_note()
                 ));
             }
         }

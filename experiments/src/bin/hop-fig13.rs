@@ -13,7 +13,7 @@ use experiments::output::progress;
 use experiments::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use experiments::profiled::show;
 use experiments::runner::{run_ps, RunSettings};
-use experiments::svm_setup::{comparison_target, loss_span, near_optimum_claim, reference_rows};
+use experiments::svm_setup::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "hop-fig13";
@@ -130,13 +130,11 @@ impl Experiment for HopFig13 {
                 });
             }
         }
-        let finals: Vec<(String, f64, f64)> = [("decentralized", &dec), ("ps-bsp", &ps)]
-            .iter()
-            .map(|(name, r)| {
-                let (first, last) = loss_span(&r.progress);
-                (name.to_string(), first, last)
-            })
-            .collect();
+        let finals = loss_spans(
+            [("decentralized", &dec), ("ps-bsp", &ps)]
+                .iter()
+                .map(|(name, r)| (name.to_string(), &r.progress[..])),
+        );
         out.csv(
             "reference.csv",
             &reference_rows("svm", reference.as_ref(), &finals),

@@ -12,7 +12,7 @@ use bench_core::workload::SvmConfig;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::runner::{run_ps, RunSettings, ThreadsSection};
 use experiments::svm_setup::SparseData;
-use experiments::svm_setup::{loss_span, near_optimum_claim, reference_rows};
+use experiments::svm_setup::{loss_spans, near_optimum_claim, reference_rows};
 use experiments::ExperimentOutput;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -217,14 +217,12 @@ impl Experiment for PsModes {
         out.csv("staleness_hist.csv", &stale)?;
         let mut ref_rows = Vec::new();
         for &driver in &drivers {
-            let finals: Vec<(String, f64, f64)> = by_run
-                .iter()
-                .filter(|((d, _), _)| d == driver.label())
-                .map(|((_, m), r)| {
-                    let (first, last) = loss_span(&r.progress);
-                    (m.clone(), first, last)
-                })
-                .collect();
+            let finals = loss_spans(
+                by_run
+                    .iter()
+                    .filter(|((d, _), _)| d == driver.label())
+                    .map(|((_, m), r)| (m.clone(), &r.progress[..])),
+            );
             ref_rows.extend(reference_rows(driver.label(), reference.as_ref(), &finals));
             out.claim(near_optimum_claim(
                 format!("ps-modes/best-run-near-optimum/{}", driver.label()),
