@@ -27,6 +27,9 @@ pub struct SensitivityRow {
     pub measured_value: String,
 }
 
+/// A grid setting: `(knob, value)` pairs.
+pub type Setting<'a> = Vec<(&'a str, String)>;
+
 /// The grid's rows, in the order they were recorded.
 #[derive(Debug, Default)]
 pub struct Sensitivity {
@@ -48,6 +51,32 @@ impl Sensitivity {
             verdict: c.verdict,
             measured_value: c.measured_value.clone(),
         }));
+    }
+
+    /// Derives the claims at every point of a grid (`(setting, is the headline, point)`), with
+    /// a progress bar named `what`; the headline point takes `headline`'s claims instead of
+    /// running again.
+    ///
+    /// # Errors
+    /// The first error of `derive`.
+    pub fn sweep<P>(
+        what: &str,
+        points: Vec<(Setting<'_>, bool, P)>,
+        headline: &[Claim],
+        mut derive: impl FnMut(&P, &[(&str, String)]) -> Result<Vec<Claim>>,
+    ) -> Result<Self> {
+        let mut out = Sensitivity::default();
+        let pb = crate::output::progress(points.len() as u64, what);
+        for (setting, is_headline, point) in &points {
+            if *is_headline {
+                out.record(setting, true, headline);
+            } else {
+                out.record(setting, false, &derive(point, setting)?);
+            }
+            pb.inc(1);
+        }
+        pb.finish_and_clear();
+        Ok(out)
     }
 
     /// The rows.

@@ -198,22 +198,22 @@ fn sensitivity(
         reads.push(Some(1));
     }
     let modes = cfg.modes()?;
-    let mut out = Sensitivity::default();
-    let pb = progress(
-        (jitters.len() * reads.len()) as u64,
-        "essp-fig2 sensitivity",
-    );
+    let mut points = Vec::new();
     for &jitter in &jitters {
         for &steps in &reads {
-            let setting = [
+            let setting = vec![
                 ("jitter_sigma", jitter.to_string()),
                 ("steps_per_clock", ClockSteps::from_config(steps)?.label()),
             ];
-            if jitter == cfg.stragglers.jitter_sigma && steps == cfg.steps_per_clock {
-                out.record(&setting, true, &headline);
-                pb.inc(1);
-                continue;
-            }
+            let is_headline = jitter == cfg.stragglers.jitter_sigma && steps == cfg.steps_per_clock;
+            points.push((setting, is_headline, (jitter, steps)));
+        }
+    }
+    Sensitivity::sweep(
+        "essp-fig2 sensitivity",
+        points,
+        &headline,
+        |&(jitter, steps), setting| {
             let mut c = cfg.clone();
             c.stragglers.jitter_sigma = jitter;
             c.steps_per_clock = steps;
@@ -225,16 +225,9 @@ fn sensitivity(
                     .with_context(|| format!("sensitivity run {} at {setting:?}", mode.label()))?;
                 profiles.insert(mode.label(), Profile::of(&rec));
             }
-            out.record(
-                &setting,
-                false,
-                &claims(DriverKind::Sim, &c.staleness, &profiles),
-            );
-            pb.inc(1);
-        }
-    }
-    pb.finish_and_clear();
-    Ok(out)
+            Ok(claims(DriverKind::Sim, &c.staleness, &profiles))
+        },
+    )
 }
 
 fn claims(driver: DriverKind, ss: &[i64], p: &BTreeMap<String, Profile>) -> Vec<Claim> {

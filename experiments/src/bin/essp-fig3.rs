@@ -299,22 +299,22 @@ fn sensitivity(
     let steps = MfSensitivity::grid(&grid.large_step, configured);
     let jitters = MfSensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma);
     let s_max = *cfg.staleness.iter().max().expect("non-empty");
-    let mut out = Sensitivity::default();
-    let pb = progress(
-        (steps.len() * jitters.len()) as u64,
-        "essp-fig3 sensitivity",
-    );
+    let mut points = Vec::new();
     for &jitter in &jitters {
         for &step in &steps {
-            let setting = [
+            let setting = vec![
                 ("large_step", step.to_string()),
                 ("jitter_sigma", jitter.to_string()),
             ];
-            if step == configured && jitter == cfg.stragglers.jitter_sigma {
-                out.record(&setting, true, &headline);
-                pb.inc(1);
-                continue;
-            }
+            let is_headline = step == configured && jitter == cfg.stragglers.jitter_sigma;
+            points.push((setting, is_headline, (step, jitter)));
+        }
+    }
+    Sensitivity::sweep(
+        "essp-fig3 sensitivity",
+        points,
+        &headline,
+        |&(step, jitter), _| {
             let mut c = cfg.clone();
             c.stragglers.jitter_sigma = jitter;
             let mut mf = c.mf;
@@ -324,14 +324,7 @@ fn sensitivity(
                 .map(|m| c.run(DriverKind::Sim, m, &tables, seed));
             let [bsp, ssp, essp] = runs;
             let (bsp, ssp, essp) = (bsp?, ssp?, essp?);
-            out.record(
-                &setting,
-                false,
-                &large_step_claims("sim", s_max, step, [&bsp, &ssp, &essp]),
-            );
-            pb.inc(1);
-        }
-    }
-    pb.finish_and_clear();
-    Ok(out)
+            Ok(large_step_claims("sim", s_max, step, [&bsp, &ssp, &essp]))
+        },
+    )
 }
