@@ -4,16 +4,22 @@
 use anyhow::bail;
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
+use bench_core::metrics::RunRecords;
 use bench_core::protocol::peer::PeerSettings;
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::StragglerConfig;
+use bench_core::topology::Topology;
 use bench_core::workload::Aggregation;
+use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use experiments::profiled::show;
 use experiments::runner::{run_ps, RunSettings};
-use experiments::svm_setup::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
+use experiments::sensitivity::{Sensitivity, Setting};
+use experiments::svm_setup::{
+    comparison_target, loss_spans, near_optimum_claim, reference_rows, Reference,
+};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "hop-fig13";
@@ -30,6 +36,41 @@ struct Config {
     #[serde(default)]
     ps_aggregation: Aggregation,
     common: PeerCommon,
+    /// The knobs the verdicts are re-derived over (sensitivity.csv; first seed).
+    #[serde(default)]
+    sensitivity: Option<Grid>,
+}
+
+/// `[sensitivity]`: modelling knobs hop.txt does not pin down for this comparison, each a list
+/// of values besides the configured one. The verdicts are re-derived at every combination.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Grid {
+    /// Parameter-server aggregations to try (`sum` moves the model N times as far per clock).
+    #[serde(default)]
+    ps_aggregation: Vec<Aggregation>,
+    /// NIC bandwidths (Gbit/s) to try, for every node alike.
+    #[serde(default)]
+    bandwidth_gbps: Vec<f64>,
+}
+
+/// What both systems run on, whatever the knobs: driver, graph, seed, data and the optimum.
+struct Setup<'a> {
+    driver: DriverKind,
+    g: &'a Topology,
+    seed: u64,
+    data: &'a DataSource,
+    reference: Option<&'a Reference>,
+}
+
+/// The two systems' runs and what the claims read from them.
+struct Comparison {
+    dec: RunRecords,
+    ps: RunRecords,
+    target: f64,
+    how: String,
+    finals: Vec<(String, f64, f64)>,
+    claims: Vec<Claim>,
 }
 
 #[derive(Serialize)]
@@ -73,39 +114,26 @@ impl Experiment for HopFig13 {
         let driver = drivers[0];
         let c = &cfg.common;
         let g = graph(&cfg.graph, c.workers, seed)?;
-        let peers = PeerSettings::standard(c.iterations);
-        peers.build(&g)?;
-        let none = StragglerConfig::default();
-        let workload = c.workload(seed, data)?;
         let out = run.out();
-        let pb = progress(2, FIGURE);
-        pb.set_message(format!("decentralized {}", g.name()));
-        let dec = run_peers(driver, c, &g, &peers, &none, &workload, seed)?;
-        pb.inc(1);
-        pb.set_message("parameter server BSP");
-        let ps = run_ps(
-            driver,
-            ProtocolSpec {
-                mode: SyncMode::bsp(),
-                workers: c.workers,
-                iterations: c.iterations,
-            },
-            &RunSettings {
-                network: c.network.clone(),
-                compute: c.compute,
-                stragglers: none.clone(),
-                eval_every: c.eval_every,
-                threads: c.threads.clone(),
-                iteration_ns: None,
-                wire_bytes: None,
-            },
-            &cfg.ps_aggregation.wrap(workload.clone()),
-            seed,
-        )?;
-        pb.finish_and_clear();
         let reference = c.reference(seed, data);
-        let (target, how) =
-            comparison_target(reference.as_ref(), &[&dec.progress[..], &ps.progress[..]]);
+        let Comparison {
+            dec,
+            ps,
+            target,
+            how,
+            finals,
+            claims,
+        } = compare(
+            cfg,
+            &Setup {
+                driver,
+                g: &g,
+                seed,
+                data,
+                reference: reference.as_ref(),
+            },
+            true,
+        )?;
         let mut summary = Vec::new();
         let mut curves = Vec::new();
         for (name, r) in [
@@ -130,36 +158,14 @@ impl Experiment for HopFig13 {
                 });
             }
         }
-        let finals = loss_spans(
-            [("decentralized", &dec), ("ps-bsp", &ps)]
-                .iter()
-                .map(|(name, r)| (name.to_string(), &r.progress[..])),
-        );
         out.csv(
             "reference.csv",
             &reference_rows("svm", reference.as_ref(), &finals),
         )?;
-        out.claim(near_optimum_claim(
-            format!("{FIGURE}/best-run-near-optimum"),
-            reference.as_ref(),
-            &finals,
-        ));
-        let (td, tp) = (dec.time_to_loss(target), ps.time_to_loss(target));
-        out.claim(
-            Claim::check(
-                format!("{FIGURE}/decentralized-before-ps"),
-                format!(
-                "decentralized training reaches loss {target:.4} before the BSP parameter server"
-            ),
-                "decentralized converges faster",
-                format!("decentralized {} s, PS BSP {} s", show(td), show(tp)),
-                matches!((td, tp), (Some(a), Some(b)) if a < b) || (td.is_some() && tp.is_none()),
-            )
-            .with_value(match (td, tp) {
-                (Some(a), Some(b)) if a > 0.0 => b / a,
-                _ => f64::NAN,
-            }),
-        );
+        let headline = claims.clone();
+        for claim in claims {
+            out.claim(claim);
+        }
         out.csv("summary.csv", &summary)?;
         out.csv("curves.csv", &curves)?;
         let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
@@ -174,9 +180,158 @@ impl Experiment for HopFig13 {
             },
             g.name()
         ));
+        if let Some(grid) = &cfg.sensitivity {
+            if run.seed == run.common.seed {
+                let setup = Setup {
+                    driver,
+                    g: &g,
+                    seed,
+                    data,
+                    reference: reference.as_ref(),
+                };
+                let s = sensitivity(cfg, grid, &headline, &setup)?;
+                s.write(run.out())?;
+                notes.push(format!(
+                    "sensitivity.csv (first seed): the claims re-derived at ps_aggregation in {:?} x bandwidth_gbps in {:?} (besides the configured {} and {}); verdicts that flip over the grid: {}",
+                    grid.ps_aggregation.iter().map(|a| a.label()).collect::<Vec<_>>(),
+                    grid.bandwidth_gbps,
+                    cfg.ps_aggregation.label(),
+                    c.network.bandwidth_gbps,
+                    s.fragile_note()
+                ));
+            }
+        }
         run.notes(notes);
         Ok(())
     }
+}
+
+/// Runs the decentralized peers and the BSP parameter server of `cfg` on graph `g` and derives
+/// the figure's claims; `show_progress` draws a progress bar (not inside a sensitivity sweep).
+///
+/// # Errors
+/// Any error of the runs.
+fn compare(cfg: &Config, setup: &Setup<'_>, show_progress: bool) -> anyhow::Result<Comparison> {
+    let Setup {
+        driver,
+        g,
+        seed,
+        data,
+        reference,
+    } = *setup;
+    let c = &cfg.common;
+    let peers = PeerSettings::standard(c.iterations);
+    peers.build(g)?;
+    let none = StragglerConfig::default();
+    let workload = c.workload(seed, data)?;
+    let pb = if show_progress {
+        progress(2, FIGURE)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    pb.set_message(format!("decentralized {}", g.name()));
+    let dec = run_peers(driver, c, g, &peers, &none, &workload, seed)?;
+    pb.inc(1);
+    pb.set_message("parameter server BSP");
+    let ps = run_ps(
+        driver,
+        ProtocolSpec {
+            mode: SyncMode::bsp(),
+            workers: c.workers,
+            iterations: c.iterations,
+        },
+        &RunSettings {
+            network: c.network.clone(),
+            compute: c.compute,
+            stragglers: none,
+            eval_every: c.eval_every,
+            threads: c.threads.clone(),
+            iteration_ns: None,
+            wire_bytes: None,
+        },
+        &cfg.ps_aggregation.wrap(workload),
+        seed,
+    )?;
+    pb.finish_and_clear();
+    let (target, how) = comparison_target(reference, &[&dec.progress[..], &ps.progress[..]]);
+    let finals = loss_spans(
+        [("decentralized", &dec), ("ps-bsp", &ps)]
+            .iter()
+            .map(|(name, r)| (name.to_string(), &r.progress[..])),
+    );
+    let mut claims = vec![near_optimum_claim(
+        format!("{FIGURE}/best-run-near-optimum"),
+        reference,
+        &finals,
+    )];
+    let (td, tp) = (dec.time_to_loss(target), ps.time_to_loss(target));
+    claims.push(
+        Claim::check(
+            format!("{FIGURE}/decentralized-before-ps"),
+            format!(
+                "decentralized training reaches loss {target:.4} before the BSP parameter server"
+            ),
+            "decentralized converges faster",
+            format!("decentralized {} s, PS BSP {} s", show(td), show(tp)),
+            matches!((td, tp), (Some(a), Some(b)) if a < b) || (td.is_some() && tp.is_none()),
+        )
+        .with_value(match (td, tp) {
+            (Some(a), Some(b)) if a > 0.0 => b / a,
+            _ => f64::NAN,
+        }),
+    );
+    Ok(Comparison {
+        dec,
+        ps,
+        target,
+        how,
+        finals,
+        claims,
+    })
+}
+
+/// The claims re-derived over `grid` (aggregation x bandwidth) on `setup`; the configured
+/// point is `headline`'s claims, not run again.
+///
+/// # Errors
+/// Any error of the runs.
+fn sensitivity(
+    cfg: &Config,
+    grid: &Grid,
+    headline: &[Claim],
+    setup: &Setup<'_>,
+) -> anyhow::Result<Sensitivity> {
+    let mut aggregations = vec![cfg.ps_aggregation];
+    aggregations.extend(
+        grid.ps_aggregation
+            .iter()
+            .filter(|a| **a != cfg.ps_aggregation),
+    );
+    let configured = cfg.common.network.bandwidth_gbps;
+    let mut bandwidths = vec![configured];
+    bandwidths.extend(grid.bandwidth_gbps.iter().filter(|b| **b != configured));
+    let mut points = Vec::new();
+    for &aggregation in &aggregations {
+        for &bandwidth in &bandwidths {
+            let setting: Setting<'_> = vec![
+                ("ps_aggregation", aggregation.label().to_string()),
+                ("bandwidth_gbps", bandwidth.to_string()),
+            ];
+            let is_headline = aggregation == cfg.ps_aggregation && bandwidth == configured;
+            points.push((setting, is_headline, (aggregation, bandwidth)));
+        }
+    }
+    Sensitivity::sweep(
+        "hop-fig13 sensitivity",
+        points,
+        headline,
+        |&(aggregation, bandwidth), _| {
+            let mut c = cfg.clone();
+            c.ps_aggregation = aggregation;
+            c.common.network.bandwidth_gbps = bandwidth;
+            Ok(compare(&c, setup, false)?.claims)
+        },
+    )
 }
 
 fn main() -> std::process::ExitCode {
