@@ -49,6 +49,11 @@ pub struct CommonArgs {
     /// scale, 5 at paper scale.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub seeds: Option<u64>,
+    /// Seeds run at once when every driver is `sim` (virtual time: each seed's bytes are those
+    /// of a run on its own). Default: the machine's cores. Runs under `threads` or `cluster`
+    /// always take one seed at a time, so that their timings are not shared with another run.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub jobs: Option<u64>,
     /// Results root; each figure writes `<out>/<figure-id>/`.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
@@ -105,6 +110,17 @@ impl CommonArgs {
             Scale::Paper => 5,
         });
         (0..n).map(|k| self.seed.wrapping_add(k)).collect()
+    }
+
+    /// How many of `seeds` seeds run at once under `drivers`: one unless every driver is the
+    /// simulator, else `--jobs` (default: the machine's cores), at most `seeds`.
+    pub fn seed_jobs(&self, drivers: &[DriverKind], seeds: usize) -> usize {
+        if drivers.iter().any(|d| *d != DriverKind::Sim) {
+            return 1;
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let jobs = self.jobs.map_or(cores, |j| j as usize);
+        jobs.clamp(1, seeds.max(1))
     }
 
     /// `--data`, or its default for the scale.
@@ -176,5 +192,43 @@ pub fn driver_tag(name: &str, sep: &str, driver: DriverKind, drivers: &[DriverKi
         format!("{name}{sep}{}", driver.label())
     } else {
         name.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        common: CommonArgs,
+    }
+
+    fn common(args: &[&str]) -> CommonArgs {
+        Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+            .unwrap()
+            .common
+    }
+
+    #[test]
+    fn only_simulator_runs_take_several_seeds_at_once() {
+        let sim = [DriverKind::Sim];
+        assert_eq!(common(&["--jobs", "4"]).seed_jobs(&sim, 3), 3);
+        assert_eq!(common(&["--jobs", "2"]).seed_jobs(&sim, 3), 2);
+        assert_eq!(common(&["--jobs", "1"]).seed_jobs(&sim, 3), 1);
+        assert_eq!(common(&["--jobs", "4"]).seed_jobs(&sim, 0), 1);
+        // Threads and cluster runs measure real time: one seed at a time, whatever --jobs says.
+        for drivers in [
+            vec![DriverKind::Threads],
+            vec![DriverKind::Sim, DriverKind::Threads],
+            vec![DriverKind::Cluster],
+        ] {
+            assert_eq!(common(&["--jobs", "4"]).seed_jobs(&drivers, 3), 1);
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(common(&[]).seed_jobs(&sim, 64), cores.min(64));
+        assert!(Cli::try_parse_from(["x", "--jobs", "0"]).is_err());
     }
 }

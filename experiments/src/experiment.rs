@@ -5,18 +5,21 @@
 //! of one seed: rows, claims and notes) by implementing [`Experiment`]; [`main`] does the rest
 //! in the same order for every binary: command line, configuration (built-in or `--config`,
 //! range-checked), validation, drivers (joining the cluster job when asked), the data source,
-//! the result directories, one run per seed (`--seeds`), and the manifest with provenance.
+//! the result directories, one run per seed (`--seeds`; simulator-only runs take several seeds
+//! at once, `--jobs`), and the manifest with provenance.
 //! An error anywhere leaves no partial results (each figure's directory is committed only at
 //! the end).
 
 use crate::cli::drivers_label;
-use crate::data_source::DataSource;
+use crate::data_source::{DataMode, DataSource};
 use crate::{CommonArgs, ExperimentOutput};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use bench_core::driver::DriverKind;
 use clap::{Args, CommandFactory, FromArgMatches};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// What is particular to one experiment binary.
 pub trait Experiment: Sized {
@@ -32,9 +35,9 @@ pub trait Experiment: Sized {
     const DEFAULT_DRIVERS: &'static [DriverKind];
 
     /// The configuration's shape (unknown keys are errors: `#[serde(deny_unknown_fields)]`).
-    type Config: Serialize + DeserializeOwned;
+    type Config: Serialize + DeserializeOwned + Sync;
     /// Flags of this binary beyond the common ones ([`NoArgs`] for most).
-    type Args: Args;
+    type Args: Args + Sync;
 
     /// The figure ids this run writes, in order. Default: the one figure named like the binary.
     fn figures(_args: &Self::Args) -> Vec<&'static str> {
@@ -157,34 +160,38 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         .map(|f| ExperimentOutput::new(&common.out, f))
         .collect::<Result<Vec<_>>>()?;
     let seeds = common.seed_list();
+    let jobs = common.seed_jobs(&drivers, seeds.len());
+    let ctx = SeedContext::<E> {
+        cfg: &cfg,
+        own,
+        common,
+        drivers: &drivers,
+        mode: data.mode(),
+        outputs: &outputs,
+        seeds: &seeds,
+    };
+    let done = if jobs <= 1 {
+        // One at a time, on this thread (threads and cluster runs: their timings are their own).
+        let mut done = Vec::new();
+        for k in 0..seeds.len() {
+            done.push(ctx.run(k)?);
+        }
+        done
+    } else {
+        ctx.run_parallel(jobs)?
+    };
     let (mut notes, mut driver_label) = (Vec::new(), None);
-    for (k, &seed) in seeds.iter().enumerate() {
-        if seeds.len() > 1 {
-            eprintln!("{}: seed {seed} ({} of {})", E::BINARY, k + 1, seeds.len());
+    for (k, seed_done) in done.into_iter().enumerate() {
+        for (out, part) in outputs.iter_mut().zip(seed_done.parts) {
+            out.absorb(seeds[k], part);
         }
-        for out in &mut outputs {
-            out.begin_seed(seed);
-        }
-        let mut run = Run::<E> {
-            cfg: &cfg,
-            args: own,
-            common,
-            seed,
-            drivers: &drivers,
-            data: &data,
-            outputs,
-            notes: Vec::new(),
-            driver_label: None,
-        };
-        E::run(&mut run).with_context(|| format!("seed {seed}"))?;
-        outputs = run.outputs;
-        for out in &mut outputs {
-            out.end_seed(seed);
+        for line in seed_done.provenance {
+            data.record(line);
         }
         // Notes and labels are the same for every seed but may name it: the first seed's stand.
         if k == 0 {
-            notes = run.notes;
-            driver_label = run.driver_label;
+            notes = seed_done.notes;
+            driver_label = seed_done.driver_label;
         }
     }
     let driver = driver_label.unwrap_or_else(|| drivers_label(&drivers));
@@ -199,4 +206,98 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// What every seed of a run shares: the checked configuration, flags, drivers, data mode and
+/// the figures' outputs (each seed writes its own part of them).
+struct SeedContext<'a, E: Experiment> {
+    cfg: &'a E::Config,
+    own: &'a E::Args,
+    common: &'a CommonArgs,
+    drivers: &'a [DriverKind],
+    mode: DataMode,
+    outputs: &'a [ExperimentOutput],
+    seeds: &'a [u64],
+}
+
+/// One finished seed: its part of each figure, its notes and driver label, and what data its
+/// workloads were built on.
+struct SeedDone {
+    parts: Vec<ExperimentOutput>,
+    notes: Vec<String>,
+    driver_label: Option<String>,
+    provenance: Vec<String>,
+}
+
+impl<E: Experiment> SeedContext<'_, E> {
+    /// Runs the `k`-th seed. Its data source is its own, so that what it records does not
+    /// depend on which seed ran first; the caller merges them in seed order.
+    fn run(&self, k: usize) -> Result<SeedDone> {
+        let seed = self.seeds[k];
+        if self.seeds.len() > 1 {
+            eprintln!(
+                "{}: seed {seed} ({} of {})",
+                E::BINARY,
+                k + 1,
+                self.seeds.len()
+            );
+        }
+        let data = DataSource::new(self.mode);
+        let mut run = Run::<E> {
+            cfg: self.cfg,
+            args: self.own,
+            common: self.common,
+            seed,
+            drivers: self.drivers,
+            data: &data,
+            outputs: self
+                .outputs
+                .iter()
+                .map(|o| o.seed_part(seed, k == 0))
+                .collect(),
+            notes: Vec::new(),
+            driver_label: None,
+        };
+        E::run(&mut run).with_context(|| format!("seed {seed}"))?;
+        Ok(SeedDone {
+            parts: run.outputs,
+            notes: run.notes,
+            driver_label: run.driver_label,
+            provenance: data.provenance(),
+        })
+    }
+
+    /// Runs every seed, `jobs` at a time on their own threads (simulator runs only: their
+    /// bytes do not depend on what else runs). After a failure no further seed starts; the
+    /// first failing seed's error (in seed order) is returned.
+    fn run_parallel(&self, jobs: usize) -> Result<Vec<SeedDone>> {
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let slots: Vec<Mutex<Option<Result<SeedDone>>>> =
+            self.seeds.iter().map(|_| Mutex::new(None)).collect();
+        std::thread::scope(|scope| {
+            for _ in 0..jobs {
+                scope.spawn(|| loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    if k >= self.seeds.len() || failed.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let r = self.run(k);
+                    if r.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                });
+            }
+        });
+        let mut done = Vec::with_capacity(slots.len());
+        for slot in slots {
+            match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                Some(r) => done.push(r?),
+                // Not started after an earlier failure: that failure was returned above.
+                None => bail!("a seed did not run"),
+            }
+        }
+        Ok(done)
+    }
 }

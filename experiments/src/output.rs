@@ -8,13 +8,15 @@ use bench_core::claims::{across_seeds, Claim, Verdict};
 use bench_core::metrics::{git_revision, hostname, Manifest, RunDir};
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Results of one figure under construction at `<out>/<figure-id>/`.
 pub struct ExperimentOutput {
     figure: String,
-    /// None on a cluster rank other than 0, which writes nothing.
-    dir: Option<RunDir>,
+    /// None on a cluster rank other than 0, which writes nothing. Shared with the seeds' parts
+    /// ([`Self::seed_part`]) while they run.
+    dir: Option<Arc<RunDir>>,
     claims: Vec<Claim>,
     /// Claims of the seeds finished so far (several-seed runs).
     seeds_done: Vec<(u64, Vec<Claim>)>,
@@ -35,10 +37,9 @@ impl ExperimentOutput {
             }
         }
         let dir = if crate::cluster_cli::is_writer() {
-            Some(
-                RunDir::create(out.join(figure))
-                    .with_context(|| format!("cannot create results for {figure}"))?,
-            )
+            Some(Arc::new(RunDir::create(out.join(figure)).with_context(
+                || format!("cannot create results for {figure}"),
+            )?))
         } else {
             None
         };
@@ -84,21 +85,28 @@ impl ExperimentOutput {
         self.claims.push(c);
     }
 
-    /// Starts seed `seed` of a several-seed run: after the first seed, files go under
-    /// `seeds/<seed>/`.
-    pub(crate) fn begin_seed(&mut self, seed: u64) {
-        self.prefix = if self.seeds_done.is_empty() {
-            String::new()
-        } else {
-            format!("seeds/{seed}/")
-        };
+    /// The part of this figure that seed `seed` writes, the `first` of the run's seeds at the
+    /// top of the directory, every other under `seeds/<seed>/`. Parts of different seeds write
+    /// different files, so they may run at once; each is handed back with [`Self::absorb`].
+    pub(crate) fn seed_part(&self, seed: u64, first: bool) -> ExperimentOutput {
+        ExperimentOutput {
+            figure: self.figure.clone(),
+            dir: self.dir.clone(),
+            claims: Vec::new(),
+            seeds_done: Vec::new(),
+            prefix: if first {
+                String::new()
+            } else {
+                format!("seeds/{seed}/")
+            },
+            started: Instant::now(),
+        }
     }
 
-    /// Ends seed `seed`: its claims are kept for the aggregate.
-    pub(crate) fn end_seed(&mut self, seed: u64) {
-        self.seeds_done
-            .push((seed, std::mem::take(&mut self.claims)));
-        self.prefix.clear();
+    /// Takes back seed `seed`'s finished part: its claims are kept for the aggregate. Parts are
+    /// absorbed in seed order, whatever order they finished in.
+    pub(crate) fn absorb(&mut self, seed: u64, part: ExperimentOutput) {
+        self.seeds_done.push((seed, part.claims));
     }
 
     /// Writes claims.csv and manifest.json (the notes followed by `data`'s provenance), then
@@ -121,6 +129,12 @@ impl ExperimentOutput {
             // A cluster rank other than 0: rank 0 writes the same results.
             return Ok(PathBuf::new());
         };
+        let dir = Arc::try_unwrap(dir).map_err(|_| {
+            anyhow::anyhow!(
+                "{}: a seed's part is still alive when the results are committed",
+                self.figure
+            )
+        })?;
         let (passed, failed) = match self.seeds_done.len() {
             // One seed (or seeds never begun): claims.csv as it always was.
             0 | 1 => {

@@ -2,7 +2,8 @@
 //! seed), and the SHA-256 of every CSV they write must match `tests/golden/sim-csv.sha256`. A
 //! refactor must leave them unchanged; a change meant to alter results updates the file (run
 //! this test with `SYNCBENCH_BLESS=1`) so that the diff shows which results moved. And a run of
-//! several seeds holds, per seed, exactly the bytes of that seed's own run.
+//! several seeds holds, per seed, exactly the bytes of that seed's own run, whether its seeds
+//! ran one at a time or two at once (`--jobs`).
 
 mod common;
 
@@ -138,7 +139,22 @@ fn several_seeds_hold_each_seeds_own_bytes() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         files(&out.join("ps-modes"))
     };
-    let three = run(&["--seed", "4", "--seeds", "3"], &root.join("three"));
+    // Two seeds at a time (sim only), and one at a time: the same bytes, every file.
+    let three = run(
+        &["--seed", "4", "--seeds", "3", "--jobs", "2"],
+        &root.join("three"),
+    );
+    let serial = run(
+        &["--seed", "4", "--seeds", "3", "--jobs", "1"],
+        &root.join("serial"),
+    );
+    assert_eq!(
+        three.keys().collect::<Vec<_>>(),
+        serial.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in &serial {
+        assert_eq!(three.get(name), Some(bytes), "--jobs 2: {name} differs");
+    }
     for (k, seed) in ["4", "5", "6"].into_iter().enumerate() {
         let alone = run(&["--seed", seed, "--seeds", "1"], &root.join(seed));
         let prefix = if k == 0 {

@@ -116,6 +116,13 @@ impl Experiment for HopFig13 {
         let g = graph(&cfg.graph, c.workers, seed)?;
         let out = run.out();
         let reference = c.reference(seed, data);
+        let setup = Setup {
+            driver,
+            g: &g,
+            seed,
+            data,
+            reference: reference.as_ref(),
+        };
         let Comparison {
             dec,
             ps,
@@ -123,17 +130,7 @@ impl Experiment for HopFig13 {
             how,
             finals,
             claims,
-        } = compare(
-            cfg,
-            &Setup {
-                driver,
-                g: &g,
-                seed,
-                data,
-                reference: reference.as_ref(),
-            },
-            true,
-        )?;
+        } = compare(cfg, &setup, true)?;
         let mut summary = Vec::new();
         let mut curves = Vec::new();
         for (name, r) in [
@@ -182,13 +179,6 @@ impl Experiment for HopFig13 {
         ));
         if let Some(grid) = &cfg.sensitivity {
             if run.seed == run.common.seed {
-                let setup = Setup {
-                    driver,
-                    g: &g,
-                    seed,
-                    data,
-                    reference: reference.as_ref(),
-                };
                 let s = sensitivity(cfg, grid, &headline, &setup)?;
                 s.write(run.out())?;
                 notes.push(format!(
