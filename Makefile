@@ -3,7 +3,7 @@
 #   make reproduce-all SCALE=paper
 #   make reproduce-all SEEDS=1    one seed per verdict (default 3 at quick scale, 5 at paper)
 #   make fig-asap-fig3            one figure (experiment + render + report)
-#   make test | make bench | make bench-libsvm | make bench-transport | make lint
+#   make test | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
 #   make soak                    that cluster smoke 100 times per transport: failures / runs
 #   make faults                  the fault matrix (results/faults/REPORT.md)
@@ -25,7 +25,7 @@ BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATA
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
 args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build reproduce-all report figures test bench bench-libsvm bench-transport cluster-smoke soak faults fuzz lint clean
+.PHONY: all build reproduce-all report figures test bench bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
 
 all: reproduce-all
 
@@ -66,6 +66,15 @@ bench:
 bench-transport: build
 	mkdir -p $(RESULTS)
 	$(BIN)/syncbench transport-bench --json $(RESULTS)/transport-bench.json --csv $(RESULTS)/transport-bench.csv
+
+# The simulator at scale (issue 19's targets): wall time, events/s and peak memory against the
+# worker count for ps-modes' SVM under SSP, the SVM on ring-based peers and control-only
+# learning, each point in a process of its own, into $(RESULTS)/bench-scale/ (figure, claims).
+# Seeds are repetitions, run one at a time. Not part of reproduce-all.
+bench-scale: build
+	$(BIN)/bench-scale $(EXP)
+	$(FIGURES) render --figure bench-scale
+	$(FIGURES) report
 
 # ps-modes and asap-fig7 as 4 processes on this machine (cluster driver, tcp), into $(RESULTS)/cluster/.
 cluster-smoke: build

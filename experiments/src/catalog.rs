@@ -2,6 +2,10 @@
 //! with the arguments that make only that figure. The Makefile reads the same file, so the
 //! figure -> binary -> make target table lives in one place.
 
+/// Experiment binaries that are benchmarks, not paper figures: outside the catalogue and
+/// `make reproduce-all` (each has its own make target, e.g. `make bench-scale`).
+pub const BENCHMARKS: &[&str] = &["bench-scale"];
+
 /// The catalogue's text, compiled in.
 pub const CATALOG: &str = include_str!("../figures.tsv");
 

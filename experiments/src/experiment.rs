@@ -33,6 +33,9 @@ pub trait Experiment: Sized {
     const PAPER: &'static str;
     /// Drivers run when `--driver` is not given.
     const DEFAULT_DRIVERS: &'static [DriverKind];
+    /// Whether simulator-only runs may take several seeds at once (`--jobs`). False for a
+    /// binary that times the simulator itself (bench-scale): its seeds must not share cores.
+    const SEEDS_IN_PARALLEL: bool = true;
 
     /// The configuration's shape (unknown keys are errors: `#[serde(deny_unknown_fields)]`).
     type Config: Serialize + DeserializeOwned + Sync;
@@ -160,7 +163,11 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         .map(|f| ExperimentOutput::new(&common.out, f))
         .collect::<Result<Vec<_>>>()?;
     let seeds = common.seed_list();
-    let jobs = common.seed_jobs(&drivers, seeds.len());
+    let jobs = if E::SEEDS_IN_PARALLEL {
+        common.seed_jobs(&drivers, seeds.len())
+    } else {
+        1
+    };
     let ctx = SeedContext::<E> {
         cfg: &cfg,
         own,

@@ -22,6 +22,7 @@ pub mod output;
 pub mod peer_setup;
 pub mod profiled;
 pub mod runner;
+pub mod scale_point;
 pub mod sensitivity;
 pub mod svm_setup;
 pub mod transport_bench;

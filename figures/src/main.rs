@@ -58,24 +58,25 @@ fn run() -> Result<()> {
     chart::register_fonts()?;
     match cli.command {
         Command::List => {
-            for f in figs::ALL {
+            for f in figs::ALL.iter().chain(figs::BENCHES) {
                 println!("{:<20} {}", f.id, f.title);
             }
         }
         Command::Render { figure } => {
             let selected: Vec<&figs::FigureDef> = match &figure {
-                Some(id) => match figs::ALL.iter().find(|f| f.id == id) {
+                Some(id) => match figs::find(id) {
                     Some(f) => vec![f],
                     None => bail!(
                         "unknown figure '{id}'; known: {}",
                         figs::ALL
                             .iter()
+                            .chain(figs::BENCHES)
                             .map(|f| f.id)
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
                 },
-                None => figs::ALL.iter().collect(),
+                None => figs::ALL.iter().chain(figs::BENCHES).collect(),
             };
             let mut rendered = 0;
             for f in selected {

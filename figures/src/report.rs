@@ -63,7 +63,11 @@ fn sensitivity(body: &mut String, path: &Path) -> Result<()> {
 pub fn write(results: &Path) -> Result<PathBuf> {
     let mut body = String::new();
     let (mut pass, mut fail, mut na, mut figures) = (0, 0, 0, 0);
-    for f in figs::ALL {
+    // Benchmarks are reported only when they ran (they are not part of reproduce-all).
+    let benches = figs::BENCHES
+        .iter()
+        .filter(|f| results.join(f.id).join("claims.csv").exists());
+    for f in figs::ALL.iter().chain(benches) {
         let dir = results.join(f.id);
         let claims_path = dir.join("claims.csv");
         if !claims_path.exists() {

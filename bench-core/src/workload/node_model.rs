@@ -9,15 +9,20 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 /// One node's model and the payloads it holds.
+///
+/// The model and the `applied` counts are reference-counted and copied on write: a snapshot
+/// sent to any number of nodes is the node's current `Arc` (no copy per message), the next
+/// change copies it only while a message or another node still holds it, and an installed
+/// snapshot is adopted rather than copied.
 #[derive(Debug)]
 pub struct NodeModel {
     /// Current local model.
-    pub model: Vec<f32>,
+    pub model: Arc<Vec<f32>>,
     /// Per worker `w`: every update of `w` with a clock below `applied[w]` is settled (applied,
     /// or discarded as late in a backup-worker run). For servers, the live count; for workers,
     /// that of the snapshot installed. Without drops or skipped clocks it is the number of
     /// updates applied.
-    pub applied: Vec<u64>,
+    pub applied: Arc<Vec<u64>>,
     /// This node's worker index (None for servers).
     me: Option<usize>,
     /// Own updates by iteration: computed and applied locally, sent or not. An entry leaves
@@ -35,8 +40,8 @@ impl NodeModel {
     /// worker index (None for a server).
     pub fn new(initial: Vec<f32>, workers: usize, me: Option<usize>) -> Self {
         NodeModel {
-            model: initial,
-            applied: vec![0; workers],
+            model: Arc::new(initial),
+            applied: Arc::new(vec![0; workers]),
             me,
             own_updates: BTreeMap::new(),
             inbox_updates: HashMap::new(),
@@ -81,7 +86,9 @@ impl NodeModel {
             }
             Action::Install { from } => {
                 if !self.install(from) {
-                    return Err(err(format!("no model payload from node {from} to install")));
+                    return Err(err(format!(
+                        "no model payload from node {from} to install (or one of another size)"
+                    )));
                 }
                 PayloadEffect::Installed
             }
@@ -99,7 +106,7 @@ impl NodeModel {
         iter: u64,
     ) {
         let u = w.update(&self.model, worker, workers, iter);
-        for (m, d) in self.model.iter_mut().zip(&u) {
+        for (m, d) in Arc::make_mut(&mut self.model).iter_mut().zip(&u) {
             *m += d;
         }
         self.own_updates.insert(iter, Arc::new(u));
@@ -117,8 +124,8 @@ impl NodeModel {
                 })
             }
             PayloadKind::Model => Some(Payload {
-                data: Arc::new(self.model.clone()),
-                applied: Arc::new(self.applied.clone()),
+                data: Arc::clone(&self.model),
+                applied: Arc::clone(&self.applied),
             }),
         }
     }
@@ -145,13 +152,18 @@ impl NodeModel {
         let Some(p) = self.inbox_updates.remove(&(from, clock)) else {
             return false;
         };
-        for (m, d) in self.model.iter_mut().zip(p.data.iter()) {
+        for (m, d) in Arc::make_mut(&mut self.model).iter_mut().zip(p.data.iter()) {
             *m += d;
         }
-        if let Some(a) = self.applied.get_mut(worker) {
-            *a = (*a).max(clock + 1);
-        }
+        self.settle(worker, clock);
         true
+    }
+
+    /// Records that `worker`'s updates below `clock + 1` are settled.
+    fn settle(&mut self, worker: usize, clock: u64) {
+        if self.applied.get(worker).is_some_and(|&a| a < clock + 1) {
+            Arc::make_mut(&mut self.applied)[worker] = clock + 1;
+        }
     }
 
     /// Drops the update received from worker `worker` (node `from`) for `clock` without
@@ -160,9 +172,7 @@ impl NodeModel {
         if self.inbox_updates.remove(&(from, clock)).is_none() {
             return false;
         }
-        if let Some(a) = self.applied.get_mut(worker) {
-            *a = (*a).max(clock + 1);
-        }
+        self.settle(worker, clock);
         true
     }
 
@@ -170,7 +180,7 @@ impl NodeModel {
     /// worker's own updates the snapshot does not hold yet (read-my-writes, as Petuum's client
     /// applies its pending oplog over rows the server pushes). The snapshot's `applied` count
     /// for this worker says which of its updates the server had applied. Returns false when no
-    /// snapshot is held.
+    /// snapshot is held or the oldest is not of this model's shape (it is then dropped).
     pub fn install(&mut self, from: NodeId) -> bool {
         let Some(p) = self
             .inbox_models
@@ -179,14 +189,21 @@ impl NodeModel {
         else {
             return false;
         };
-        self.model.copy_from_slice(&p.data);
-        self.applied.copy_from_slice(&p.applied);
+        if p.data.len() != self.model.len() || p.applied.len() != self.applied.len() {
+            return false;
+        }
+        // Adopted, not copied: the re-applied updates below copy it only while it is shared.
+        self.model = p.data;
+        self.applied = p.applied;
         if let Some(me) = self.me {
             let held = self.applied.get(me).copied().unwrap_or(0);
             self.own_updates.retain(|&c, _| c >= held);
-            for u in self.own_updates.values() {
-                for (m, d) in self.model.iter_mut().zip(u.iter()) {
-                    *m += d;
+            if !self.own_updates.is_empty() {
+                let model = Arc::make_mut(&mut self.model);
+                for u in self.own_updates.values() {
+                    for (m, d) in model.iter_mut().zip(u.iter()) {
+                        *m += d;
+                    }
                 }
             }
         }

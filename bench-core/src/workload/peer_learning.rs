@@ -47,7 +47,8 @@ impl<W: Workload + ?Sized> PeerLearning<W> {
 /// One peer's parameters, its pending update and the parameters received.
 #[derive(Debug)]
 pub struct PeerState {
-    model: Vec<f32>,
+    /// Current parameters x_k, shared (not copied) by every message that sends them.
+    model: Arc<Vec<f32>>,
     /// The update computed on x_k, applied after the Reduce of iteration k.
     pending: Option<Vec<f32>>,
     inbox: HashMap<(NodeId, u64), Arc<Vec<f32>>>,
@@ -58,7 +59,7 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
 
     fn node(&self, _node: NodeId, _role: Role, _workers: usize) -> PeerState {
         PeerState {
-            model: self.workload.initial_model(),
+            model: Arc::new(self.workload.initial_model()),
             pending: None,
             inbox: HashMap::new(),
         }
@@ -67,8 +68,7 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
     fn compute(&self, state: &mut PeerState, worker: usize, workers: usize, iter: u64) {
         let update = self.workload.update(&state.model, worker, workers, iter);
         if self.serial {
-            state
-                .model
+            Arc::make_mut(&mut state.model)
                 .iter_mut()
                 .zip(&update)
                 .for_each(|(m, u)| *m += u);
@@ -93,7 +93,7 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
                     total += w;
                     if from == node {
                         acc.iter_mut()
-                            .zip(&state.model)
+                            .zip(state.model.iter())
                             .for_each(|(a, &x)| *a += w * f64::from(x));
                     } else {
                         let x = state.inbox.remove(&(from, iter)).ok_or_else(|| {
@@ -110,9 +110,14 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
                     return Err(err("reduce with no positive weight".into()));
                 }
                 let update = state.pending.take().unwrap_or_default();
-                for (j, m) in state.model.iter_mut().enumerate() {
-                    *m = (acc[j] / total) as f32 + update.get(j).copied().unwrap_or(0.0);
-                }
+                // A new vector, not an in-place write: the old one may still be on its way to
+                // the out-neighbours (messages share it), and is freed when they are done.
+                state.model = Arc::new(
+                    acc.iter()
+                        .enumerate()
+                        .map(|(j, a)| (a / total) as f32 + update.get(j).copied().unwrap_or(0.0))
+                        .collect(),
+                );
                 Ok(Some(PayloadEffect::Applied))
             }
             Action::Discard { from, clock } => {
@@ -126,7 +131,7 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
     fn outgoing(&self, state: &mut PeerState, _to: NodeId, msg: &Message) -> Option<Payload> {
         match msg {
             Message::Update { .. } => Some(Payload {
-                data: Arc::new(state.model.clone()),
+                data: Arc::clone(&state.model),
                 applied: Arc::new(Vec::new()),
             }),
             _ => None,

@@ -3,6 +3,7 @@
 mod asap_buffers;
 mod asap_gaps;
 mod async_figs;
+mod bench_scale;
 mod dssp_table;
 mod essp_staleness;
 mod hop_gaps;
@@ -216,6 +217,20 @@ pub const ALL: &[FigureDef] = &[
         render: ps_modes::render,
     },
 ];
+
+/// Benchmarks drawn like figures when their results exist (`make bench-scale`): not in the
+/// catalogue nor in `make reproduce-all`, and reported only when run.
+pub const BENCHES: &[FigureDef] = &[FigureDef {
+    id: "bench-scale",
+    title: "Simulator scale: wall time, cost per worker-clock and peak memory vs workers",
+    paper: "issue 19's targets: SVM SSP 1,024 workers x 1,000 clocks <= 30 s and <= 2 GiB, exponent <= 1.05; control-only 10,000 x 100 <= 30 s",
+    render: bench_scale::render,
+}];
+
+/// A figure or benchmark by id.
+pub fn find(id: &str) -> Option<&'static FigureDef> {
+    ALL.iter().chain(BENCHES).find(|f| f.id == id)
+}
 
 #[cfg(test)]
 mod tests {

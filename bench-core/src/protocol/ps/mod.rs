@@ -16,6 +16,7 @@
 //!
 //! Each mode is one file under [`modes`]: label, parser, bound, policies and row-table form.
 
+mod completed;
 pub mod dssp;
 pub mod modes;
 mod policy;

@@ -1,5 +1,6 @@
 //! The parameter-server node.
 
+use super::completed::CompletedClocks;
 use super::dssp::Decision;
 use super::policy::ReleasePolicy;
 use crate::error::{CoreError, Result};
@@ -12,7 +13,7 @@ pub struct PsServer {
     node: NodeId,
     /// `completed[w]`: the clock worker `w`'s next update must have at least (updates of its
     /// clocks `0..completed[w]` were received; with backup workers, some skipped).
-    completed: Vec<u64>,
+    completed: CompletedClocks,
     /// Backup workers: updates accepted per clock not yet complete.
     accepted: std::collections::BTreeMap<u64, usize>,
     /// Backup workers: clocks completed with enough updates.
@@ -31,7 +32,7 @@ impl PsServer {
     pub fn new(node: NodeId, workers: usize, iterations: u64, policy: ReleasePolicy) -> Self {
         PsServer {
             node,
-            completed: vec![0; workers],
+            completed: CompletedClocks::new(workers),
             accepted: Default::default(),
             backup_complete: 0,
             iterations,
@@ -47,7 +48,7 @@ impl PsServer {
     pub fn complete(&self) -> u64 {
         match self.policy {
             ReleasePolicy::Backup { .. } => self.backup_complete,
-            _ => self.completed.iter().copied().min().unwrap_or(0),
+            _ => self.completed.min(),
         }
     }
 
@@ -84,13 +85,13 @@ impl PsServer {
         clock: u64,
         needed: usize,
     ) -> Result<()> {
-        if clock < self.completed[w] {
+        if clock < self.completed.get(w) {
             return Err(self.violation(format!(
                 "update of clock {clock} from node {from} after its clock {}",
-                self.completed[w] - 1
+                self.completed.get(w) - 1
             )));
         }
-        self.completed[w] = clock + 1;
+        self.completed.set(w, clock + 1);
         if clock < self.backup_complete {
             self.actions.push_back(Action::Discard { from, clock });
             return Ok(());
@@ -135,10 +136,10 @@ impl PsServer {
         if let ReleasePolicy::Backup { needed } = self.policy {
             return self.on_backup_update(from, w, clock, needed);
         }
-        if clock != self.completed[w] {
+        if clock != self.completed.get(w) {
             return Err(self.violation(format!(
                 "update of clock {clock} from node {from}, expected clock {}",
-                self.completed[w]
+                self.completed.get(w)
             )));
         }
         if clock >= self.iterations {
@@ -149,7 +150,7 @@ impl PsServer {
         }
         self.actions.push_back(Action::Apply { from, clock });
         let before = self.complete();
-        self.completed[w] += 1;
+        self.completed.set(w, clock + 1);
         if let ReleasePolicy::Dssp(c) = &mut self.policy {
             c.record_push(w, now);
         }
@@ -165,9 +166,13 @@ impl PsServer {
                     self.pending.push((to, c));
                 }
             }
-            for wi in 0..self.completed.len() {
+            let mut still_pending = vec![false; self.completed.len()];
+            for &(to, _) in &self.pending {
+                still_pending[to - self.node - 1] = true;
+            }
+            for (wi, &waits) in still_pending.iter().enumerate() {
                 let to = self.node + 1 + wi;
-                if self.completed[wi] < self.iterations || self.pending.iter().any(|p| p.0 == to) {
+                if self.completed.get(wi) < self.iterations || waits {
                     self.reply(to);
                 }
             }
@@ -182,7 +187,7 @@ impl PsServer {
                 }
             }
         }
-        if self.completed.iter().all(|&c| c == self.iterations) {
+        if self.completed.all_at(self.iterations) {
             self.finished = true;
             self.actions.push_back(Action::Finished);
         }
@@ -192,7 +197,7 @@ impl PsServer {
     fn on_read(&mut self, from: NodeId, w: usize, clock: u64) {
         let ok = match &mut self.policy {
             ReleasePolicy::Dssp(c) => {
-                if clock != self.completed[w] {
+                if clock != self.completed.get(w) {
                     // DSSP workers ask right after pushing clock - 1.
                     false
                 } else {
@@ -251,7 +256,7 @@ impl Protocol for PsServer {
     fn waiting_on(&self) -> String {
         format!(
             "server: completed clocks per worker {:?}, {} reads pending",
-            self.completed,
+            self.completed.as_slice(),
             self.pending.len()
         )
     }

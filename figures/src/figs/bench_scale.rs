@@ -1,0 +1,63 @@
+//! bench-scale: the simulator's wall time, cost per worker-clock and peak memory against the
+//! worker count, one series per case (log-log: both axes are log10).
+
+use crate::chart::{Drawing, Panel, Series};
+use crate::table::Table;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub fn render(dir: &Path) -> Result<Drawing> {
+    let t = Table::read(&dir.join("scale.csv"))?;
+    // (case label, panel) -> points
+    let mut by: [BTreeMap<String, Vec<(f64, f64)>>; 3] = Default::default();
+    for i in 0..t.len() {
+        let label = format!("{} ({} clocks)", t.str(i, "case")?, t.num(i, "clocks")?);
+        let x = t.num(i, "workers")?.log10();
+        let ys = [
+            t.num(i, "wall_s")?.log10(),
+            t.num(i, "us_per_worker_clock")?,
+            t.num(i, "peak_mib")?,
+        ];
+        for (k, y) in ys.into_iter().enumerate() {
+            if y.is_finite() {
+                by[k].entry(label.clone()).or_default().push((x, y));
+            }
+        }
+    }
+    let [wall, per, peak] = by;
+    let series = |m: BTreeMap<String, Vec<(f64, f64)>>| {
+        m.into_iter()
+            .map(|(label, points)| Series {
+                label,
+                points,
+                markers_only: false,
+                band: Vec::new(),
+            })
+            .collect()
+    };
+    let x_label = "log10 workers".to_string();
+    Ok(Drawing {
+        panels: vec![
+            Panel::Lines {
+                title: "Simulation wall time (slope 1: linear in the workers)".into(),
+                x_label: x_label.clone(),
+                y_label: "log10 wall time (s)".into(),
+                series: series(wall),
+            },
+            Panel::Lines {
+                title: "Wall time per worker-clock".into(),
+                x_label: x_label.clone(),
+                y_label: "microseconds".into(),
+                series: series(per),
+            },
+            Panel::Lines {
+                title: "Peak memory of the point's process".into(),
+                x_label,
+                y_label: "MiB".into(),
+                series: series(peak),
+            },
+        ],
+        cols: 3,
+    })
+}
