@@ -172,7 +172,7 @@ pub fn run<E: Experiment<Config = CdsConfig>>(
     let (sync_l, async_l) = (variant_label(method, true), variant_label(method, false));
     let pb = progress(
         (drivers.len() * cfg.datasets.len() * cfg.delays.len() * 2) as u64,
-        conv_fig,
+        &format!("{conv_fig} seed {seed}"),
     );
     let mut notes = vec![format!(
         "{} workers; worker {} delayed by each of {:?} of its task time; {sync_l}: BSP barrier, one step per round; {async_l}: barrier '{}', one step per result with step / {}",

@@ -128,10 +128,10 @@ impl<E: Experiment> Run<'_, E> {
         self.driver_label = Some(label.into());
     }
 
-    /// A progress bar of `len` steps named after the binary (hidden when stderr is not a
-    /// terminal).
+    /// A progress bar of `len` steps named after the binary and the seed (hidden when stderr
+    /// is not a terminal).
     pub fn progress(&self, len: u64) -> indicatif::ProgressBar {
-        crate::output::progress(len, E::BINARY)
+        crate::output::progress(len, &format!("{} seed {}", E::BINARY, self.seed))
     }
 }
 

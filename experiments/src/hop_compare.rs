@@ -173,7 +173,7 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
     let figure = out.figure().to_string();
     let pb = progress(
         (drivers.len() * graphs.len() * (1 + compared.len())) as u64,
-        &figure,
+        &format!("{figure} seed {seed}"),
     );
     let (mut summary, mut curves) = (Vec::new(), Vec::new());
     for &driver in &drivers {

@@ -202,14 +202,21 @@ fn count(verdicts: impl Iterator<Item = Verdict>) -> (usize, usize) {
     })
 }
 
-/// A progress bar on stderr, hidden when stderr is not a terminal.
+/// A progress bar on stderr with elapsed time and an estimate of what is left, hidden when
+/// stderr is not a terminal. Bars of seeds running at once (`--jobs`) share one display, one
+/// line each.
 pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
-    let pb = indicatif::ProgressBar::new(len);
+    static BARS: std::sync::OnceLock<indicatif::MultiProgress> = std::sync::OnceLock::new();
+    let pb = BARS
+        .get_or_init(indicatif::MultiProgress::new)
+        .add(indicatif::ProgressBar::new(len));
     pb.set_style(
-        indicatif::ProgressStyle::with_template("{msg:>24} [{bar:30}] {pos}/{len} {elapsed}")
-            .expect("valid template")
-            .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template(
+            "{prefix:>24} {msg:<20} [{bar:30}] {pos}/{len} {elapsed} (about {eta} left)",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
     );
-    pb.set_message(what.to_string());
+    pb.set_prefix(what.to_string());
     pb
 }

@@ -153,7 +153,10 @@ impl Experiment for HopFig20To21 {
             }
         }
         let none = StragglerConfig::default();
-        let pb = progress((drivers.len() * graphs.len()) as u64, FIGURE);
+        let pb = progress(
+            (drivers.len() * graphs.len()) as u64,
+            &format!("{FIGURE} seed {}", seed),
+        );
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
         for &driver in &drivers {
             let mut runs = Vec::new();
