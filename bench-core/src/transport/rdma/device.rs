@@ -1,15 +1,19 @@
-//! An opened RDMA device: its context, protection domain and port 1's addressing.
+//! An opened RDMA device: its context, protection domain and one port's addressing (the port,
+//! its state, link layer, GID and MTU, chosen and checked by [`super::addressing`]).
 
+use super::addressing::{self, GidEntry, LINK_ETHERNET};
 use super::err;
 use crate::error::Result;
 use ibverbs_sys as ffi;
 use std::sync::Arc;
 
-/// An opened RDMA device: context, protection domain, port 1 and its addressing.
+/// An opened RDMA device: context, protection domain, one port and its addressing.
 pub struct RdmaDevice {
     ctx: *mut ffi::ibv_context,
     pd: *mut ffi::ibv_pd,
     name: String,
+    port: u8,
+    link_layer: u8,
     lid: u16,
     gid: [u8; 16],
     gid_index: u8,
@@ -26,8 +30,8 @@ impl std::fmt::Debug for RdmaDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "RdmaDevice({}, lid {}, gid index {})",
-            self.name, self.lid, self.gid_index
+            "RdmaDevice({} port {}, lid {}, gid index {})",
+            self.name, self.port, self.lid, self.gid_index
         )
     }
 }
@@ -49,11 +53,14 @@ impl RdmaDevice {
             .collect())
     }
 
-    /// Opens `name` (else `$SYNCBENCH_RDMA_DEVICE`, else the first device), port 1.
+    /// Opens `name` (else `$SYNCBENCH_RDMA_DEVICE`, else the first device), on port
+    /// `$SYNCBENCH_RDMA_PORT` (else 1), which must be ACTIVE (and on InfiniBand have a LID);
+    /// the GID index is `$SYNCBENCH_RDMA_GID`, else chosen from the port's GID table
+    /// ([`addressing::choose_gid`]: on RoCE the IPv4-mapped RoCE v2 entry).
     ///
     /// # Errors
-    /// [`CoreError::Transport`] when there is no device, none of that name, or the device
-    /// cannot be opened or queried.
+    /// [`CoreError::Transport`] when there is no device, none of that name, the device cannot
+    /// be opened or queried, or the port cannot carry traffic.
     pub fn open(name: Option<&str>) -> Result<Arc<Self>> {
         let wanted = name
             .map(str::to_string)
@@ -71,19 +78,25 @@ impl RdmaDevice {
             })?,
             None => 0,
         };
-        let gid_index: u8 = match std::env::var("SYNCBENCH_RDMA_GID") {
-            Ok(g) => g
-                .trim()
-                .parse()
-                .map_err(|_| err(format!("SYNCBENCH_RDMA_GID={g:?} is not a GID index")))?,
-            Err(_) => 0,
+        let explicit_gid: Option<u8> = match std::env::var("SYNCBENCH_RDMA_GID") {
+            Ok(g) => Some(
+                g.trim()
+                    .parse()
+                    .map_err(|_| err(format!("SYNCBENCH_RDMA_GID={g:?} is not a GID index")))?,
+            ),
+            Err(_) => None,
         };
+        let port_num =
+            addressing::port_number(std::env::var("SYNCBENCH_RDMA_PORT").ok().as_deref())?;
         // SAFETY: plain verbs calls; every pointer is checked before use and freed in Drop (or
         // here on failure).
         unsafe {
             let mut n = 0;
             let list = ffi::ibv_get_device_list(&mut n);
             if list.is_null() || index >= n as usize {
+                if !list.is_null() {
+                    ffi::ibv_free_device_list(list);
+                }
                 return Err(err("the device list changed while opening"));
             }
             let ctx = ffi::ibv_open_device(*list.add(index));
@@ -98,15 +111,50 @@ impl RdmaDevice {
             let mut port: ffi::ibv_port_attr = Default::default();
             if ffi::ibv_query_port(
                 ctx,
-                1,
+                port_num,
                 &mut port as *mut ffi::ibv_port_attr as *mut ffi::_compat_ibv_port_attr,
             ) != 0
             {
                 ffi::ibv_close_device(ctx);
-                return Err(err(format!("cannot query port 1 of {}", names[index])));
+                return Err(err(format!(
+                    "cannot query port {port_num} of {} (SYNCBENCH_RDMA_PORT; `ibv_devinfo -d {}` lists its ports)",
+                    names[index], names[index]
+                )));
             }
+            if let Err(e) = addressing::check_port(
+                &names[index],
+                port_num,
+                port.state,
+                port.link_layer,
+                port.lid,
+            ) {
+                ffi::ibv_close_device(ctx);
+                return Err(e);
+            }
+            let table: Vec<GidEntry> = if explicit_gid.is_none() && port.link_layer == LINK_ETHERNET
+            {
+                (0..port.gid_tbl_len.clamp(0, 256))
+                    .filter_map(|i| {
+                        let mut g: ffi::ibv_gid = Default::default();
+                        (ffi::ibv_query_gid(ctx, port_num, i, &mut g) == 0).then(|| GidEntry {
+                            index: i as u8,
+                            gid: g.raw,
+                            roce_v2: roce_v2(&names[index], port_num, i),
+                        })
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let gid_index = match addressing::choose_gid(explicit_gid, port.link_layer, &table) {
+                Ok(i) => i,
+                Err(e) => {
+                    ffi::ibv_close_device(ctx);
+                    return Err(e);
+                }
+            };
             let mut gid: ffi::ibv_gid = Default::default();
-            if ffi::ibv_query_gid(ctx, 1, gid_index as i32, &mut gid) != 0 {
+            if ffi::ibv_query_gid(ctx, port_num, gid_index as i32, &mut gid) != 0 {
                 ffi::ibv_close_device(ctx);
                 return Err(err(format!(
                     "cannot read GID {gid_index} of {}",
@@ -125,6 +173,8 @@ impl RdmaDevice {
                 ctx,
                 pd,
                 name: names[index].clone(),
+                port: port_num,
+                link_layer: port.link_layer,
                 lid: port.lid,
                 gid: gid.raw,
                 gid_index,
@@ -148,9 +198,19 @@ impl RdmaDevice {
         &self.name
     }
 
-    /// Port 1's LID (0 on RoCE, where addressing is by GID).
+    /// The port's LID (0 on RoCE, where addressing is by GID).
     pub(super) fn lid(&self) -> u16 {
         self.lid
+    }
+
+    /// The port queue pairs use.
+    pub(super) fn port(&self) -> u8 {
+        self.port
+    }
+
+    /// Whether the port is Ethernet (RoCE: every packet carries a global route header).
+    pub(super) fn is_ethernet(&self) -> bool {
+        self.link_layer == LINK_ETHERNET
     }
 
     /// The GID this process uses, and its index.
@@ -158,7 +218,7 @@ impl RdmaDevice {
         (self.gid, self.gid_index)
     }
 
-    /// The path MTU queue pairs use (port 1's active MTU, at most 4096).
+    /// The port's active MTU (at most 4096); a connection uses the smaller of both ends'.
     pub(super) fn mtu(&self) -> ffi::ibv_mtu {
         self.mtu
     }
@@ -174,4 +234,13 @@ impl Drop for RdmaDevice {
             ffi::ibv_close_device(self.ctx);
         }
     }
+}
+
+/// Whether GID `index` of `port` of `device` is RoCE v2, from sysfs (`gid_attrs/types`; verbs
+/// before rdma-core's ibv_query_gid_ex do not say). False where sysfs does not tell.
+fn roce_v2(device: &str, port: u8, index: i32) -> bool {
+    std::fs::read_to_string(format!(
+        "/sys/class/infiniband/{device}/ports/{port}/gid_attrs/types/{index}"
+    ))
+    .is_ok_and(|t| t.to_ascii_lowercase().contains("v2"))
 }

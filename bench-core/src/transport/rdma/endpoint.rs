@@ -43,8 +43,12 @@ pub struct RegionEntry {
 pub struct RdmaAddress {
     lid: u16,
     gid: [u8; 16],
+    /// The port's active MTU (verbs enum value): each connection uses the smaller end's.
+    mtu: u32,
     /// Queue pair number this node made for each peer.
     qpn: HashMap<NodeId, u32>,
+    /// Initial send PSN of each of those queue pairs.
+    psn: HashMap<NodeId, u32>,
     /// The receive region: address, key and per-sender layout.
     addr: u64,
     rkey: u32,
@@ -151,6 +155,7 @@ impl RdmaEndpoint {
         all.sort_unstable();
         all.dedup();
         let mut qpn = HashMap::new();
+        let mut psn = HashMap::new();
         let mut peers = HashMap::new();
         for peer in all {
             let cap = remote.get(&peer).map_or(1, |s| s.capacity);
@@ -164,13 +169,16 @@ impl RdmaEndpoint {
             let qp = PreparedQp::create(&dev, &send_cq, &recv_cq, QUEUE as u32)
                 .map_err(|e| err(format!("node {node}: queue pair for node {peer}: {e}")))?;
             qpn.insert(peer, qp.number());
+            psn.insert(peer, qp.psn());
             peers.insert(peer, (qp, staging));
         }
         let (gid, _) = dev.gid();
         let address = RdmaAddress {
             lid: dev.lid(),
             gid,
+            mtu: dev.mtu(),
             qpn,
+            psn,
             addr: region.addr(),
             rkey: region.rkey(),
             region: layout.clone(),
@@ -221,10 +229,16 @@ impl PreparedEndpoint {
                 .qpn
                 .get(&node)
                 .ok_or_else(|| err(format!("node {peer} made no queue pair for node {node}")))?;
+            let psn = *theirs
+                .psn
+                .get(&node)
+                .ok_or_else(|| err(format!("node {peer} published no PSN for node {node}")))?;
             let remote = RemoteQp {
                 lid: theirs.lid,
                 gid: theirs.gid,
                 qpn: dest,
+                psn,
+                mtu: theirs.mtu,
             };
             let qp = qp.connect(
                 &self.dev,

@@ -11,8 +11,9 @@
 //! post one receive request per queue entry and repost after consuming it, so a sender can
 //! never overrun a queue: the hardware holds it back (receiver-not-ready retries).
 //!
-//! Devices: `SYNCBENCH_RDMA_DEVICE` names one (else the first), `SYNCBENCH_RDMA_GID` the GID
-//! index (default 0; RoCE v2 usually needs the index of the IPv4-mapped GID). With no device,
+//! Devices: `SYNCBENCH_RDMA_DEVICE` names one (else the first), `SYNCBENCH_RDMA_PORT` the port
+//! (else 1; it must be ACTIVE), `SYNCBENCH_RDMA_GID` the GID index (else, on RoCE, the
+//! IPv4-mapped RoCE v2 entry of the port's table; 0 on InfiniBand). With no device,
 //! [`RdmaDevice::open`] returns a [`CoreError::Transport`] saying so; nothing panics.
 //!
 //! The `ibverbs` crate lists devices; its `-sys` layer (same project) provides the verbs that
@@ -24,6 +25,7 @@
 //! (completion queues), [`queue_pair`] (an RC queue pair, typed by state: prepared, then
 //! connected), and [`endpoint`] (the ring transport built from them: prepared, then connected).
 
+mod addressing;
 mod completion;
 mod device;
 mod endpoint;

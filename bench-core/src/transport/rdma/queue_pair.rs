@@ -2,6 +2,7 @@
 //! publish) becomes a [`ConnectedQp`] (INIT -> RTR -> RTS towards one remote queue pair) by
 //! [`PreparedQp::connect`], which consumes it; only a connected queue pair can post work.
 
+use super::addressing;
 use super::completion::CompletionQueue;
 use super::{err, RdmaDevice};
 use crate::error::Result;
@@ -43,11 +44,17 @@ pub(super) struct RemoteQp {
     pub gid: [u8; 16],
     /// The remote queue pair's number.
     pub qpn: u32,
+    /// The remote queue pair's initial send PSN (our receive PSN).
+    pub psn: u32,
+    /// The remote port's active MTU (verbs enum value).
+    pub mtu: u32,
 }
 
 /// A queue pair created and not yet connected.
 pub(super) struct PreparedQp {
     handle: QpHandle,
+    /// Initial send PSN, random ([`addressing::initial_psn`]), published with the number.
+    psn: u32,
 }
 
 impl PreparedQp {
@@ -90,7 +97,13 @@ impl PreparedQp {
                 _recv_cq: recv_cq.clone(),
                 _dev: dev.clone(),
             },
+            psn: addressing::initial_psn(rand::random()),
         })
+    }
+
+    /// The initial send PSN peers must expect from this queue pair.
+    pub fn psn(&self) -> u32 {
+        self.psn
     }
 
     /// The number peers address this queue pair by.
@@ -112,7 +125,7 @@ impl PreparedQp {
         let mut a = ffi::ibv_qp_attr {
             qp_state: ffi::ibv_qp_state::IBV_QPS_INIT,
             pkey_index: 0,
-            port_num: 1,
+            port_num: dev.port(),
             qp_access_flags: (ffi::ibv_access_flags::IBV_ACCESS_LOCAL_WRITE
                 | ffi::ibv_access_flags::IBV_ACCESS_REMOTE_WRITE)
                 .0,
@@ -121,22 +134,29 @@ impl PreparedQp {
         let mask = M::IBV_QP_STATE | M::IBV_QP_PKEY_INDEX | M::IBV_QP_PORT | M::IBV_QP_ACCESS_FLAGS;
         // SAFETY (this and the two calls below): the queue pair is valid; `a` is initialised
         // and carries every attribute its mask names.
-        if unsafe { ffi::ibv_modify_qp(qp, &mut a, mask.0 as i32) } != 0 {
-            return Err(err(format!("{what} refused INIT")));
+        // ibv_modify_qp returns the error number itself (errno is not set).
+        let rc = unsafe { ffi::ibv_modify_qp(qp, &mut a, mask.0 as i32) };
+        if rc != 0 {
+            return Err(err(format!(
+                "{what} refused INIT on port {}: {}",
+                dev.port(),
+                std::io::Error::from_raw_os_error(rc)
+            )));
         }
         let mut a = ffi::ibv_qp_attr {
             qp_state: ffi::ibv_qp_state::IBV_QPS_RTR,
-            path_mtu: dev.mtu(),
+            path_mtu: addressing::path_mtu(dev.mtu(), remote.mtu),
             dest_qp_num: remote.qpn,
-            rq_psn: 0,
+            rq_psn: remote.psn,
             max_dest_rd_atomic: 1,
-            min_rnr_timer: 1,
+            // 12 (0.64 ms), as rc_pingpong and perftest use.
+            min_rnr_timer: 12,
             ..Default::default()
         };
         a.ah_attr.dlid = remote.lid;
-        a.ah_attr.port_num = 1;
-        if remote.lid == 0 {
-            // RoCE: routed by GID.
+        a.ah_attr.port_num = dev.port();
+        if dev.is_ethernet() || remote.lid == 0 {
+            // RoCE (decided by the local port's link layer): routed by GID.
             let (_, gid_index) = dev.gid();
             a.ah_attr.is_global = 1;
             a.ah_attr.grh.dgid.raw = remote.gid;
@@ -150,10 +170,13 @@ impl PreparedQp {
             | M::IBV_QP_RQ_PSN
             | M::IBV_QP_MAX_DEST_RD_ATOMIC
             | M::IBV_QP_MIN_RNR_TIMER;
-        if unsafe { ffi::ibv_modify_qp(qp, &mut a, mask.0 as i32) } != 0 {
+        let rc = unsafe { ffi::ibv_modify_qp(qp, &mut a, mask.0 as i32) };
+        if rc != 0 {
             return Err(err(format!(
-                "{what} refused ready-to-receive: {}",
-                std::io::Error::last_os_error()
+                "{what} refused ready-to-receive: {} (path MTU {}, GID index {}: check SYNCBENCH_RDMA_GID and that both ends are on the same network)",
+                std::io::Error::from_raw_os_error(rc),
+                addressing::path_mtu(dev.mtu(), remote.mtu),
+                dev.gid().1
             )));
         }
         // rnr_retry 7: retry forever while the receiver has no receive request posted, which
@@ -163,7 +186,7 @@ impl PreparedQp {
             timeout: 14,
             retry_cnt: 7,
             rnr_retry: 7,
-            sq_psn: 0,
+            sq_psn: self.psn,
             max_rd_atomic: 1,
             ..Default::default()
         };
@@ -173,8 +196,12 @@ impl PreparedQp {
             | M::IBV_QP_RNR_RETRY
             | M::IBV_QP_SQ_PSN
             | M::IBV_QP_MAX_QP_RD_ATOMIC;
-        if unsafe { ffi::ibv_modify_qp(qp, &mut a, mask.0 as i32) } != 0 {
-            return Err(err(format!("{what} refused ready-to-send")));
+        let rc = unsafe { ffi::ibv_modify_qp(qp, &mut a, mask.0 as i32) };
+        if rc != 0 {
+            return Err(err(format!(
+                "{what} refused ready-to-send: {}",
+                std::io::Error::from_raw_os_error(rc)
+            )));
         }
         Ok(ConnectedQp {
             handle: self.handle,
