@@ -6,12 +6,54 @@ use crate::error::Result;
 use crate::transport::aligned::{AlignedWords, PAGE};
 use ibverbs_sys as ffi;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// Bytes this process has registered (pinned) and not yet deregistered.
+static PINNED: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes this process has pinned through registrations now.
+pub fn pinned_bytes() -> u64 {
+    PINNED.load(Ordering::Relaxed)
+}
+
+/// Checks that pinning `more` bytes beside `pinned` stays within the locked-memory limit
+/// (`limit`; None: unlimited, or a process that may lock any amount).
+///
+/// # Errors
+/// Above the limit: how much, and how to raise it.
+fn check_memlock(limit: Option<u64>, pinned: u64, more: u64) -> Result<()> {
+    match limit {
+        Some(l) if pinned + more > l => Err(err(format!(
+            "registering {more} bytes would pin {} bytes in all, above this process's locked-memory limit of {l} bytes (`ulimit -l`): raise it (`ulimit -l unlimited`, or memlock in /etc/security/limits.conf; containers: --ulimit memlock=-1)",
+            pinned + more
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// RLIMIT_MEMLOCK's soft limit, None when unlimited or when this process runs as root (which
+/// may lock beyond it).
+fn memlock_limit() -> Option<u64> {
+    // SAFETY: plain libc calls filling a local struct.
+    unsafe {
+        if libc::geteuid() == 0 {
+            return None;
+        }
+        let mut r: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut r) != 0 || r.rlim_cur == libc::RLIM_INFINITY {
+            return None;
+        }
+        Some(r.rlim_cur)
+    }
+}
 
 /// A registered, page-aligned buffer of words.
 pub(super) struct MemoryRegion {
     mr: NonNull<ffi::ibv_mr>,
     words: AlignedWords,
+    /// Bytes registered (whole pages).
+    bytes: u64,
     _dev: Arc<RdmaDevice>,
 }
 
@@ -27,6 +69,8 @@ impl MemoryRegion {
     /// [`crate::error::CoreError::Transport`] when the device refuses the registration (e.g.
     /// the locked-memory limit, `ulimit -l`).
     pub fn register(dev: &Arc<RdmaDevice>, words: AlignedWords, remote: bool) -> Result<Self> {
+        let bytes = ((words.len().max(1) * 8).next_multiple_of(PAGE)) as u64;
+        check_memlock(memlock_limit(), pinned_bytes(), bytes)?;
         let mut access = ffi::ibv_access_flags::IBV_ACCESS_LOCAL_WRITE;
         if remote {
             access |= ffi::ibv_access_flags::IBV_ACCESS_REMOTE_WRITE;
@@ -38,7 +82,7 @@ impl MemoryRegion {
             ffi::ibv_reg_mr(
                 dev.pd(),
                 words.addr() as *mut std::ffi::c_void,
-                (words.len().max(1) * 8).next_multiple_of(PAGE),
+                bytes as usize,
                 access.0 as i32,
             )
         };
@@ -50,9 +94,11 @@ impl MemoryRegion {
                 std::io::Error::last_os_error()
             ))
         })?;
+        PINNED.fetch_add(bytes, Ordering::Relaxed);
         Ok(MemoryRegion {
             mr,
             words,
+            bytes,
             _dev: dev.clone(),
         })
     }
@@ -89,5 +135,24 @@ impl Drop for MemoryRegion {
         unsafe {
             ffi::ibv_dereg_mr(self.mr.as_ptr());
         }
+        PINNED.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registrations_beyond_the_locked_memory_limit_are_refused_with_the_fix() {
+        assert!(check_memlock(None, 1 << 40, 1 << 40).is_ok());
+        assert!(check_memlock(Some(64 << 20), 32 << 20, 32 << 20).is_ok());
+        let e = check_memlock(Some(64 << 10), 60 << 10, 8 << 10)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("69632 bytes in all") && e.contains("ulimit -l"),
+            "{e}"
+        );
     }
 }
