@@ -7,6 +7,8 @@
 use super::completion::CompletionQueue;
 use super::memory::MemoryRegion;
 use super::queue_pair::{ConnectedQp, PreparedQp, RemoteQp, SEND_WRS};
+use super::send_window::{SendWindow, STAGED_ENTRIES};
+use super::wr_id::{decode, encode, slot_tag, WrKind};
 use super::{err, RdmaDevice, QUEUE};
 use crate::error::{CoreError, Result, TransportFault};
 use crate::transport::ring::{poll_with_backoff, read_slot, slot_words};
@@ -22,8 +24,6 @@ use std::time::{Duration, Instant};
 const PAGE_WORDS: usize = crate::transport::aligned::PAGE / 8;
 const ENTRY_WORDS: usize = 8;
 const QUEUE_WORDS: usize = 8 + QUEUE * ENTRY_WORDS;
-/// Posts whose entries are staged at once per peer.
-const STAGED_ENTRIES: usize = 64;
 
 fn round_page(words: usize) -> usize {
     words.next_multiple_of(PAGE_WORDS)
@@ -62,11 +62,8 @@ struct Peer {
     /// Where this node writes at the peer.
     remote: Option<(u64, u32, RegionEntry)>,
     staging: MemoryRegion,
-    /// Notifications sent to this peer so far.
-    sent: u64,
-    /// Final work requests in flight: wr id -> send queue entries it covers.
-    inflight: HashMap<u64, u32>,
-    outstanding: u32,
+    /// Chains in flight and the staging they read.
+    window: SendWindow,
 }
 
 /// What create makes and connect needs: the verbs objects of one node before its queue
@@ -255,9 +252,7 @@ impl PreparedEndpoint {
                         .get(&node)
                         .map(|entry| (theirs.addr, theirs.rkey, *entry)),
                     staging,
-                    sent: 0,
-                    inflight: HashMap::new(),
-                    outstanding: 0,
+                    window: SendWindow::default(),
                 },
             );
             if ep.senders.contains_key(&peer) {
@@ -290,22 +285,47 @@ impl RdmaEndpoint {
         let n = self.send_cq.poll(&mut wc);
         for c in wc.iter().take(n) {
             let id = c.wr_id();
-            let peer = (id >> 48) as NodeId;
-            if let Some((status, vendor)) = c.error() {
+            let (peer, kind, seq) = decode(id);
+            let failed = c.error();
+            if let Some((status, vendor)) = failed {
+                let what = match kind {
+                    WrKind::Write(_) => "a write",
+                    WrKind::Notify => "a notification",
+                    WrKind::Part => "part of a write",
+                };
                 self.failures.push((TransportFault::PeerLost, format!(
-                    "node {}: a write to node {peer} failed (status {status}, vendor error {vendor}): peer lost or unreachable",
+                    "node {}: {what} to node {peer} (request {seq}) failed (status {status}, vendor error {vendor}): peer lost or unreachable",
                     self.node
                 )));
             }
-            if let Some(p) = self.peers.get_mut(&peer) {
-                if let Some(wrs) = p.inflight.remove(&id) {
-                    p.outstanding = p.outstanding.saturating_sub(wrs);
-                }
+            // Parts of a chain are unsignaled: they complete only on error, and are no
+            // finished write. A failed final request is reported through health(), not as a
+            // completion.
+            let finished = match self.peers.get_mut(&peer) {
+                Some(p) if kind != WrKind::Part => p.window.completed(id),
+                _ => false,
+            };
+            if finished && failed.is_none() {
+                self.cq.push_back(Completion { wr_id: seq });
             }
-            self.cq.push_back(Completion {
-                wr_id: id & ((1 << 40) - 1),
-            });
         }
+    }
+
+    /// Waits (polling completions) until a chain of `wrs` requests to `to` may be staged and
+    /// posted: room in the send queue and fewer than [`STAGED_ENTRIES`] chains in flight, so
+    /// that the staging entry about to be written is no longer read by the device.
+    fn wait_for_room(&mut self, to: NodeId, wrs: u32) -> Result<()> {
+        let started = Instant::now();
+        while !self.peers[&to].window.has_room(wrs) {
+            self.poll_send();
+            if started.elapsed() > Duration::from_secs(30) {
+                return Err(err(format!(
+                    "node {}: no send completions from node {to} for 30 s",
+                    self.node
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Posts `wrs` (linked) on the queue pair to `to`, waiting for room.
@@ -320,18 +340,7 @@ impl RdmaEndpoint {
         final_id: u64,
     ) -> Result<()> {
         let n = wrs.len() as u32;
-        let started = Instant::now();
-        while self.peers[&to].outstanding + n > SEND_WRS
-            || self.peers[&to].inflight.len() >= STAGED_ENTRIES
-        {
-            self.poll_send();
-            if started.elapsed() > Duration::from_secs(30) {
-                return Err(err(format!(
-                    "node {}: no send completions from node {to} for 30 s",
-                    self.node
-                )));
-            }
-        }
+        self.wait_for_room(to, n)?;
         let node = self.node;
         let p = self.peers.get_mut(&to).expect("peer");
         // SAFETY: the caller's obligation (above).
@@ -341,8 +350,7 @@ impl RdmaEndpoint {
             )));
         }
         let p = self.peers.get_mut(&to).expect("peer");
-        p.outstanding += n;
-        p.inflight.insert(final_id, n);
+        p.window.posted(final_id, n);
         Ok(())
     }
 
@@ -424,6 +432,25 @@ impl RdmaEndpoint {
     }
 }
 
+/// Teardown: the chains still in flight are reaped first (up to 2 s), so that a final write
+/// (a DONE or STOP) whose packet was lost is retransmitted rather than destroyed with its
+/// queue pair; then every queue pair goes to the error state, flushing what is left, and the
+/// fields drop (queue pairs before the staging they read, completion queues after).
+impl Drop for RdmaEndpoint {
+    fn drop(&mut self) {
+        let started = Instant::now();
+        while self.peers.values().any(|p| p.window.in_flight() > 0)
+            && started.elapsed() < Duration::from_secs(2)
+        {
+            self.poll_send();
+            std::thread::yield_now();
+        }
+        for p in self.peers.values_mut() {
+            p.qp.enter_error_state();
+        }
+    }
+}
+
 impl Endpoint for RdmaEndpoint {
     fn node(&self) -> NodeId {
         self.node
@@ -449,13 +476,11 @@ impl Endpoint for RdmaEndpoint {
                 self.node, e.depth, e.capacity
             )));
         }
-        // Wait until the staging slot's previous write completed.
+        // Room first, so that no staging entry is written while a chain in flight reads it;
+        // then the staging slot's previous write must have completed.
+        self.wait_for_room(to, 2 + u32::from(notify.is_some()))?;
         let started = Instant::now();
-        while self.peers[&to]
-            .inflight
-            .keys()
-            .any(|k| ((k >> 40) & 0xFF) as usize == slot % 256)
-        {
+        while self.peers[&to].window.slot_busy(slot_tag(slot)) {
             self.poll_send();
             if started.elapsed() > Duration::from_secs(30) {
                 return Err(err(format!(
@@ -466,7 +491,8 @@ impl Endpoint for RdmaEndpoint {
         }
         self.next_wr += 1;
         let id = self.next_wr;
-        let final_id = ((to as u64) << 48) | (((slot % 256) as u64) << 40) | (id & ((1 << 40) - 1));
+        let final_id = encode(to, WrKind::Write(slot_tag(slot)), id);
+        let part_id = encode(to, WrKind::Part, id);
         let stride = round_page(slot_words(e.capacity));
         let p = self.peers.get_mut(&to).expect("peer");
         let lkey = p.staging.lkey();
@@ -508,7 +534,7 @@ impl Endpoint for RdmaEndpoint {
             remote_slot,
             rkey,
             ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE,
-            0,
+            part_id,
             false,
         ));
         wrs.push(Self::write_wr(
@@ -520,9 +546,8 @@ impl Endpoint for RdmaEndpoint {
             notify.is_none(),
         ));
         if let Some(imm) = notify {
-            let t = p.sent;
-            p.sent += 1;
-            let ent = (t as usize % STAGED_ENTRIES) * ENTRY_WORDS;
+            let (t, entry) = p.window.next_notification();
+            let ent = entry * ENTRY_WORDS;
             for (i, v) in [t + 1, slot as u64, version, imm[0], imm[1]]
                 .into_iter()
                 .enumerate()
@@ -532,7 +557,7 @@ impl Endpoint for RdmaEndpoint {
             s2.addr = saddr + (ent * 8) as u64;
             let remote_entry =
                 addr + ((e.queue + 8 + (t as usize % QUEUE) * ENTRY_WORDS) * 8) as u64;
-            wrs[1].wr_id = 0;
+            wrs[1].wr_id = part_id;
             wrs[1].send_flags = 0;
             let mut w = Self::write_wr(
                 s2,
@@ -546,23 +571,25 @@ impl Endpoint for RdmaEndpoint {
             wrs.push(w);
         }
         // SAFETY: every scatter entry names the staging region of `to` with its lkey; the
-        // entries and slot written above are not rewritten before this chain completes (post
-        // waits for fewer than STAGED_ENTRIES chains in flight, and a slot's previous write to
-        // complete).
+        // entry and slot staged above were free (this write waited, before staging, for fewer
+        // than STAGED_ENTRIES chains in flight, so the entry's previous chain had completed,
+        // and for the slot's previous write), and neither is rewritten before this chain
+        // completes (SendWindow; its property test).
         unsafe { self.post(to, &mut wrs, final_id)? };
         Ok(id)
     }
 
     fn post_notify(&mut self, to: NodeId, imm: [u64; IMM_WORDS]) -> Result<u64> {
         let (addr, rkey, e) = self.target(to)?;
+        // Room first: the notification's staging entry must not be read by a chain in flight.
+        self.wait_for_room(to, 1)?;
         self.next_wr += 1;
         let id = self.next_wr;
-        let final_id = ((to as u64) << 48) | (0xFF << 40) | (id & ((1 << 40) - 1));
+        let final_id = encode(to, WrKind::Notify, id);
         let p = self.peers.get_mut(&to).expect("peer");
         let lkey = p.staging.lkey();
-        let t = p.sent;
-        p.sent += 1;
-        let ent = (t as usize % STAGED_ENTRIES) * ENTRY_WORDS;
+        let (t, entry) = p.window.next_notification();
+        let ent = entry * ENTRY_WORDS;
         let st = p.staging.words().as_slice();
         for (i, v) in [t + 1, 0, 0, imm[0], imm[1]].into_iter().enumerate() {
             st[ent + i].store(v, Ordering::Relaxed);

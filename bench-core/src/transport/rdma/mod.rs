@@ -23,7 +23,11 @@
 //! it: [`device`] (context, protection domain, port addressing), [`memory`] (a registered
 //! buffer that owns its memory, so a registration never outlives it), [`completion`]
 //! (completion queues), [`queue_pair`] (an RC queue pair, typed by state: prepared, then
-//! connected), and [`endpoint`] (the ring transport built from them: prepared, then connected).
+//! connected), and [`endpoint`] (the ring transport built from them: prepared, then connected;
+//! on drop it reaps what is in flight, then moves its queue pairs to the error state). The
+//! decisions that need no device are pure and unit-tested: [`addressing`] (port, GID, path
+//! MTU, initial PSNs), [`wr_id`] (every request names its peer and kind) and [`send_window`]
+//! (what is in flight per peer; nothing staged is rewritten before its chain completes).
 
 mod addressing;
 mod completion;
@@ -31,6 +35,8 @@ mod device;
 mod endpoint;
 mod memory;
 mod queue_pair;
+mod send_window;
+mod wr_id;
 
 pub use device::RdmaDevice;
 pub use endpoint::{PreparedEndpoint, RdmaAddress, RdmaEndpoint, RegionEntry};

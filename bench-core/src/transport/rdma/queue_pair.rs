@@ -221,6 +221,23 @@ impl ConnectedQp {
         unsafe { self.handle.qp.as_ref().qp_num }
     }
 
+    /// Moves the queue pair to the error state: work still queued is flushed (completes with
+    /// a flush error) instead of being torn down with the queue pair. Best effort (teardown).
+    pub fn enter_error_state(&mut self) {
+        let mut a = ffi::ibv_qp_attr {
+            qp_state: ffi::ibv_qp_state::IBV_QPS_ERR,
+            ..Default::default()
+        };
+        // SAFETY: the queue pair is valid; the mask names only the state, which `a` carries.
+        unsafe {
+            ffi::ibv_modify_qp(
+                self.handle.qp.as_ptr(),
+                &mut a,
+                ffi::ibv_qp_attr_mask::IBV_QP_STATE.0 as i32,
+            );
+        }
+    }
+
     /// Posts a zero-SGE receive request (a WRITE_WITH_IMM places no data through it).
     ///
     /// # Errors
