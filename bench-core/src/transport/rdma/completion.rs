@@ -19,6 +19,37 @@ unsafe impl Send for CompletionQueue {}
 // SAFETY: as above.
 unsafe impl Sync for CompletionQueue {}
 
+/// The entries a completion queue needs (`wanted`), checked against the device's `max_cqe`:
+/// a queue that could overrun loses completions silently, so a configuration that needs more
+/// is refused.
+///
+/// # Errors
+/// `wanted` above `max_cqe`, naming the queue (`what`).
+pub(super) fn checked_entries(wanted: usize, max_cqe: usize, what: &str) -> Result<usize> {
+    let wanted = wanted.max(1);
+    if wanted > max_cqe {
+        return Err(err(format!(
+            "the {what} completion queue needs {wanted} entries and the device allows {max_cqe}: run fewer peers per node"
+        )));
+    }
+    Ok(wanted)
+}
+
+/// A completion status by its verbs name (`IBV_WC_RETRY_EXC_ERR` reads "transport retry
+/// counter exceeded"), with its number.
+pub(super) fn status_name(status: u32) -> String {
+    // SAFETY: ibv_wc_status_str returns a pointer to a static string for any value.
+    let name = unsafe {
+        let p = ffi::ibv_wc_status_str(status);
+        if p.is_null() {
+            "unknown status".to_string()
+        } else {
+            std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    };
+    format!("{name} ({status})")
+}
+
 impl CompletionQueue {
     /// A queue with room for `entries` completions.
     ///
@@ -74,5 +105,25 @@ impl Drop for CompletionQueue {
         unsafe {
             ffi::ibv_destroy_cq(self.cq.as_ptr());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queues_that_could_overrun_are_refused_and_statuses_have_names() {
+        assert_eq!(checked_entries(192, 4_194_303, "send").unwrap(), 192);
+        assert_eq!(checked_entries(0, 16, "send").unwrap(), 1);
+        let e = checked_entries(5000, 4096, "receive")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("receive completion queue needs 5000 entries") && e.contains("4096"),
+            "{e}"
+        );
+        assert!(status_name(0).contains("success"), "{}", status_name(0));
+        assert!(status_name(12).contains("(12)"), "{}", status_name(12));
     }
 }

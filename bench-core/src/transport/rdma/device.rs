@@ -18,6 +18,8 @@ pub struct RdmaDevice {
     gid: [u8; 16],
     gid_index: u8,
     mtu: ffi::ibv_mtu,
+    /// Entries a completion queue may have.
+    max_cqe: usize,
 }
 
 // SAFETY: verbs objects may be used from any thread (libibverbs is thread-safe); the pointers
@@ -161,6 +163,11 @@ impl RdmaDevice {
                     names[index]
                 )));
             }
+            let mut attr: ffi::ibv_device_attr = Default::default();
+            if ffi::ibv_query_device(ctx, &mut attr) != 0 {
+                ffi::ibv_close_device(ctx);
+                return Err(err(format!("cannot query the limits of {}", names[index])));
+            }
             let pd = ffi::ibv_alloc_pd(ctx);
             if pd.is_null() {
                 ffi::ibv_close_device(ctx);
@@ -179,6 +186,7 @@ impl RdmaDevice {
                 gid: gid.raw,
                 gid_index,
                 mtu: port.active_mtu.min(ffi::IBV_MTU_4096),
+                max_cqe: attr.max_cqe.max(0) as usize,
             }))
         }
     }
@@ -216,6 +224,11 @@ impl RdmaDevice {
     /// The GID this process uses, and its index.
     pub(super) fn gid(&self) -> ([u8; 16], u8) {
         (self.gid, self.gid_index)
+    }
+
+    /// Entries a completion queue of this device may have.
+    pub(super) fn max_cqe(&self) -> usize {
+        self.max_cqe
     }
 
     /// The port's active MTU (at most 4096); a connection uses the smaller of both ends'.

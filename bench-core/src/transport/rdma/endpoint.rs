@@ -4,9 +4,9 @@
 //! [`PreparedEndpoint::connect`] with every node's address gives the [`RdmaEndpoint`] that
 //! moves messages.
 
-use super::completion::CompletionQueue;
+use super::completion::{checked_entries, status_name, CompletionQueue};
 use super::memory::MemoryRegion;
-use super::queue_pair::{ConnectedQp, PreparedQp, RemoteQp, SEND_WRS};
+use super::queue_pair::{ConnectedQp, PreparedQp, RemoteQp};
 use super::send_window::{SendWindow, STAGED_ENTRIES};
 use super::wr_id::{decode, encode, slot_tag, WrKind};
 use super::{err, RdmaDevice, QUEUE};
@@ -143,11 +143,17 @@ impl RdmaEndpoint {
         }
         let region =
             MemoryRegion::register(&dev, AlignedWords::zeroed(offset.max(PAGE_WORDS)), true)?;
+        // Send completions: per peer at most STAGED_ENTRIES chains in flight, each of at most
+        // 3 requests, every one of which completes when it fails (parts are unsignaled).
+        // Receive completions: one per posted receive request.
         let send_cq = Arc::new(CompletionQueue::create(
             &dev,
-            SEND_WRS as usize * (local.len() + remote.len()).max(1),
+            checked_entries(3 * STAGED_ENTRIES * remote.len(), dev.max_cqe(), "send")?,
         )?);
-        let recv_cq = Arc::new(CompletionQueue::create(&dev, QUEUE * local.len().max(1))?);
+        let recv_cq = Arc::new(CompletionQueue::create(
+            &dev,
+            checked_entries(QUEUE * local.len(), dev.max_cqe(), "receive")?,
+        )?);
         let mut all: Vec<NodeId> = local.keys().chain(remote.keys()).copied().collect();
         all.sort_unstable();
         all.dedup();
@@ -294,8 +300,9 @@ impl RdmaEndpoint {
                     WrKind::Part => "part of a write",
                 };
                 self.failures.push((TransportFault::PeerLost, format!(
-                    "node {}: {what} to node {peer} (request {seq}) failed (status {status}, vendor error {vendor}): peer lost or unreachable",
-                    self.node
+                    "node {}: {what} to node {peer} (request {seq}) failed: {}, vendor error {vendor}: peer lost or unreachable",
+                    self.node,
+                    status_name(status)
                 )));
             }
             // Parts of a chain are unsignaled: they complete only on error, and are no
@@ -395,10 +402,14 @@ impl RdmaEndpoint {
         let c = wc[0];
         let from = *self.by_qpn.get(&c.qp_num)?;
         if let Some((status, vendor)) = c.error() {
-            self.failures.push((TransportFault::PeerLost, format!(
-                "node {}: the connection from node {from} failed (status {status}, vendor error {vendor})",
-                self.node
-            )));
+            self.failures.push((
+                TransportFault::PeerLost,
+                format!(
+                    "node {}: the connection from node {from} failed: {}, vendor error {vendor}",
+                    self.node,
+                    status_name(status)
+                ),
+            ));
             return None;
         }
         let e = *self.senders.get(&from)?;
