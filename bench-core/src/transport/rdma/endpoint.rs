@@ -351,9 +351,16 @@ impl RdmaEndpoint {
         let node = self.node;
         let p = self.peers.get_mut(&to).expect("peer");
         // SAFETY: the caller's obligation (above).
-        if let Err(rc) = unsafe { p.qp.post_send(wrs) } {
+        if let Err((rc, posted)) = unsafe { p.qp.post_send(wrs) } {
+            if posted > 0 {
+                // Part of the chain is in flight: its staging stays reserved until the queue
+                // pair flushes it (the final request was not posted, so only errors complete).
+                p.window.posted(final_id, posted as u32);
+            }
             return Err(err(format!(
-                "node {node}: posting to node {to} failed (errno {rc})"
+                "node {node}: posting to node {to} failed after {posted} of {} requests: {}",
+                wrs.len(),
+                std::io::Error::from_raw_os_error(rc)
             )));
         }
         let p = self.peers.get_mut(&to).expect("peer");
@@ -428,6 +435,11 @@ impl RdmaEndpoint {
                 v(0)
             ),
             ));
+            // The receive request was consumed all the same: repost it, or the sender would
+            // eventually stall on a queue with no receive posted.
+            if let Err(e) = self.post_recv(from) {
+                self.failures.push((TransportFault::Device, e.to_string()));
+            }
             return None;
         }
         let note = Notification {

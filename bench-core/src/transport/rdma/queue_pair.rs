@@ -267,7 +267,9 @@ impl ConnectedQp {
     /// Posts the work requests `wrs`, linked in order, as one chain.
     ///
     /// # Errors
-    /// The verbs errno when the send queue is full or the queue pair broken.
+    /// The verbs errno when the send queue is full or the queue pair broken, with how many of
+    /// the requests (from the first) were posted before the one refused (`bad_wr`): those are
+    /// in flight and their memory stays the caller's obligation.
     ///
     /// # Safety
     /// Every scatter entry of `wrs` must name memory of a [`super::memory::MemoryRegion`]
@@ -278,7 +280,7 @@ impl ConnectedQp {
     pub unsafe fn post_send(
         &mut self,
         wrs: &mut [ffi::ibv_send_wr],
-    ) -> std::result::Result<(), i32> {
+    ) -> std::result::Result<(), (i32, usize)> {
         for i in 0..wrs.len().saturating_sub(1) {
             let next: *mut ffi::ibv_send_wr = &mut wrs[i + 1];
             wrs[i].next = next;
@@ -293,9 +295,17 @@ impl ConnectedQp {
             (*ctx).ops.post_send.expect("post_send")(qp, wrs.as_mut_ptr(), &mut bad)
         };
         if rc == 0 {
-            Ok(())
-        } else {
-            Err(rc)
+            return Ok(());
         }
+        // Requests before `bad` were posted; `bad` and those after were not.
+        let first: *const ffi::ibv_send_wr = wrs.as_ptr();
+        let posted = if bad.is_null() {
+            0
+        } else {
+            ((bad as usize).saturating_sub(first as usize)
+                / std::mem::size_of::<ffi::ibv_send_wr>())
+            .min(wrs.len())
+        };
+        Err((rc, posted))
     }
 }
