@@ -25,6 +25,9 @@ const PAGE_WORDS: usize = crate::transport::aligned::PAGE / 8;
 const ENTRY_WORDS: usize = 8;
 const QUEUE_WORDS: usize = 8 + QUEUE * ENTRY_WORDS;
 
+/// The largest node id a work-request id can name ([`super::wr_id`]).
+const MAX_NODE: NodeId = 0xFFFF;
+
 fn round_page(words: usize) -> usize {
     words.next_multiple_of(PAGE_WORDS)
 }
@@ -64,6 +67,9 @@ struct Peer {
     staging: MemoryRegion,
     /// Chains in flight and the staging they read.
     window: SendWindow,
+    /// The connection failed (a refused post or a failed completion): the queue pair is in
+    /// the error state, and writes to this peer are refused.
+    dead: bool,
 }
 
 /// What create makes and connect needs: the verbs objects of one node before its queue
@@ -122,6 +128,13 @@ impl RdmaEndpoint {
         local: &HashMap<NodeId, RingShape>,
         remote: &HashMap<NodeId, RingShape>,
     ) -> Result<(PreparedEndpoint, RdmaAddress)> {
+        if let Some(&big) = local.keys().chain(remote.keys()).chain([&node]).max() {
+            if big > MAX_NODE {
+                return Err(err(format!(
+                    "node ids up to {MAX_NODE} (work-request ids carry 16 bits of peer), got node {big}"
+                )));
+            }
+        }
         let mut senders: Vec<(NodeId, RingShape)> = local.iter().map(|(&f, &s)| (f, s)).collect();
         senders.sort_by_key(|s| s.0);
         let mut offset = 0;
@@ -259,6 +272,7 @@ impl PreparedEndpoint {
                         .map(|entry| (theirs.addr, theirs.rkey, *entry)),
                     staging,
                     window: SendWindow::default(),
+                    dead: false,
                 },
             );
             if ep.senders.contains_key(&peer) {
@@ -293,7 +307,12 @@ impl RdmaEndpoint {
             let id = c.wr_id();
             let (peer, kind, seq) = decode(id);
             let failed = c.error();
-            if let Some((status, vendor)) = failed {
+            let first_failure = failed.is_some()
+                && self
+                    .peers
+                    .get_mut(&peer)
+                    .is_some_and(|p| !std::mem::replace(&mut p.dead, true));
+            if let (true, Some((status, vendor))) = (first_failure, failed) {
                 let what = match kind {
                     WrKind::Write(_) => "a write",
                     WrKind::Notify => "a notification",
@@ -322,6 +341,15 @@ impl RdmaEndpoint {
     /// posted: room in the send queue and fewer than [`STAGED_ENTRIES`] chains in flight, so
     /// that the staging entry about to be written is no longer read by the device.
     fn wait_for_room(&mut self, to: NodeId, wrs: u32) -> Result<()> {
+        if self.peers[&to].dead {
+            return Err(CoreError::transport(
+                TransportFault::PeerLost,
+                format!(
+                    "rdma: node {}: the connection to node {to} failed earlier",
+                    self.node
+                ),
+            ));
+        }
         let started = Instant::now();
         while !self.peers[&to].window.has_room(wrs) {
             self.poll_send();
@@ -352,11 +380,11 @@ impl RdmaEndpoint {
         let p = self.peers.get_mut(&to).expect("peer");
         // SAFETY: the caller's obligation (above).
         if let Err((rc, posted)) = unsafe { p.qp.post_send(wrs) } {
-            if posted > 0 {
-                // Part of the chain is in flight: its staging stays reserved until the queue
-                // pair flushes it (the final request was not posted, so only errors complete).
-                p.window.posted(final_id, posted as u32);
-            }
+            // The connection is given up: to the error state (what was posted is flushed),
+            // and later writes to this peer are refused rather than staged over a chain the
+            // device may still read.
+            p.qp.enter_error_state();
+            p.dead = true;
             return Err(err(format!(
                 "node {node}: posting to node {to} failed after {posted} of {} requests: {}",
                 wrs.len(),
@@ -421,11 +449,20 @@ impl RdmaEndpoint {
         }
         let e = *self.senders.get(&from)?;
         let h = self.heads.get_mut(&from)?;
-        let at = e.queue + 8 + (*h as usize % QUEUE) * ENTRY_WORDS;
-        *h += 1;
+        // The entry is the one the immediate names (the sender's notification number t, whose
+        // entry holds t + 1): a number the sender skipped (a post it gave up) does not shift
+        // every later notification onto its predecessor's entry.
+        let t = c.imm_data().map(u32::from_be);
+        let index = t.map_or(*h as usize, |t| t as usize);
+        let at = e.queue + 8 + (index % QUEUE) * ENTRY_WORDS;
         let w = &self.region.words().as_slice()[at..at + ENTRY_WORDS];
         let v = |j: usize| w[j].load(Ordering::Acquire);
-        if v(0) != *h {
+        let expected = match t {
+            Some(t) => v(0) as u32 == t.wrapping_add(1),
+            None => v(0) == *h + 1,
+        };
+        *h = if expected { v(0) } else { *h + 1 };
+        if !expected {
             self.failures.push((
                 TransportFault::Malformed,
                 format!(
@@ -462,7 +499,10 @@ impl RdmaEndpoint {
 impl Drop for RdmaEndpoint {
     fn drop(&mut self) {
         let started = Instant::now();
-        while self.peers.values().any(|p| p.window.in_flight() > 0)
+        while self
+            .peers
+            .values()
+            .any(|p| !p.dead && p.window.in_flight() > 0)
             && started.elapsed() < Duration::from_secs(2)
         {
             self.poll_send();

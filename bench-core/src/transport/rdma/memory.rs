@@ -32,20 +32,31 @@ fn check_memlock(limit: Option<u64>, pinned: u64, more: u64) -> Result<()> {
     }
 }
 
-/// RLIMIT_MEMLOCK's soft limit, None when unlimited or when this process runs as root (which
-/// may lock beyond it).
+/// RLIMIT_MEMLOCK's soft limit, None when unlimited or when this process may lock any
+/// amount (it holds CAP_IPC_LOCK; root in a container usually does not).
 fn memlock_limit() -> Option<u64> {
-    // SAFETY: plain libc calls filling a local struct.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if may_lock_any(&status) {
+        return None;
+    }
+    // SAFETY: a plain libc call filling a local struct.
     unsafe {
-        if libc::geteuid() == 0 {
-            return None;
-        }
         let mut r: libc::rlimit = std::mem::zeroed();
         if libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut r) != 0 || r.rlim_cur == libc::RLIM_INFINITY {
             return None;
         }
         Some(r.rlim_cur)
     }
+}
+
+/// Whether a /proc/<pid>/status text shows CAP_IPC_LOCK (bit 14) in the effective set.
+fn may_lock_any(status: &str) -> bool {
+    const CAP_IPC_LOCK: u32 = 14;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
 }
 
 /// A registered, page-aligned buffer of words.
@@ -154,5 +165,14 @@ mod tests {
             e.contains("69632 bytes in all") && e.contains("ulimit -l"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn cap_ipc_lock_is_read_from_the_effective_set() {
+        // root on a host: every capability; root in a default container: no CAP_IPC_LOCK.
+        assert!(may_lock_any("Name:\tx\nCapEff:\t000001ffffffffff\n"));
+        assert!(!may_lock_any("CapEff:\t00000000a80425fb\n"));
+        assert!(may_lock_any("CapEff:\t0000000000004000\n"));
+        assert!(!may_lock_any("no such line\n"));
     }
 }

@@ -299,8 +299,9 @@ impl ConnectedQp {
         }
         // Requests before `bad` were posted; `bad` and those after were not.
         let first: *const ffi::ibv_send_wr = wrs.as_ptr();
+        // No `bad` named: assume everything went out (the safe side for memory in flight).
         let posted = if bad.is_null() {
-            0
+            wrs.len()
         } else {
             ((bad as usize).saturating_sub(first as usize)
                 / std::mem::size_of::<ffi::ibv_send_wr>())

@@ -79,16 +79,21 @@ mod tests {
     #[test]
     fn no_staging_entry_is_rewritten_while_in_flight() {
         let mut staged_checks = 0u64;
-        for seed in 0..20u64 {
+        for seed in 0..40u64 {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            // Half the seeds send notifications only (post_notify): every chain in flight
+            // then holds an entry, which is where an off-by-one in has_room would show.
+            let notify_only = seed % 2 == 1;
             let mut w = SendWindow::default();
             // Chains in flight, oldest first: (final id, notification entry, slot).
             let mut fifo: VecDeque<(u64, Option<usize>, Option<usize>)> = VecDeque::new();
             let mut seq = 0u64;
             for _ in 0..5_000 {
                 if rng.gen_bool(0.55) {
-                    let notify = rng.gen_bool(0.6);
-                    let slot = rng.gen_bool(0.8).then(|| rng.gen_range(0..300usize));
+                    let slot =
+                        (!notify_only && rng.gen_bool(0.8)).then(|| rng.gen_range(0..300usize));
+                    // A chain without a slot is post_notify's, which always stages an entry.
+                    let notify = slot.is_none() || rng.gen_bool(0.6);
                     let wrs = if slot.is_some() {
                         2 + u32::from(notify)
                     } else {
@@ -129,5 +134,31 @@ mod tests {
             }
         }
         assert!(staged_checks > 10_000, "{staged_checks}");
+    }
+
+    /// At the boundary: 64 notifications in flight leave no room; the oldest completing
+    /// frees exactly its entry for the next one.
+    #[test]
+    fn the_window_is_full_at_64_chains_and_the_freed_entry_is_the_next() {
+        let mut w = SendWindow::default();
+        let mut ids = VecDeque::new();
+        for seq in 0..STAGED_ENTRIES as u64 {
+            assert!(w.has_room(1));
+            assert_eq!(w.next_notification(), (seq, seq as usize));
+            let id = encode(1, WrKind::Notify, seq);
+            w.posted(id, 1);
+            ids.push_back(id);
+        }
+        assert!(
+            !w.has_room(1),
+            "a 65th chain would restage entry 0 while it is read"
+        );
+        assert!(w.completed(ids.pop_front().unwrap()));
+        assert!(w.has_room(1));
+        assert_eq!(w.next_notification(), (STAGED_ENTRIES as u64, 0));
+        assert!(
+            !w.completed(encode(1, WrKind::Notify, 999)),
+            "unknown ids retire nothing"
+        );
     }
 }
