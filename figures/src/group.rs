@@ -44,15 +44,20 @@ pub fn line_panels(
             title: title(&key),
             x_label: x_label.into(),
             y_label: y_label.into(),
-            series: series
-                .into_iter()
-                .map(|(label, points)| Series {
-                    label,
-                    points,
-                    markers_only: false,
-                    band: Vec::new(),
-                })
-                .collect(),
+            series: lines(series),
+        })
+        .collect()
+}
+
+/// One line series per label of `by_label`, in label order.
+pub fn lines(by_label: BTreeMap<String, Vec<(f64, f64)>>) -> Vec<Series> {
+    by_label
+        .into_iter()
+        .map(|(label, points)| Series {
+            label,
+            points,
+            markers_only: false,
+            band: Vec::new(),
         })
         .collect()
 }

@@ -1,7 +1,8 @@
 //! bench-scale: the simulator's wall time, cost per worker-clock and peak memory against the
 //! worker count, one series per case (log-log: both axes are log10).
 
-use crate::chart::{Drawing, Panel, Series};
+use crate::chart::{Drawing, Panel};
+use crate::group::lines;
 use crate::table::Table;
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -26,16 +27,6 @@ pub fn render(dir: &Path) -> Result<Drawing> {
         }
     }
     let [wall, per, peak] = by;
-    let series = |m: BTreeMap<String, Vec<(f64, f64)>>| {
-        m.into_iter()
-            .map(|(label, points)| Series {
-                label,
-                points,
-                markers_only: false,
-                band: Vec::new(),
-            })
-            .collect()
-    };
     let x_label = "log10 workers".to_string();
     Ok(Drawing {
         panels: vec![
@@ -43,19 +34,19 @@ pub fn render(dir: &Path) -> Result<Drawing> {
                 title: "Simulation wall time (slope 1: linear in the workers)".into(),
                 x_label: x_label.clone(),
                 y_label: "log10 wall time (s)".into(),
-                series: series(wall),
+                series: lines(wall),
             },
             Panel::Lines {
                 title: "Wall time per worker-clock".into(),
                 x_label: x_label.clone(),
                 y_label: "microseconds".into(),
-                series: series(per),
+                series: lines(per),
             },
             Panel::Lines {
                 title: "Peak memory of the point's process".into(),
                 x_label,
                 y_label: "MiB".into(),
-                series: series(peak),
+                series: lines(peak),
             },
         ],
         cols: 3,

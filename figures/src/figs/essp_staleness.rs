@@ -1,6 +1,7 @@
 //! essp-fig2-staleness: clock-differential histograms, SSP vs ESSP per staleness bound.
 
 use crate::chart::{Drawing, Panel, Series};
+use crate::group::lines;
 use crate::table::Table;
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -132,28 +133,18 @@ pub fn render_convergence(dir: &Path) -> Result<Drawing> {
             .or_default()
             .push((t.num(i, "time")?, loss));
     }
-    let to_series = |m: BTreeMap<String, Vec<(f64, f64)>>| {
-        m.into_iter()
-            .map(|(label, points)| Series {
-                label,
-                points,
-                markers_only: false,
-                band: Vec::new(),
-            })
-            .collect::<Vec<_>>()
-    };
     let mut panels = vec![
         Panel::Lines {
             title: "MF squared loss vs clock (clipped at 2)".into(),
             x_label: "clock".into(),
             y_label: "held-out squared loss".into(),
-            series: to_series(by_clock),
+            series: lines(by_clock),
         },
         Panel::Lines {
             title: "MF squared loss vs time (clipped at 2)".into(),
             x_label: "virtual time (s)".into(),
             y_label: "held-out squared loss".into(),
-            series: to_series(by_time),
+            series: lines(by_time),
         },
     ];
     let lda = dir.join("lda_curves.csv");
@@ -180,13 +171,13 @@ pub fn render_convergence(dir: &Path) -> Result<Drawing> {
             title: "LDA negative word log-likelihood per token vs clock".into(),
             x_label: "clock".into(),
             y_label: "-log-likelihood / token".into(),
-            series: to_series(by_clock),
+            series: lines(by_clock),
         });
         panels.push(Panel::Lines {
             title: "LDA negative word log-likelihood per token vs time".into(),
             x_label: "virtual time (s)".into(),
             y_label: "-log-likelihood / token".into(),
-            series: to_series(by_time),
+            series: lines(by_time),
         });
     }
     Ok(Drawing { panels, cols: 2 })
