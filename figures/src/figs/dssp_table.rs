@@ -1,6 +1,6 @@
 //! dssp-table1: proxy test accuracy vs (profiled) time for every mode, 2 mixed-GPU workers.
 
-use crate::chart::{Drawing, Panel, Series};
+use crate::chart::{Drawing, Panel};
 use crate::group::{category_bars, line_panels, nested_series};
 use crate::table::Table;
 use anyhow::Result;
@@ -20,15 +20,7 @@ pub fn render_fig(dir: &Path) -> Result<Drawing> {
         title: "Proxy accuracy vs time, 2 workers (GTX 1080 Ti + GTX 1060 profile)".into(),
         x_label: "profiled time (s)".into(),
         y_label: "test accuracy (proxy)".into(),
-        series: by_mode
-            .into_iter()
-            .map(|(label, points)| Series {
-                label,
-                points,
-                markers_only: false,
-                band: Vec::new(),
-            })
-            .collect(),
+        series: crate::group::lines(by_mode),
     };
     Ok(Drawing {
         panels: vec![panel],

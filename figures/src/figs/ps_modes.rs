@@ -48,15 +48,7 @@ pub fn render_dir(dir: &Path) -> Result<Vec<Panel>> {
         title: "Wait time per iteration (histogram)".into(),
         x_label: "wait (ms)".into(),
         y_label: "iterations".into(),
-        series: wait_series
-            .into_iter()
-            .map(|(label, points)| Series {
-                label,
-                points,
-                markers_only: false,
-                band: Vec::new(),
-            })
-            .collect(),
+        series: crate::group::lines(wait_series),
     });
     let st = Table::read(&dir.join("staleness_hist.csv"))?;
     let mut st_series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
