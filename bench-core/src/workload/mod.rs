@@ -1,7 +1,7 @@
 //! What is trained: SVM, logistic and least-squares SGD and SAGA, matrix factorisation and LDA
 //! on row tables, and each family's [`crate::learning::Learning`] (the parameter server's
-//! [`NodeModel`], decentralized peers' [`PeerLearning`], ASYNC's [`AsyncLearning`], the row
-//! tables' [`TableLearning`]). A workload computes an update from a model and a worker's data,
+//! [`NodeModel`], decentralized peers' [`PeerLearning`], ASYNC's [`AsyncLearning`], any workload
+//! under ASYNC's coordinator: [`TaskLearning`], the row tables' [`TableLearning`]). A workload computes an update from a model and a worker's data,
 //! and evaluates a model; drivers own the models and move them between nodes.
 
 mod aggregation;
@@ -15,6 +15,7 @@ mod node_model;
 mod peer_learning;
 mod svm;
 mod tables;
+mod task_learning;
 mod version_store;
 
 pub use aggregation::Aggregation;
@@ -28,6 +29,7 @@ pub use node_model::NodeModel;
 pub use peer_learning::{PeerLearning, PeerState};
 pub use svm::{Loss, SvmConfig, SvmSgd};
 pub use tables::{ClockSteps, TableLearning, TableModel, TableNode};
+pub use task_learning::{CoordinatorState, TaskLearning, TaskNode, TaskWorkerState};
 pub use version_store::VersionStore;
 
 /// The trait lives in the learning layer, below drivers and workloads; re-exported here, beside
