@@ -17,6 +17,7 @@ pub mod interrupt;
 pub mod launch;
 pub mod lda_convergence;
 pub mod lda_setup;
+pub mod matrix_mode;
 pub mod mf_setup;
 pub mod output;
 pub mod peer_setup;

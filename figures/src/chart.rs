@@ -1,5 +1,5 @@
-//! Line and bar panels drawn with plotters into SVG and PNG, with an embedded font (DejaVu
-//! Sans from the `dejavu` crate) so no system font packages are needed.
+//! Line, bar and heatmap panels drawn with plotters into SVG and PNG, with an embedded font
+//! (DejaVu Sans from the `dejavu` crate) so no system font packages are needed.
 
 use anyhow::{anyhow, Result};
 use plotters::coord::Shift;
@@ -59,6 +59,44 @@ pub enum Panel {
         /// (group label, one value per category).
         groups: Vec<(String, Vec<f64>)>,
     },
+    /// A table of ratios coloured on a log scale around 1 (green below, red above), each cell
+    /// labelled with its value; a missing value is a grey cell marked `-`.
+    Heatmap {
+        /// Panel title.
+        title: String,
+        /// Row names, top to bottom.
+        rows: Vec<String>,
+        /// Column names, left to right.
+        cols: Vec<String>,
+        /// `values[row][col]`.
+        values: Vec<Vec<Option<f64>>>,
+    },
+}
+
+/// Cell colour of ratio `v`: white at 1, saturating at 1/4 (green) and 4 (red).
+fn heat_color(v: f64) -> RGBColor {
+    let t = (v.log2() / 2.0).clamp(-1.0, 1.0);
+    let mix = |a: u8, b: u8, f: f64| (f64::from(a) + (f64::from(b) - f64::from(a)) * f) as u8;
+    if t < 0.0 {
+        let f = -t;
+        RGBColor(mix(255, 26, f), mix(255, 150, f), mix(255, 65, f))
+    } else {
+        RGBColor(mix(255, 215, t), mix(255, 48, t), mix(255, 39, t))
+    }
+}
+
+/// Pixel size of a figure of `panels` in `cols` columns: 560 x 400 per cell, taller and wider
+/// where a heatmap needs room for its rows and labels.
+fn figure_size(panels: &[Panel], cols: usize) -> (u32, u32) {
+    let grid_rows = panels.len().div_ceil(cols.max(1)) as u32;
+    let (mut w, mut h) = (560u32, 400u32);
+    for p in panels {
+        if let Panel::Heatmap { rows, cols, .. } = p {
+            h = h.max(24 * rows.len() as u32 + 140);
+            w = w.max(330 + 95 * cols.len() as u32);
+        }
+    }
+    (w * cols as u32, h * grid_rows)
 }
 
 const PALETTE: [RGBColor; 12] = [
@@ -240,6 +278,84 @@ where
                 .draw()
                 .map_err(err)?;
         }
+        Panel::Heatmap {
+            title,
+            rows,
+            cols,
+            values,
+        } => {
+            let (nr, nc) = (rows.len().max(1), cols.len().max(1));
+            let mut chart = ChartBuilder::on(area)
+                .caption(title, ("sans-serif", 18))
+                .margin(10)
+                .x_label_area_size(30)
+                .y_label_area_size(300)
+                .build_cartesian_2d(0.0..nc as f64, 0.0..nr as f64)
+                .map_err(err)?;
+            let (cn, rn) = (cols.clone(), rows.clone());
+            chart
+                .configure_mesh()
+                .disable_mesh()
+                .x_labels(nc * 2 + 1)
+                .y_labels(nr * 2 + 1)
+                .x_label_formatter(&move |x| {
+                    let i = x.floor() as usize;
+                    if (x - i as f64 - 0.5).abs() < 0.26 && i < cn.len() {
+                        cn[i].clone()
+                    } else {
+                        String::new()
+                    }
+                })
+                .y_label_formatter(&move |y| {
+                    let i = y.floor() as usize;
+                    // row 0 is drawn at the top
+                    if (y - i as f64 - 0.5).abs() < 0.26 && i < rn.len() {
+                        rn[rn.len() - 1 - i].clone()
+                    } else {
+                        String::new()
+                    }
+                })
+                .label_style(("sans-serif", 12))
+                .draw()
+                .map_err(err)?;
+            for (r, row) in values.iter().enumerate() {
+                let y = (nr - 1 - r) as f64;
+                for (c, v) in row.iter().enumerate() {
+                    let x = c as f64;
+                    let fill = v
+                        .filter(|v| v.is_finite() && *v > 0.0)
+                        .map_or(RGBColor(200, 200, 200), heat_color);
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(x, y), (x + 1.0, y + 1.0)],
+                            fill.filled(),
+                        )))
+                        .map_err(err)?;
+                    chart
+                        .draw_series(std::iter::once(Rectangle::new(
+                            [(x, y), (x + 1.0, y + 1.0)],
+                            WHITE.stroke_width(1),
+                        )))
+                        .map_err(err)?;
+                    let text = match v {
+                        Some(v) if v.is_finite() => format!("{v:.2}"),
+                        _ => "-".to_string(),
+                    };
+                    chart
+                        .draw_series(std::iter::once(Text::new(
+                            text,
+                            (x + 0.5, y + 0.5),
+                            ("sans-serif", 12).into_font().color(&BLACK).pos(
+                                plotters::style::text_anchor::Pos::new(
+                                    plotters::style::text_anchor::HPos::Center,
+                                    plotters::style::text_anchor::VPos::Center,
+                                ),
+                            ),
+                        )))
+                        .map_err(err)?;
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -265,8 +381,7 @@ where
 
 /// Renders `panels` in a grid of `cols` columns to `<dir>/<id>.svg` and `<dir>/<id>.png`.
 pub fn render(dir: &Path, id: &str, panels: &[Panel], cols: usize) -> Result<()> {
-    let rows = panels.len().div_ceil(cols) as u32;
-    let size = (560 * cols as u32, 400 * rows);
+    let size = figure_size(panels, cols);
     let svg = dir.join(format!("{id}.svg"));
     let png = dir.join(format!("{id}.png"));
     draw_all(

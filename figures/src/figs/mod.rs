@@ -7,6 +7,7 @@ mod bench_scale;
 mod dssp_table;
 mod essp_staleness;
 mod hop_gaps;
+mod mode_matrix;
 mod ps_modes;
 
 use crate::bands;
@@ -215,6 +216,12 @@ pub const ALL: &[FigureDef] = &[
         title: "ps-modes: parameter-server BSP / ASP / SSP(3) with one 2x slower worker (template, not a paper figure)",
         paper: "expected: SSP within its bound, BSP staleness constant, ASP the highest iteration rate",
         render: ps_modes::render,
+    },
+    FigureDef {
+        id: "mode-matrix",
+        title: "Mode matrix: every sync mode on one workload and network, time to an optimum-relative target relative to BSP, per straggler pattern (not a paper figure)",
+        paper: "the papers' headlines restated inside one matrix: Hop (backup, staleness, skipping beat standard), ASYNC (ASGD beats SGD with stragglers), SSP/ESSP/DSSP, backup workers, ASAP (stochastic reduce vs all-reduce)",
+        render: mode_matrix::render,
     },
 ];
 

@@ -23,6 +23,7 @@
 
 mod bounds;
 mod hop;
+mod label;
 mod update_queue;
 
 #[cfg(test)]

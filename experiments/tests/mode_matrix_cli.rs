@@ -1,0 +1,183 @@
+//! mode-matrix end to end on a small matrix: one row per (pattern, mode) with the documented
+//! columns, the baseline at 1, the same bytes from the same seed, a ranking per pattern,
+//! headline claims, and impossible matrices refused before anything is written.
+
+mod common;
+
+use common::tmpdir;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const SMALL: &str = r#"
+workers = 4
+iterations = 120
+eval_every = 8
+hold_evals = 2
+aggregation = "mean"
+baseline = "ps/bsp"
+modes = ["ps/bsp", "ps/ssp2", "async/asp", "peer/ring/standard", "peer/complete/standard"]
+
+[[patterns]]
+name = "none"
+about = "no straggler"
+stragglers = {}
+
+[[patterns]]
+name = "slow"
+about = "worker 0 three times slower"
+stragglers = { jitter_sigma = 0.05, slow = [{ worker = 0, factor = 3.0 }] }
+
+[[headlines]]
+name = "asgd-slow"
+paper = "async.txt: ASGD beats SGD with a straggler"
+pattern = "slow"
+mode = "async/asp"
+than = "ps/bsp"
+
+[[headlines]]
+name = "ring-bytes"
+paper = "asap.txt: a sparse graph sends fewer bytes than all-reduce"
+pattern = "none"
+mode = "peer/ring/standard"
+than = "peer/complete/standard"
+metric = "bytes_per_node"
+
+[data]
+train_rows = 2000
+test_rows = 400
+features = 254
+nnz_per_row = 40.0
+label_noise = 0.03
+informative = 0.1
+
+[svm]
+loss = "log"
+lambda = 1e-6
+eta0 = 50.0
+batch = 16
+
+[compute]
+ns_per_example = 100000.0
+
+[network]
+latency_ns = 20000
+bandwidth_gbps = 10.0
+
+[threads]
+ring_depth = 64
+stall_timeout_ms = 60000
+"#;
+
+fn run(dir: &Path, cfg: &str, out: &str) -> Output {
+    let path = dir.join("cfg.toml");
+    std::fs::write(&path, cfg).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_mode-matrix"))
+        .arg("--out")
+        .arg(dir.join(out))
+        .arg("--config")
+        .arg(&path)
+        .args(["--seeds", "1"])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn writes_the_matrix_and_its_claims_reproducibly() {
+    let dir = tmpdir("mm-ok");
+    let o = run(&dir, SMALL, "a");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m = std::fs::read_to_string(dir.join("a/mode-matrix/matrix.csv")).unwrap();
+    let mut lines = m.lines();
+    assert_eq!(
+        lines.next(),
+        Some("pattern,mode,family,time_to_target_s,vs_baseline,iterations_to_target,makespan_s,final_loss,bytes_per_node,mean_wait_us,max_staleness,dropped_updates")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 10, "{m}");
+    for r in &rows {
+        if r[1] == "ps/bsp" {
+            assert_eq!(
+                r[4].parse::<f64>().ok(),
+                Some(1.0),
+                "the baseline is 1: {r:?}"
+            );
+        }
+        if r[1] == "ps/ssp2" {
+            assert!(r[10].parse::<u64>().unwrap() <= 2, "SSP(2) bound: {r:?}");
+        }
+    }
+    // the straggler makes BSP slower in time, not in iterations
+    let bsp = |p: &str| {
+        rows.iter()
+            .find(|r| r[0] == p && r[1] == "ps/bsp")
+            .unwrap()
+            .clone()
+    };
+    let (none, slow) = (bsp("none"), bsp("slow"));
+    assert!(slow[6].parse::<f64>().unwrap() > 2.0 * none[6].parse::<f64>().unwrap());
+    let ranking = std::fs::read_to_string(dir.join("a/mode-matrix/ranking.csv")).unwrap();
+    assert_eq!(
+        ranking.lines().filter(|l| l.starts_with("slow,")).count(),
+        5
+    );
+    let claims = std::fs::read_to_string(dir.join("a/mode-matrix/claims.csv")).unwrap();
+    for id in [
+        "mode-matrix/asgd-slow",
+        "mode-matrix/ring-bytes",
+        "mode-matrix/best-run-near-optimum/none",
+    ] {
+        assert!(claims.contains(id), "{id}: {claims}");
+    }
+    // a ring sends 1 model per node and iteration, all-reduce 3 with 4 nodes
+    assert!(
+        claims
+            .lines()
+            .any(|l| l.starts_with("mode-matrix/ring-bytes") && l.ends_with(",pass")),
+        "{claims}"
+    );
+    let o = run(&dir, SMALL, "b");
+    assert!(o.status.success());
+    for f in ["matrix.csv", "ranking.csv", "curves.csv", "claims.csv"] {
+        assert_eq!(
+            std::fs::read(dir.join("a/mode-matrix").join(f)).unwrap(),
+            std::fs::read(dir.join("b/mode-matrix").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn impossible_matrices_are_refused_before_anything_is_written() {
+    let dir = tmpdir("mm-bad");
+    for (bad, says) in [
+        (SMALL.replace("\"ps/ssp2\"", "\"ps/fast\""), "fast"),
+        (
+            SMALL.replace("\"peer/ring/standard\"", "\"peer/ring/backup1\""),
+            "token queues",
+        ),
+        (
+            SMALL.replace("baseline = \"ps/bsp\"", "baseline = \"ps/asp\""),
+            "baseline",
+        ),
+        (
+            SMALL.replace("pattern = \"slow\"", "pattern = \"fast\""),
+            "pattern fast",
+        ),
+        (
+            SMALL.replace(
+                "{ worker = 0, factor = 3.0 }",
+                "{ worker = 9, factor = 3.0 }",
+            ),
+            "out of range",
+        ),
+        (
+            SMALL.replace("\"async/asp\", ", "\"async/asp\", \"async/asp\", "),
+            "twice",
+        ),
+    ] {
+        let o = run(&dir, &bad, "out");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says), "{says}: {err}");
+        assert!(!dir.join("out/mode-matrix").exists(), "{says}");
+    }
+}
