@@ -45,6 +45,7 @@ fn sim_run(mode: SyncMode) -> u64 {
         jitter_sigma: 0.2,
         production: None,
         random: None,
+        trace: None,
     };
     sim::run(
         spec.build().unwrap(),

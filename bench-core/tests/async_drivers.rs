@@ -63,6 +63,7 @@ fn stragglers() -> StragglerConfig {
         jitter_sigma: 0.1,
         production: None,
         random: None,
+        trace: None,
     }
 }
 

@@ -60,6 +60,7 @@ fn stragglers() -> StragglerConfig {
             factor: 4.0,
             probability: None,
         }),
+        trace: None,
     }
 }
 

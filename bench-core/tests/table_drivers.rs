@@ -53,6 +53,7 @@ fn stragglers() -> StragglerConfig {
         jitter_sigma: 0.3,
         production: None,
         random: None,
+        trace: None,
     }
 }
 

@@ -199,6 +199,7 @@ pub fn run<E: Experiment<Config = CdsConfig>>(
                     jitter_sigma: cfg.jitter_sigma,
                     production: None,
                     random: None,
+                    trace: None,
                 };
                 let mut pair = Vec::new();
                 for sync in [true, false] {

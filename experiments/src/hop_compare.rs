@@ -164,6 +164,7 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
         jitter_sigma: 0.0,
         production: None,
         random: cfg.slowdown,
+        trace: None,
     };
     stragglers.factors(cfg.common.workers)?;
     let workload = cfg.common.workload(seed, data)?;

@@ -153,6 +153,7 @@ impl PointSpec {
                 jitter_sigma: 0.1,
                 production: None,
                 random: None,
+                trace: None,
             },
             eval_every: self.setup.eval_every,
             threads: ThreadsSection {

@@ -412,6 +412,7 @@ mod tests {
                 jitter_sigma: 0.0,
                 production: None,
                 random: None,
+                trace: None,
             },
             1,
             &mut NoObserver,

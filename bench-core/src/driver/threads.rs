@@ -142,6 +142,7 @@ mod stall_tests {
                 jitter_sigma: 0.0,
                 production: None,
                 random: None,
+                trace: None,
             },
             1,
         )

@@ -1,8 +1,10 @@
 //! Compute-time perturbations: per-worker speed factors and seeded jitter.
 
 mod production;
+mod trace;
 
 pub use production::ProductionStragglers;
+pub use trace::{StragglerTrace, TraceReplay, TraceRow};
 
 use crate::error::{CoreError, Result};
 use rand::{Rng, SeedableRng};
@@ -36,6 +38,9 @@ pub struct StragglerConfig {
     /// probability `probability` (default 1/n).
     #[serde(default)]
     pub random: Option<RandomSlowdown>,
+    /// A recorded trace replayed as per-computation factors ([`TraceReplay`]).
+    #[serde(default)]
+    pub trace: Option<TraceReplay>,
 }
 
 /// Random slowdown (hop.txt §7: each worker 6x slower with probability 1/n per iteration).
@@ -53,8 +58,19 @@ impl StragglerConfig {
     /// Per-worker factors for `workers` workers.
     ///
     /// # Errors
-    /// [`CoreError::Config`] for a worker index out of range or a non-positive factor.
+    /// [`CoreError::Config`] for a worker index out of range or a non-positive factor; a trace
+    /// that cannot be read or does not cover every worker.
     pub fn factors(&self, workers: usize) -> Result<Vec<f64>> {
+        if let Some(t) = &self.trace {
+            let trace = t.trace()?;
+            if workers > 0 {
+                trace.factors(workers - 1, t.unit_ns)?;
+            }
+        }
+        self.constant_factors(workers)
+    }
+
+    fn constant_factors(&self, workers: usize) -> Result<Vec<f64>> {
         let mut f = vec![1.0; workers];
         for s in &self.slow {
             if s.worker >= workers {
@@ -87,7 +103,11 @@ impl StragglerConfig {
     /// # Errors
     /// As [`StragglerConfig::factors`].
     pub fn sampler(&self, workers: usize, worker: usize, seed: u64) -> Result<StragglerSampler> {
-        let base = self.factors(workers)?[worker];
+        let base = self.constant_factors(workers)?[worker];
+        let trace = match &self.trace {
+            Some(t) => Some(t.trace()?.factors(worker, t.unit_ns)?),
+            None => None,
+        };
         let production = match &self.production {
             Some(p) => {
                 p.validate()?;
@@ -110,6 +130,7 @@ impl StragglerConfig {
         };
         Ok(StragglerSampler {
             base,
+            trace,
             production,
             random,
             tasks: 0,
@@ -131,6 +152,8 @@ impl StragglerConfig {
 #[derive(Debug, Clone)]
 pub struct StragglerSampler {
     base: f64,
+    /// A replayed trace's factors for this worker, cycled.
+    trace: Option<Vec<f64>>,
     /// PCS delay range and warm-up of this worker.
     production: Option<([f64; 2], u64)>,
     /// Random slowdown factor and probability.
@@ -165,6 +188,9 @@ impl StragglerSampler {
                 f *= factor;
             }
         }
+        if let Some(t) = &self.trace {
+            f *= t[(self.tasks % t.len() as u64) as usize];
+        }
         self.tasks += 1;
         f
     }
@@ -192,6 +218,7 @@ mod tests {
             jitter_sigma: 0.5,
             production: None,
             random: None,
+            trace: None,
         };
         let (mut whole, mut split) = (c.sampler(4, 1, 9).unwrap(), c.sampler(4, 1, 9).unwrap());
         for _ in 0..5 {
@@ -207,6 +234,42 @@ mod tests {
     }
 
     #[test]
+    fn a_replayed_trace_multiplies_the_other_factors_and_cycles() {
+        let rows = vec![
+            TraceRow {
+                worker: 0,
+                iter: 0,
+                compute_ns: 100,
+                wait_ns: 0,
+            },
+            TraceRow {
+                worker: 0,
+                iter: 1,
+                compute_ns: 300,
+                wait_ns: 0,
+            },
+        ];
+        let c = StragglerConfig {
+            slow: vec![SlowWorker {
+                worker: 0,
+                factor: 2.0,
+            }],
+            trace: Some(TraceReplay::of(
+                StragglerTrace::from_rows(rows, "t").unwrap(),
+                "t",
+                Some(100.0),
+            )),
+            ..StragglerConfig::default()
+        };
+        let mut s = c.sampler(1, 0, 1).unwrap();
+        let f: Vec<f64> = (0..4).map(|_| s.next_factor()).collect();
+        assert_eq!(f, vec![2.0, 6.0, 2.0, 6.0]);
+        // the trace covers one worker: a run of two is refused up front
+        let e = c.factors(2).unwrap_err().to_string();
+        assert!(e.contains("the run has worker 1"), "{e}");
+    }
+
+    #[test]
     fn factors_and_errors() {
         let c = StragglerConfig {
             slow: vec![SlowWorker {
@@ -216,6 +279,7 @@ mod tests {
             jitter_sigma: 0.0,
             production: None,
             random: None,
+            trace: None,
         };
         assert_eq!(c.factors(3).unwrap(), vec![1.0, 1.0, 2.0]);
         assert!(c
@@ -230,6 +294,7 @@ mod tests {
             jitter_sigma: 0.2,
             production: None,
             random: None,
+            trace: None,
         };
         let a: Vec<f64> = (0..5)
             .map(|_| 0.0)
@@ -249,6 +314,7 @@ mod tests {
                 factor: 6.0,
                 probability: None,
             }),
+            trace: None,
         };
         let mut s = r.sampler(4, 0, 3).unwrap();
         let f: Vec<f64> = (0..4000).map(|_| s.next_factor()).collect();

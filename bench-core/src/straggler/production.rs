@@ -111,6 +111,7 @@ mod tests {
                 ..ProductionStragglers::paper()
             }),
             random: None,
+            trace: None,
         };
         let mut s = cfg.sampler(4, 1, 3).unwrap();
         let f: Vec<f64> = (0..50).map(|_| s.next_factor()).collect();

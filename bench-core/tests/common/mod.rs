@@ -38,6 +38,7 @@ pub fn random_cluster(rng: &mut ChaCha8Rng, workers: usize) -> (SimConfig, Strag
         jitter_sigma: rng.gen_range(0.0..1.5),
         production: None,
         random: None,
+        trace: None,
     };
     (cfg, stragglers)
 }

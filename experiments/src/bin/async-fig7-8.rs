@@ -114,6 +114,7 @@ impl Experiment for AsyncFig7To8 {
             jitter_sigma: cfg.jitter_sigma,
             production: Some(cfg.production),
             random: None,
+            trace: None,
         };
         let pb = progress(
             (drivers.len() * cfg.datasets.len() * 4) as u64,

@@ -85,6 +85,7 @@ impl Experiment for HopFig12 {
                         jitter_sigma: 0.0,
                         production: None,
                         random: slowed.then_some(cfg.slowdown),
+                        trace: None,
                     };
                     pb.set_message(format!("{} slowdown={slowed}", g.name()));
                     let r = run_peers(

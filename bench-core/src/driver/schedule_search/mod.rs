@@ -91,6 +91,7 @@ pub fn explore(
             jitter_sigma: rng.gen_range(0.0..1.5),
             production: None,
             random: None,
+            trace: None,
         };
         let mut obs = GapObserver::new(settings, &paths);
         sim::run(
