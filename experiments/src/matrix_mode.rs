@@ -2,8 +2,12 @@
 //! (`ps/ssp3`, `async/min-available12`, `peer/ring-based/backup1+tokens10`), and its run on a
 //! workload under a driver.
 //!
-//! The three families train the same [`Workload`] with the same per-worker mini-batches and
-//! step schedule; what makes them comparable is the aggregation: with
+//! The three families train the same [`Workload`] with the same mini-batches and step
+//! schedule (a worker's `k`-th update reads its `k`-th mini-batch) and the same total of
+//! `workers x iterations` updates (the coordinator hands its tasks to whichever workers its
+//! barrier admits, so under ASP a fast worker does more than `iterations` of them; backup
+//! workers' late updates are dropped and skipping peers jump iterations). What makes the
+//! families comparable is the aggregation: with
 //! [`Aggregation::Mean`] a parameter-server clock and a coordinator round move the model by
 //! the mean of the workers' updates, and a decentralized iteration moves the peers' average by
 //! the same mean (each peer applies its own update and averages with its in-neighbours).
@@ -130,13 +134,17 @@ impl MatrixMode {
                 .build()
                 .with_context(what)?;
             }
-            MatrixMode::Coord(b) => {
-                if let BarrierPredicate::MinAvailable { k } = b {
-                    if *k == 0 || *k > workers {
-                        bail!("{}: k must be in 1..={workers}", what());
-                    }
+            MatrixMode::Coord(b) => match b {
+                BarrierPredicate::MinAvailable { k } if *k == 0 || *k > workers => {
+                    bail!("{}: k must be in 1..={workers}", what());
                 }
-            }
+                // SSP(0) admits no worker once any task is in flight: the first schedule
+                // deadlocks
+                BarrierPredicate::Ssp { s: 0 } => {
+                    bail!("{}: the coordinator's SSP needs s >= 1 (s = 0 admits nobody once a task is out; use async/bsp)", what());
+                }
+                _ => {}
+            },
             MatrixMode::Peer { settings, .. } => {
                 let t = self.topology(workers, 0).with_context(what)?;
                 settings
@@ -239,6 +247,8 @@ mod tests {
         assert!(m.validate(16, 10).is_err());
         let m = MatrixMode::parse("async/min-available17", 10).unwrap();
         assert!(m.validate(16, 10).is_err());
+        let m = MatrixMode::parse("async/ssp0", 10).unwrap();
+        assert!(format!("{:#}", m.validate(16, 10).unwrap_err()).contains("s >= 1"));
         let m = MatrixMode::parse("ps/bsp-backup16", 10).unwrap();
         assert!(m.validate(16, 10).is_err());
         assert!(MatrixMode::parse("peer/chain/backup1+tokens2", 10)

@@ -271,8 +271,8 @@ pub const COMPARISON_WAY: f64 = 1.0 - NEAR_OPTIMUM;
 
 /// The held-out loss a figure's time-to-target comparisons use, and how it was chosen: with a
 /// reference optimum, [`COMPARISON_WAY`] of the way from the runs' initial loss to the
-/// optimum's; without one (real data), the largest final loss of the runs (their `progress`;
-/// so the slowest run reaches it at its end).
+/// optimum's; without one (real data), the largest finite final loss of the runs (their
+/// `progress`; so the slowest run that did not diverge reaches it at its end).
 pub fn comparison_target(reference: Option<&Reference>, runs: &[&[ProgressRow]]) -> (f64, String) {
     let start = runs
         .iter()
@@ -290,10 +290,27 @@ pub fn comparison_target(reference: Option<&Reference>, runs: &[&[ProgressRow]])
         _ => (
             runs.iter()
                 .filter_map(|r| r.last().map(|p| p.loss))
+                .filter(|l| l.is_finite())
                 .fold(f64::NAN, f64::max),
             "target = the largest final loss of the compared runs (no reference optimum: real data, or an optimum no better than the start)".into(),
         ),
     }
+}
+
+/// The evaluation at which `progress` reaches `target` and holds it for `hold` more
+/// evaluations (or all that remain).
+pub fn reached_and_held(
+    progress: &[ProgressRow],
+    target: f64,
+    hold: usize,
+) -> Option<&ProgressRow> {
+    (0..progress.len())
+        .find(|&i| {
+            progress[i..progress.len().min(i + 1 + hold)]
+                .iter()
+                .all(|p| p.loss <= target)
+        })
+        .map(|i| &progress[i])
 }
 
 /// `part`'s row of `reference.csv` (none without a reference), its initial loss the first
@@ -406,6 +423,25 @@ mod tests {
             certificate: 1e-5,
             passes: 10,
         }
+    }
+
+    #[test]
+    fn a_dip_under_the_target_is_not_reaching_it() {
+        let p: Vec<ProgressRow> = [0.9, 0.4, 0.8, 0.45, 0.4, 0.42, 0.3]
+            .iter()
+            .enumerate()
+            .map(|(i, &loss)| ProgressRow {
+                time: i as f64,
+                iteration: i as f64,
+                loss,
+                accuracy: f64::NAN,
+            })
+            .collect();
+        assert_eq!(reached_and_held(&p, 0.5, 0).map(|p| p.time), Some(1.0));
+        assert_eq!(reached_and_held(&p, 0.5, 2).map(|p| p.time), Some(3.0));
+        // near the end, what remains must stay under
+        assert_eq!(reached_and_held(&p, 0.35, 5).map(|p| p.time), Some(6.0));
+        assert_eq!(reached_and_held(&p, 0.2, 1), None);
     }
 
     /// The comparison target sits on the near-optimum line, whatever the runs reached; without

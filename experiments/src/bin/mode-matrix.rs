@@ -8,7 +8,7 @@
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
-use bench_core::metrics::{ProgressRow, RunRecords};
+use bench_core::metrics::RunRecords;
 use bench_core::straggler::StragglerConfig;
 use bench_core::workload::Workload;
 use bench_core::workload::{Aggregation, SvmConfig};
@@ -18,8 +18,8 @@ use experiments::matrix_mode::{MatrixMode, RunShape};
 use experiments::runner::{RunSettings, ThreadsSection};
 use experiments::sensitivity::{Sensitivity, Setting};
 use experiments::svm_setup::{
-    comparison_target, loss_spans, near_optimum_claim, reference_rows, Reference, ReferenceRow,
-    SparseData,
+    comparison_target, loss_spans, near_optimum_claim, reached_and_held, reference_rows, Reference,
+    ReferenceRow, SparseData,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -34,8 +34,8 @@ struct ModeMatrix;
 struct Config {
     /// Workers (peers; the parameter server and the coordinator are one node besides them).
     workers: usize,
-    /// Iterations per worker: parameter-server clocks, coordinator tasks per worker, peer
-    /// iterations. Every run does `workers x iterations` mini-batch updates.
+    /// Iterations per worker: parameter-server clocks, peer iterations; the coordinator runs
+    /// `workers x iterations` tasks, handed to whichever workers its barrier admits.
     iterations: u64,
     /// Evaluate every this many updates applied (results committed; peer reduces).
     eval_every: u64,
@@ -121,6 +121,9 @@ struct Headline {
     /// The ratio the winner must stay below (1.0: strictly better).
     #[serde(default = "one")]
     max_ratio: f64,
+    /// And above (default 0: one-sided). With both, the claim is that the two agree.
+    #[serde(default)]
+    min_ratio: f64,
 }
 
 fn one() -> f64 {
@@ -145,9 +148,12 @@ struct MatrixRow {
     bytes_per_node: f64,
     /// Mean time a worker waited per iteration (for a task, under the coordinator).
     mean_wait_us: f64,
-    /// Largest staleness (parameter server, coordinator) or iteration gap (peers) of a read.
+    /// Largest staleness of a read, in the family's own unit: clocks (parameter server),
+    /// iterations of the oldest update reduced (peers), model versions committed since the
+    /// task's (coordinator: one result per version under ASP/SSP, one round under BSP).
     max_staleness: u64,
-    /// Updates the server dropped as late (backup workers).
+    /// Updates dropped as late (backup workers: by the server, or by a peer of its
+    /// in-neighbours').
     dropped_updates: u64,
 }
 
@@ -180,9 +186,30 @@ fn parse_modes(cfg: &Config) -> Result<Vec<MatrixMode>> {
 
 fn check(cfg: &Config) -> Result<()> {
     if cfg.workers < 2 || cfg.iterations == 0 || cfg.eval_every == 0 {
-        bail!("workers must be >= 2, iterations and eval_every >= 1");
+        bail!(
+            "workers must be >= 2 and iterations, eval_every >= 1; got workers = {}, iterations = {}, eval_every = {}",
+            cfg.workers,
+            cfg.iterations,
+            cfg.eval_every
+        );
     }
     let modes = parse_modes(cfg)?;
+    let families: BTreeSet<&str> = modes.iter().map(MatrixMode::family).collect();
+    if cfg.aggregation == Aggregation::Sum && families.len() > 1 {
+        bail!("aggregation = \"sum\" makes the parameter server and the coordinator take {} times the peers' step, so the families' times are not comparable; use \"mean\" or modes of one family", cfg.workers);
+    }
+    if let Some(g) = &cfg.sensitivity {
+        if let Some(e) = g.eta0.iter().find(|e| !(**e > 0.0 && e.is_finite())) {
+            bail!("sensitivity.eta0 values must be > 0, got {e}");
+        }
+        if let Some(j) = g
+            .jitter_sigma
+            .iter()
+            .find(|j| !(**j >= 0.0 && j.is_finite()))
+        {
+            bail!("sensitivity.jitter_sigma values must be >= 0, got {j}");
+        }
+    }
     let labels: Vec<String> = modes.iter().map(MatrixMode::label).collect();
     let mut seen = BTreeSet::new();
     for (m, l) in modes.iter().zip(&labels) {
@@ -227,6 +254,13 @@ fn check(cfg: &Config) -> Result<()> {
         if !(h.max_ratio > 0.0 && h.max_ratio.is_finite()) {
             bail!("{what}: max_ratio must be > 0, got {}", h.max_ratio);
         }
+        if !(h.min_ratio >= 0.0 && h.min_ratio < h.max_ratio) {
+            bail!(
+                "{what}: min_ratio must be in [0, max_ratio = {}), got {}",
+                h.max_ratio,
+                h.min_ratio
+            );
+        }
     }
     cfg.data.validate(cfg.workers)?;
     cfg.svm.validate()?;
@@ -241,18 +275,6 @@ fn mean_wait_us(r: &RunRecords) -> f64 {
         return r.waits.iter().map(|w| w.wait as f64).sum::<f64>() / r.waits.len() as f64 * 1e-3;
     }
     r.mean_wait() * 1e-3
-}
-
-/// The evaluation at which `progress` reaches `target` and holds it for `hold` more
-/// evaluations (or all that remain).
-fn reached(progress: &[ProgressRow], target: f64, hold: usize) -> Option<&ProgressRow> {
-    (0..progress.len())
-        .find(|&i| {
-            progress[i..progress.len().min(i + 1 + hold)]
-                .iter()
-                .all(|p| p.loss <= target)
-        })
-        .map(|i| &progress[i])
 }
 
 /// `a / b` where a run that never reached the target counts as infinitely slow: None when
@@ -273,14 +295,19 @@ fn headline_claim(h: &Headline, rows: &[MatrixRow], target_how: &str) -> Claim {
             r.pattern == h.pattern && MatrixMode::parse(m, 1).is_ok_and(|p| p.label() == r.mode)
         })
     };
+    let within = if h.min_ratio > 0.0 {
+        format!("between {} and {}", h.min_ratio, h.max_ratio)
+    } else {
+        format!("less than {}", h.max_ratio)
+    };
     let statement = match h.metric {
         Metric::TimeToTarget => format!(
-            "under {}, {} reaches the target in less than {} x the time of {}",
-            h.pattern, h.mode, h.max_ratio, h.than
+            "under {}, {} reaches the target in {within} x the time of {}",
+            h.pattern, h.mode, h.than
         ),
         Metric::BytesPerNode => format!(
-            "under {}, {} sends less than {} x the bytes per node of {}",
-            h.pattern, h.mode, h.max_ratio, h.than
+            "under {}, {} sends {within} x the bytes per node of {}",
+            h.pattern, h.mode, h.than
         ),
     };
     let (Some(a), Some(b)) = (row(&h.mode), row(&h.than)) else {
@@ -314,7 +341,7 @@ fn headline_claim(h: &Headline, rows: &[MatrixRow], target_how: &str) -> Claim {
         statement,
         h.paper.clone(),
         measured,
-        r.is_some_and(|r| r < h.max_ratio),
+        r.is_some_and(|r| r < h.max_ratio && (h.min_ratio == 0.0 || r > h.min_ratio)),
     );
     match r {
         Some(r) if r.is_finite() => c.with_value(r),
@@ -332,8 +359,8 @@ impl Experiment for ModeMatrix {
     type Args = NoArgs;
 
     fn validate(cfg: &Config, _: &NoArgs, drivers: &[DriverKind]) -> Result<()> {
-        if drivers.contains(&DriverKind::Cluster) {
-            bail!("mode-matrix runs under the sim and threads drivers (one process runs every mode; use the per-figure binaries for cluster runs)");
+        if drivers.contains(&DriverKind::Cluster) || drivers.len() != 1 {
+            bail!("mode-matrix runs under one driver, sim (default) or threads: one process runs every mode, and its CSVs hold one driver's matrix (use the per-figure binaries for cluster runs)");
         }
         check(cfg)
     }
@@ -352,15 +379,23 @@ impl Experiment for ModeMatrix {
                 &workload,
                 reference.as_ref(),
                 seed,
-                drivers.len() > 1,
                 Some(&pb),
                 &mut o,
             )?;
         }
         pb.finish_and_clear();
+        let out = run.out();
+        out.csv("matrix.csv", &o.rows)?;
+        out.csv("ranking.csv", &o.ranks)?;
+        out.csv("curves.csv", &o.curves)?;
+        out.csv("reference.csv", &o.ref_rows)?;
         let mut notes = o.notes.clone();
         if let Some(grid) = &cfg.sensitivity {
-            if run.seed == run.common.seed && drivers == [DriverKind::Sim] {
+            if drivers != [DriverKind::Sim] {
+                notes.push(
+                    "sensitivity: not run (the grid is re-derived with the simulator only)".into(),
+                );
+            } else if run.seed == run.common.seed {
                 let s = sensitivity(cfg, grid, &o.claims, seed, run.data)?;
                 s.write(run.out())?;
                 notes.push(format!(
@@ -372,13 +407,8 @@ impl Experiment for ModeMatrix {
                 ));
             }
         }
-        let out = run.out();
-        out.csv("matrix.csv", &o.rows)?;
-        out.csv("ranking.csv", &o.ranks)?;
-        out.csv("curves.csv", &o.curves)?;
-        out.csv("reference.csv", &o.ref_rows)?;
         for c in o.claims {
-            out.claim(c);
+            run.out().claim(c);
         }
         notes.extend(reference.iter().map(|r| r.note("svm")));
         notes.extend([
@@ -398,6 +428,7 @@ impl Experiment for ModeMatrix {
                 }
             ),
             "ASYNC coordinator: async/bsp collects one round per step (SGD), every other barrier one result per step (ASGD); results are not weighted by staleness".into(),
+            "max_staleness is in each family's unit: clocks (parameter server), iterations of the oldest update reduced (peers), versions committed since the task's (coordinator: one result per version under ASP/SSP/min-available, so async/ssp3 bounds results, not clocks)".into(),
             "bytes_per_node: bytes sent by all nodes over the node count (the server or coordinator counts as a node); backup workers' dropped updates are sent and counted".into(),
             "patterns: ".to_string()
                 + &cfg
@@ -425,8 +456,7 @@ struct Outcome {
 }
 
 /// Runs every (pattern, mode) of `cfg` under `driver` on `workload` and adds the rows, the
-/// ranking, the curves and the claims to `o` (claim ids get the driver's name when
-/// `by_driver`).
+/// ranking, the curves and the claims to `o`.
 ///
 /// # Errors
 /// The first run that fails.
@@ -437,7 +467,6 @@ fn matrix(
     workload: &Arc<dyn Workload>,
     reference: Option<&Reference>,
     seed: u64,
-    by_driver: bool,
     pb: Option<&indicatif::ProgressBar>,
     o: &mut Outcome,
 ) -> Result<()> {
@@ -489,7 +518,7 @@ fn matrix(
             .iter()
             .find(|m| &m.label() == label)
             .expect("every run is of a configured mode");
-        let hit = reached(&rec.progress, target, cfg.hold_evals);
+        let hit = reached_and_held(&rec.progress, target, cfg.hold_evals);
         rows.push(MatrixRow {
             pattern: pattern.clone(),
             mode: label.clone(),
@@ -517,13 +546,6 @@ fn matrix(
             loss: p.loss,
         }));
     }
-    let suffix = |id: String| {
-        if by_driver {
-            format!("{id}/{}", driver.label())
-        } else {
-            id
-        }
-    };
     for p in &cfg.patterns {
         let base = rows
             .iter()
@@ -539,12 +561,23 @@ fn matrix(
         }
         in_pattern.sort_by(|a, b| {
             let key = |r: &MatrixRow| r.time_to_target_s.unwrap_or(f64::INFINITY);
-            key(a).total_cmp(&key(b))
+            key(a)
+                .total_cmp(&key(b))
+                .then(a.final_loss.total_cmp(&b.final_loss))
         });
+        // modes that never reached the target share the rank after the last one that did
+        let reached_count = in_pattern
+            .iter()
+            .filter(|r| r.time_to_target_s.is_some())
+            .count();
         for (i, r) in in_pattern.iter().enumerate() {
             o.ranks.push(RankRow {
                 pattern: p.name.clone(),
-                rank: i + 1,
+                rank: if r.time_to_target_s.is_some() {
+                    i + 1
+                } else {
+                    reached_count + 1
+                },
                 mode: r.mode.clone(),
                 time_to_target_s: r.time_to_target_s,
                 vs_baseline: r.vs_baseline,
@@ -556,15 +589,14 @@ fn matrix(
                 .map(|r| (r.1.clone(), &r.2.progress[..])),
         );
         o.claims.push(near_optimum_claim(
-            suffix(format!("{FIGURE}/best-run-near-optimum/{}", p.name)),
+            format!("{FIGURE}/best-run-near-optimum/{}", p.name),
             reference,
             &in_p,
         ));
     }
     for h in &cfg.headlines {
-        let mut c = headline_claim(h, &rows, &format!("loss {target:.4}"));
-        c.claim_id = suffix(c.claim_id);
-        o.claims.push(c);
+        o.claims
+            .push(headline_claim(h, &rows, &format!("loss {target:.4}")));
     }
     o.notes.push(format!(
         "{}: {how} = {target:.5}; a run reaches it at the first evaluation at or below it that the next {} evaluations stay at or below",
@@ -632,7 +664,6 @@ fn sensitivity(
                 &workload,
                 reference.as_ref(),
                 seed,
-                false,
                 None,
                 &mut o,
             )?;
@@ -657,23 +688,59 @@ mod tests {
         assert_eq!(ratio(None, None), None);
     }
 
+    fn row(mode: &str, time: Option<f64>) -> MatrixRow {
+        MatrixRow {
+            pattern: "p".into(),
+            mode: mode.into(),
+            family: "ps",
+            time_to_target_s: time,
+            vs_baseline: None,
+            iterations_to_target: None,
+            makespan_s: 1.0,
+            final_loss: 0.5,
+            bytes_per_node: 1.0,
+            mean_wait_us: 0.0,
+            max_staleness: 0,
+            dropped_updates: 0,
+        }
+    }
+
+    /// A two-sided headline fails on either side, and when the compared mode never got there.
     #[test]
-    fn a_dip_under_the_target_is_not_reaching_it() {
-        let p: Vec<ProgressRow> = [0.9, 0.4, 0.8, 0.45, 0.4, 0.42, 0.3]
-            .iter()
-            .enumerate()
-            .map(|(i, &loss)| ProgressRow {
-                time: i as f64,
-                iteration: i as f64,
-                loss,
-                accuracy: f64::NAN,
-            })
-            .collect();
-        assert_eq!(reached(&p, 0.5, 0).map(|p| p.time), Some(1.0));
-        assert_eq!(reached(&p, 0.5, 2).map(|p| p.time), Some(3.0));
-        // near the end, what remains must stay under
-        assert_eq!(reached(&p, 0.35, 5).map(|p| p.time), Some(6.0));
-        assert_eq!(reached(&p, 0.2, 1), None);
+    fn two_sided_headlines_check_both_sides() {
+        let h = Headline {
+            name: "same".into(),
+            paper: "-".into(),
+            pattern: "p".into(),
+            mode: "async/bsp".into(),
+            than: "ps/bsp".into(),
+            metric: Metric::TimeToTarget,
+            max_ratio: 1.1,
+            min_ratio: 0.909,
+        };
+        let verdict = |a: Option<f64>, b: Option<f64>| {
+            headline_claim(&h, &[row("async/bsp", a), row("ps/bsp", b)], "t").verdict
+        };
+        use bench_core::claims::Verdict;
+        assert_eq!(verdict(Some(1.0), Some(1.05)), Verdict::Pass);
+        assert_eq!(verdict(Some(1.0), Some(2.0)), Verdict::Fail);
+        assert_eq!(verdict(Some(2.0), Some(1.0)), Verdict::Fail);
+        assert_eq!(verdict(Some(1.0), None), Verdict::Fail);
+        let one_sided = Headline {
+            min_ratio: 0.0,
+            max_ratio: 1.0,
+            ..h.clone()
+        };
+        let c = headline_claim(
+            &one_sided,
+            &[row("async/bsp", Some(1.0)), row("ps/bsp", None)],
+            "t",
+        );
+        assert_eq!(
+            c.verdict,
+            Verdict::Pass,
+            "a mode that gets there beats one that never does"
+        );
     }
 
     #[test]

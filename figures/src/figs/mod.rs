@@ -9,6 +9,7 @@ mod essp_staleness;
 mod hop_gaps;
 mod mode_matrix;
 mod ps_modes;
+mod sim_validation;
 
 use crate::bands;
 use crate::chart::{self, Drawing};
@@ -222,6 +223,12 @@ pub const ALL: &[FigureDef] = &[
         title: "Mode matrix: every sync mode on one workload and network, time to an optimum-relative target relative to BSP, per straggler pattern (not a paper figure)",
         paper: "the papers' headlines restated inside one matrix: Hop (backup, staleness, skipping beat standard), ASYNC (ASGD beats SGD with stragglers), SSP/ESSP/DSSP, backup workers, ASAP (stochastic reduce vs all-reduce)",
         render: mode_matrix::render,
+    },
+    FigureDef {
+        id: "sim-validation",
+        title: "Simulator validation: relative error of the simulator against the threads driver per mode, replaying the measured trace or from the configuration alone (not a paper figure)",
+        paper: "a simulator is worth what its validation shows: predicted vs measured iteration rate, makespan, time to target and mean wait",
+        render: sim_validation::render,
     },
 ];
 

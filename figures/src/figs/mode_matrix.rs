@@ -1,5 +1,5 @@
-//! mode-matrix: time to target relative to the baseline (BSP), modes x straggler patterns, the
-//! median over every seed of the run.
+//! mode-matrix: time to target relative to the baseline (BSP by default), modes x straggler
+//! patterns, the median over every seed of the run whose baseline reached the target.
 
 use crate::chart::{Drawing, Panel};
 use crate::table::Table;
@@ -21,7 +21,8 @@ fn seed_tables(dir: &Path) -> Result<Vec<Table>> {
     paths.iter().map(|p| Table::read(p)).collect()
 }
 
-/// Median of `v` (mean of the middle two); None when empty.
+/// Median of `v` (mean of the middle two, or the lower one when the upper is infinite: half
+/// the seeds reached the target); None when empty.
 fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
@@ -30,8 +31,10 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
     let n = v.len();
     Some(if n % 2 == 1 {
         v[n / 2]
-    } else {
+    } else if v[n / 2].is_finite() {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
+    } else {
+        v[n / 2 - 1]
     })
 }
 
@@ -106,7 +109,7 @@ pub fn render(dir: &Path) -> Result<Drawing> {
     Ok(Drawing {
         panels: vec![Panel::Heatmap {
             title: format!(
-                "Time to target / BSP's, per straggler pattern (median of {} seed{}; - never reached)",
+                "Time to target / the baseline's (its row is 1), per straggler pattern; median over {} seed{}; - never reached",
                 tables.len(),
                 if tables.len() == 1 { "" } else { "s" }
             ),

@@ -14,6 +14,7 @@ struct Finished {
     iter: u64,
     start: Nanos,
     end: Nanos,
+    wait: Nanos,
     staleness: u64,
 }
 
@@ -32,7 +33,12 @@ pub struct Coordinator {
     /// Results applied since the last commit.
     uncommitted: u64,
     next_iter: Vec<u64>,
-    last: Vec<Option<Finished>>,
+    /// Per worker: when its last result arrived (None before its first task), i.e. since when
+    /// it has been available, waiting for a task.
+    available_since: Vec<Option<Nanos>>,
+    /// Per worker, of the task in flight: when the worker began waiting for it (its previous
+    /// result, or the dispatch of its first task) and how long it waited.
+    task_began: Vec<(Nanos, Nanos)>,
     finished: bool,
     actions: VecDeque<Action>,
 }
@@ -59,7 +65,8 @@ impl Coordinator {
             done: 0,
             uncommitted: 0,
             next_iter: vec![0; workers],
-            last: vec![None; workers],
+            available_since: vec![None; workers],
+            task_began: vec![(0, 0); workers],
             finished: false,
             actions: VecDeque::new(),
         }
@@ -87,14 +94,18 @@ impl Coordinator {
         self.dispatched - self.done
     }
 
-    fn record(&mut self, w: usize, f: Finished, wait: Nanos) {
+    /// Records a finished task as an iteration of its worker: from when the worker became
+    /// available (its previous result) to its result's arrival, the wait for the task inside
+    /// it, so that `end - start - wait` is the task's computation and round trip, as for the
+    /// other families.
+    fn record(&mut self, w: usize, f: Finished) {
         self.actions
             .push_back(Action::Record(Event::Iteration(IterationRecord {
                 worker: w,
                 iter: f.iter,
                 start: f.start,
                 end: f.end,
-                wait,
+                wait: f.wait,
                 staleness: f.staleness,
             })));
     }
@@ -119,9 +130,6 @@ impl Coordinator {
         if self.done == self.tasks_total {
             self.commit();
             for w in 0..self.stat.len() {
-                if let Some(f) = self.last[w].take() {
-                    self.record(w, f, 0);
-                }
                 self.actions.push_back(Action::Send {
                     to: self.first_worker + w,
                     msg: Message::Stop,
@@ -153,9 +161,10 @@ impl Coordinator {
                 break;
             }
             self.stat.dispatch(w, now);
-            if let Some(f) = self.last[w].take() {
-                self.record(w, f, now.saturating_sub(f.end));
-            }
+            self.task_began[w] = match self.available_since[w].take() {
+                Some(since) => (since, now.saturating_sub(since)),
+                None => (now, 0),
+            };
             let iter = self.next_iter[w];
             self.next_iter[w] += 1;
             self.dispatched += 1;
@@ -183,12 +192,18 @@ impl Coordinator {
         }
         let staleness = self.stat.finish(w, now);
         self.done += 1;
-        self.last[w] = Some(Finished {
-            iter,
-            start: s.dispatched_at,
-            end: now,
-            staleness,
-        });
+        let (start, wait) = self.task_began[w];
+        self.record(
+            w,
+            Finished {
+                iter,
+                start,
+                end: now,
+                wait,
+                staleness,
+            },
+        );
+        self.available_since[w] = Some(now);
         self.actions.push_back(Action::Apply {
             from,
             clock: version,
