@@ -146,6 +146,53 @@ fn writes_the_matrix_and_its_claims_reproducibly() {
     }
 }
 
+/// A recorded trace replays as stragglers: worker 0 at 3x the modelled time in the trace
+/// slows BSP as the configured 3x straggler does.
+#[test]
+fn a_trace_file_replays_as_stragglers() {
+    let dir = tmpdir("mm-trace");
+    let mut trace = String::from("worker,iter,compute_ns,wait_ns\n");
+    for w in 0..4 {
+        for k in 0..10 {
+            let t = if w == 0 { 4_800_000 } else { 1_600_000 };
+            trace.push_str(&format!("{w},{k},{t},0\n"));
+        }
+    }
+    let path = dir.join("trace.csv");
+    std::fs::write(&path, trace).unwrap();
+    let cfg = SMALL.replacen(
+        "[[headlines]]",
+        &format!(
+            "[[patterns]]\nname = \"traced\"\nabout = \"a trace\"\nstragglers = {{ trace = {{ path = {:?}, unit_ns = 1600000 }} }}\n\n[[headlines]]",
+            path.display().to_string()
+        ),
+        1,
+    );
+    let o = run(&dir, &cfg, "out");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m = std::fs::read_to_string(dir.join("out/mode-matrix/matrix.csv")).unwrap();
+    let makespan = |p: &str| -> f64 {
+        m.lines()
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .find(|r| r[0] == p && r[1] == "ps/bsp")
+            .unwrap()[6]
+            .parse()
+            .unwrap()
+    };
+    let (none, slow, traced) = (makespan("none"), makespan("slow"), makespan("traced"));
+    assert!(traced > 2.5 * none, "{traced} vs {none}");
+    assert!((traced / slow - 1.0).abs() < 0.1, "{traced} vs {slow}");
+    // a trace that does not cover the run's workers is refused up front
+    std::fs::write(&path, "worker,iter,compute_ns,wait_ns\n0,0,5,0\n").unwrap();
+    let o = run(&dir, &cfg, "bad");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("the run has worker"),
+        "{err}"
+    );
+    assert!(!dir.join("bad/mode-matrix").exists());
+}
+
 #[test]
 fn impossible_matrices_are_refused_before_anything_is_written() {
     let dir = tmpdir("mm-bad");
