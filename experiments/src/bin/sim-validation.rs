@@ -118,7 +118,10 @@ fn check(cfg: &Config) -> Result<()> {
     cfg.stragglers.factors(cfg.workers)?;
     cfg.data.validate(cfg.workers)?;
     cfg.svm.validate()?;
-    if !(cfg.compute.ns_per_example > 0.0) || cfg.compute.measured {
+    if cfg.compute.ns_per_example.is_nan()
+        || cfg.compute.ns_per_example <= 0.0
+        || cfg.compute.measured
+    {
         bail!("compute.ns_per_example must be > 0 and compute.measured false: the replay needs the modelled time a factor of 1 stands for");
     }
     Ok(())
@@ -276,7 +279,7 @@ impl Experiment for SimValidation {
         }
         let out = run.out();
         out.csv("validation.csv", &rows)?;
-        out.csv("network.csv", &[net_row.clone()])?;
+        out.csv("network.csv", std::slice::from_ref(&net_row))?;
         for (q, bound) in [
             ("iteration_rate", cfg.bounds.iteration_rate),
             ("makespan_s", cfg.bounds.makespan),
