@@ -125,6 +125,23 @@ impl RunRecords {
             / per.len() as f64
     }
 
+    /// The run's straggler trace ([`crate::straggler::TraceRow`]): per worker and iteration,
+    /// its computation (end - start - wait) and its wait, sorted by worker and iteration.
+    pub fn trace(&self) -> Vec<crate::straggler::TraceRow> {
+        let mut out: Vec<crate::straggler::TraceRow> = self
+            .iterations
+            .iter()
+            .map(|r| crate::straggler::TraceRow {
+                worker: r.worker,
+                iter: r.iter,
+                compute_ns: r.end.saturating_sub(r.start).saturating_sub(r.wait),
+                wait_ns: r.wait,
+            })
+            .collect();
+        out.sort_by_key(|r| (r.worker, r.iter));
+        out
+    }
+
     /// First time the evaluated loss reaches `target` or below.
     pub fn time_to_loss(&self, target: f64) -> Option<f64> {
         self.progress
@@ -145,6 +162,31 @@ impl RunRecords {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_records_computation_without_its_wait() {
+        let r = RunRecords {
+            iterations: vec![IterationRow {
+                worker: 3,
+                iter: 7,
+                start: 1_000,
+                end: 5_000,
+                wait: 1_500,
+                staleness: 0,
+                bytes: 0,
+            }],
+            ..RunRecords::default()
+        };
+        assert_eq!(
+            r.trace(),
+            vec![crate::straggler::TraceRow {
+                worker: 3,
+                iter: 7,
+                compute_ns: 2_500,
+                wait_ns: 1_500
+            }]
+        );
+    }
 
     fn row(worker: usize, iter: u64, end: u64) -> IterationRow {
         IterationRow {

@@ -27,7 +27,6 @@
 //! hardware).
 
 use crate::error::{CoreError, Result};
-use crate::metrics::IterationRow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -42,23 +41,6 @@ pub struct TraceRow {
     pub compute_ns: u64,
     /// Time blocked before it, ns.
     pub wait_ns: u64,
-}
-
-impl TraceRow {
-    /// The trace of a run's iterations: computation = end - start - wait.
-    pub fn from_iterations(rows: &[IterationRow]) -> Vec<TraceRow> {
-        let mut out: Vec<TraceRow> = rows
-            .iter()
-            .map(|r| TraceRow {
-                worker: r.worker,
-                iter: r.iter,
-                compute_ns: r.end.saturating_sub(r.start).saturating_sub(r.wait),
-                wait_ns: r.wait,
-            })
-            .collect();
-        out.sort_by_key(|r| (r.worker, r.iter));
-        out
-    }
 }
 
 /// A trace loaded for replay: each worker's computation times in iteration order.
@@ -286,27 +268,5 @@ mod tests {
             .to_string()
             .contains("none.csv"));
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn a_run_records_computation_without_its_wait() {
-        let it = IterationRow {
-            worker: 3,
-            iter: 7,
-            start: 1_000,
-            end: 5_000,
-            wait: 1_500,
-            staleness: 0,
-            bytes: 0,
-        };
-        assert_eq!(
-            TraceRow::from_iterations(&[it]),
-            vec![TraceRow {
-                worker: 3,
-                iter: 7,
-                compute_ns: 2_500,
-                wait_ns: 1_500
-            }]
-        );
     }
 }

@@ -7,7 +7,7 @@ use bench_core::claims::Claim;
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
 use bench_core::metrics::{RunRecords, WaitHistogram};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
-use bench_core::straggler::{StragglerConfig, TraceRow};
+use bench_core::straggler::StragglerConfig;
 use bench_core::workload::SvmConfig;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::runner::{run_ps, RunSettings, ThreadsSection};
@@ -166,10 +166,7 @@ impl Experiment for PsModes {
                 if driver != DriverKind::Sim {
                     // measured compute and wait per worker and iteration, replayable in the
                     // simulator as `[stragglers] trace = { path = ".../trace.csv" }`
-                    out.csv(
-                        &format!("{dir}/trace.csv"),
-                        &TraceRow::from_iterations(&rec.iterations),
-                    )?;
+                    out.csv(&format!("{dir}/trace.csv"), &rec.trace())?;
                 }
                 let mut h = WaitHistogram::default();
                 let mut counts: BTreeMap<u64, u64> = BTreeMap::new();

@@ -11,7 +11,7 @@ use anyhow::{bail, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
 use bench_core::metrics::RunRecords;
-use bench_core::straggler::{StragglerConfig, StragglerTrace, TraceReplay, TraceRow};
+use bench_core::straggler::{StragglerConfig, StragglerTrace, TraceReplay};
 use bench_core::transport::perf;
 use bench_core::transport::threads::ThreadsFabric;
 use bench_core::workload::{Aggregation, SvmConfig};
@@ -222,7 +222,7 @@ impl Experiment for SimValidation {
                 seed,
             )?;
             pb.inc(1);
-            let rows = TraceRow::from_iterations(&measured.iterations);
+            let rows = measured.trace();
             let trace =
                 StragglerTrace::from_rows(rows.clone(), &format!("threads run of {label}"))?;
             let replay_cfg = StragglerConfig {
