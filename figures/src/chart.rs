@@ -260,10 +260,19 @@ where
             for (gi, (label, values)) in groups.iter().enumerate() {
                 let color = PALETTE[gi % PALETTE.len()];
                 chart
-                    .draw_series(values.iter().enumerate().map(|(ci, &v)| {
-                        let x = ci as f64 + 0.1 + gi as f64 * w;
-                        Rectangle::new([(x, 0.0), (x + w * 0.95, v.max(0.0))], color.filled())
-                    }))
+                    .draw_series(
+                        values
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, v)| v.is_finite())
+                            .map(|(ci, &v)| {
+                                let x = ci as f64 + 0.1 + gi as f64 * w;
+                                Rectangle::new(
+                                    [(x, 0.0), (x + w * 0.95, v.max(0.0))],
+                                    color.filled(),
+                                )
+                            }),
+                    )
                     .map_err(err)?
                     .label(label.as_str())
                     .legend(move |(x, y)| {

@@ -14,7 +14,9 @@ pub struct IterationRecord {
     pub start: Nanos,
     /// When its computation finished.
     pub end: Nanos,
-    /// Time blocked waiting for a fresh enough model.
+    /// Time blocked waiting for a fresh enough model (peers: also for their in-neighbours'
+    /// updates; ASYNC's coordinator: for the task, from the worker's previous result to the
+    /// dispatch, with `end` the result's arrival at the coordinator).
     pub wait: Nanos,
     /// Clocks of other workers' updates possibly missing from the model read:
     /// `iter - complete` where the model holds every update of clocks `< complete`.

@@ -12,8 +12,11 @@
 //!
 //! One row per (worker, iteration), any order; `worker` is 0-based, `iter` orders a worker's
 //! computations, `compute_ns` is the computation's duration in nanoseconds, `wait_ns` the time
-//! the worker was blocked before it (recorded for reading; replay ignores it: waiting is what
-//! the replaying run decides itself). A trace from another system converts directly: e.g. one
+//! the worker was blocked during the iteration (for reading; replay ignores it, waiting is what
+//! the replaying run decides itself, and the column may be left out). A run's trace
+//! ([`crate::metrics::RunRecords::trace`]) takes `end - start - wait` of each iteration as its
+//! computation: under ASYNC's coordinator that includes the round trip of the task and its
+//! result (microseconds on one machine, more on a cluster), which a replay charges again. A trace from another system converts directly: e.g. one
 //! row per (rank, step) of a PyTorch job with the step's forward-backward-optimizer time as
 //! `compute_ns`.
 //!
@@ -22,15 +25,17 @@
 //! Worker `w`'s `k`-th computation is slowed by the factor `compute_ns(w, k) / unit_ns`
 //! (cycling through the worker's rows when the run is longer than the trace), multiplied with
 //! the pattern's other factors. `unit_ns` is the computation time the replaying run models
-//! (`ns_per_example x batch`) to reproduce the recorded times exactly, or by default the
-//! trace's median computation, which keeps only the relative slowdowns (a trace from other
-//! hardware).
+//! (`ns_per_example x batch`) to reproduce the recorded times in the simulator with modelled
+//! compute (`compute.measured = false`, no time profile), or by default the trace's median
+//! computation, which keeps only the relative slowdowns (a trace from other hardware). Under
+//! the threads driver a computation takes at least the modelled time times its factor (real
+//! work that takes longer, and thread wake-ups, come on top).
 
 use crate::error::{CoreError, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// One row of `trace.csv`.
+/// One row of `trace.csv` (`wait_ns` may be left out).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TraceRow {
     /// 0-based worker.
@@ -39,7 +44,8 @@ pub struct TraceRow {
     pub iter: u64,
     /// Duration of the computation, ns.
     pub compute_ns: u64,
-    /// Time blocked before it, ns.
+    /// Time the worker was blocked during the iteration, ns (0 when not known).
+    #[serde(default)]
     pub wait_ns: u64,
 }
 
@@ -119,7 +125,7 @@ impl StragglerTrace {
             let row = rec.map_err(|e| CoreError::DataFile {
                 path: path.to_path_buf(),
                 line: e.position().map_or(i + 2, |p| p.line() as usize),
-                column: 1,
+                column: 0,
                 message: format!(
                     "expected worker,iter,compute_ns,wait_ns (non-negative integers): {e}"
                 ),

@@ -239,12 +239,14 @@ impl Experiment for SimValidation {
             )?;
             pb.inc(1);
             pb.set_message(format!("{label} sim from the configuration"));
+            // another draw of the configured stragglers: what one predicts without a trace
+            // (the same seed would replay the measured run's own jitter draws)
             let config = m.run(
                 DriverKind::Sim,
                 &shape,
                 &settings(cfg.stragglers.clone()),
                 &workload,
-                seed,
+                seed ^ 0xC0F1_6000_0000_0001,
             )?;
             pb.inc(1);
             run.out()
@@ -296,12 +298,13 @@ impl Experiment for SimValidation {
                 net_row.payload_bytes, net_row.latency_median_ns, net_row.latency_p99_ns, net_row.bandwidth_gbps
             ),
             format!(
-                "replay: every worker's measured computation (end - start - wait of each iteration) over the modelled {:.0} ns is its factor in the simulator; configuration-only: the configured stragglers",
+                "replay: every worker's measured computation (end - start - wait of each iteration; under the coordinator it includes the task's and result's messages) over the modelled {:.0} ns is its factor in the simulator; configuration-only: the configured stragglers, drawn with another seed than the measured run's",
                 nominal_ns
             ),
             format!("time to target: {how} = {target:.5}, reached when held for {} evaluations", cfg.hold_evals),
             format!(
-                "{} threads (one per node) on {cores} cores: a node that becomes ready may wait for a core, which the simulator does not model; waits are where the threads driver's scheduling shows most",
+                "{} or {} threads (one per node: workers, and a server or coordinator) on {cores} cores: a node that becomes ready may wait for a core, which the simulator does not model; waits are where the threads driver's scheduling shows most",
+                cfg.workers,
                 cfg.workers + 1
             ),
             "relative error = (predicted - measured) / measured; iteration_rate is the mean over workers of each worker's own rate".into(),

@@ -22,17 +22,17 @@ pub fn render(dir: &Path) -> Result<Drawing> {
             modes.push(m);
         }
     }
-    // |relative error| in percent; a missing error (never reached, or measured 0) draws as 0
+    // |relative error| in percent; a missing error (never reached, or measured 0) draws no bar
     let value = |i: usize, col: &str| -> Result<f64> {
         Ok(if t.str(i, col)?.is_empty() {
-            0.0
+            f64::NAN
         } else {
             t.num(i, col)?.abs() * 100.0
         })
     };
     let mut panels = Vec::new();
     for q in &quantities {
-        let (mut replay, mut config) = (vec![0.0; modes.len()], vec![0.0; modes.len()]);
+        let (mut replay, mut config) = (vec![f64::NAN; modes.len()], vec![f64::NAN; modes.len()]);
         for i in 0..t.len() {
             if t.str(i, "quantity")? != q {
                 continue;
@@ -45,7 +45,7 @@ pub fn render(dir: &Path) -> Result<Drawing> {
             config[k] = value(i, "config_error")?;
         }
         panels.push(Panel::Bars {
-            title: format!("{q}: |simulator - threads| / threads"),
+            title: format!("{q}: |simulator - threads| / threads (no bar: not comparable)"),
             y_label: "relative error (%)".into(),
             categories: modes.clone(),
             groups: vec![

@@ -8,7 +8,7 @@ use crate::protocol::{
 };
 use std::collections::VecDeque;
 
-/// A finished task whose record waits for the worker's next dispatch (which ends its wait).
+/// A finished task, as its worker's iteration record.
 #[derive(Debug, Clone, Copy)]
 struct Finished {
     iter: u64,
