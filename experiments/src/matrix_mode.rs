@@ -215,6 +215,15 @@ impl MatrixMode {
     }
 }
 
+/// Mean wait per iteration in microseconds: the coordinator's workers wait for tasks, the
+/// other families' for models or updates.
+pub fn mean_wait_us(r: &RunRecords) -> f64 {
+    if !r.waits.is_empty() {
+        return r.waits.iter().map(|w| w.wait as f64).sum::<f64>() / r.waits.len() as f64 * 1e-3;
+    }
+    r.mean_wait() * 1e-3
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@
 //! `a += sum(results) / n; w -= eta * (sum(results) / sum(counts) + a)` with a fixed step.
 
 use super::least_squares::LeastSquares;
+use super::task_versions::TaskVersions;
 use super::version_store::VersionStore;
 use crate::error::{CoreError, Result};
 use crate::learning::{payload_words, Learning, Payload, PayloadEffect};
@@ -89,8 +90,7 @@ pub struct ServerState {
     avg_history: Vec<f64>,
     inbox: HashMap<NodeId, Payload>,
     /// Versions named by tasks whose workers may still ask for the value.
-    versions: VersionStore,
-    outstanding: HashMap<NodeId, u64>,
+    versions: TaskVersions,
 }
 
 /// A worker's learning state.
@@ -242,8 +242,7 @@ impl Learning for AsyncLearning {
                 results_total: 0,
                 avg_history: vec![0.0; d],
                 inbox: HashMap::new(),
-                versions: VersionStore::default(),
-                outstanding: HashMap::new(),
+                versions: TaskVersions::default(),
             })),
             Role::Worker(w) => {
                 let rows = self.partition(w, workers);
@@ -316,23 +315,11 @@ impl Learning for AsyncLearning {
         match (state, *msg) {
             (AsyncNode::Server(s), Message::Task { version, .. }) => {
                 debug_assert_eq!(version, s.version, "tasks name the current version");
-                let model = &s.model;
-                s.versions.retain(version, || Arc::new(model.clone()));
-                if let Some(old) = s.outstanding.insert(to, version) {
-                    s.versions.release(old);
-                }
+                s.versions.task_sent(to, version, &s.model);
                 None
             }
             (AsyncNode::Server(s), Message::VersionData { version }) => {
-                let data = s.versions.get(version)?.clone();
-                if s.outstanding.get(&to) == Some(&version) {
-                    s.outstanding.remove(&to);
-                    s.versions.release(version);
-                }
-                Some(Payload {
-                    data,
-                    applied: Arc::new(vec![version]),
-                })
+                s.versions.version_data(to, version)
             }
             (AsyncNode::Worker(s), Message::TaskResult { .. }) => s.result.take(),
             _ => None,

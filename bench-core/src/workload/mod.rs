@@ -16,6 +16,7 @@ mod peer_learning;
 mod svm;
 mod tables;
 mod task_learning;
+mod task_versions;
 mod version_store;
 
 pub use aggregation::Aggregation;

@@ -19,7 +19,7 @@
 //! expose.
 
 use super::aggregation::Aggregation;
-use super::version_store::VersionStore;
+use super::task_versions::TaskVersions;
 use crate::error::{CoreError, Result};
 use crate::learning::{payload_words, Learning, Payload, PayloadEffect, Workload};
 use crate::protocol::{Action, Message, NodeId, Role};
@@ -62,8 +62,7 @@ pub struct CoordinatorState {
     collected: u64,
     inbox: HashMap<NodeId, Payload>,
     /// Versions named by tasks whose workers may still ask for the value.
-    versions: VersionStore,
-    outstanding: HashMap<NodeId, u64>,
+    versions: TaskVersions,
 }
 
 /// A worker's learning state.
@@ -127,8 +126,7 @@ impl Learning for TaskLearning {
                 acc: vec![0.0; self.workload.dim()],
                 collected: 0,
                 inbox: HashMap::new(),
-                versions: VersionStore::default(),
-                outstanding: HashMap::new(),
+                versions: TaskVersions::default(),
             })),
             Role::Worker(_) => TaskNode::Worker(Box::new(TaskWorkerState {
                 current: None,
@@ -200,23 +198,11 @@ impl Learning for TaskLearning {
         match (state, *msg) {
             (TaskNode::Coordinator(s), Message::Task { version, .. }) => {
                 debug_assert_eq!(version, s.version, "tasks name the current version");
-                let model = &s.model;
-                s.versions.retain(version, || Arc::new(model.clone()));
-                if let Some(old) = s.outstanding.insert(to, version) {
-                    s.versions.release(old);
-                }
+                s.versions.task_sent(to, version, &s.model);
                 None
             }
             (TaskNode::Coordinator(s), Message::VersionData { version }) => {
-                let data = s.versions.get(version)?.clone();
-                if s.outstanding.get(&to) == Some(&version) {
-                    s.outstanding.remove(&to);
-                    s.versions.release(version);
-                }
-                Some(Payload {
-                    data,
-                    applied: Arc::new(vec![version]),
-                })
+                s.versions.version_data(to, version)
             }
             (TaskNode::Worker(s), Message::TaskResult { .. }) => s.result.take(),
             _ => None,

@@ -14,7 +14,7 @@ use bench_core::workload::Workload;
 use bench_core::workload::{Aggregation, SvmConfig};
 use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
-use experiments::matrix_mode::{MatrixMode, RunShape};
+use experiments::matrix_mode::{mean_wait_us, MatrixMode, RunShape};
 use experiments::runner::{RunSettings, ThreadsSection};
 use experiments::sensitivity::{Sensitivity, Setting};
 use experiments::svm_setup::{
@@ -266,15 +266,6 @@ fn check(cfg: &Config) -> Result<()> {
     cfg.svm.validate()?;
     cfg.network.validate(cfg.workers + 1)?;
     Ok(())
-}
-
-/// Mean wait per iteration in microseconds: the coordinator's workers wait for tasks, the
-/// other families' for models or updates.
-fn mean_wait_us(r: &RunRecords) -> f64 {
-    if !r.waits.is_empty() {
-        return r.waits.iter().map(|w| w.wait as f64).sum::<f64>() / r.waits.len() as f64 * 1e-3;
-    }
-    r.mean_wait() * 1e-3
 }
 
 /// `a / b` where a run that never reached the target counts as infinitely slow: None when

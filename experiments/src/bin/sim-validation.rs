@@ -16,7 +16,7 @@ use bench_core::transport::perf;
 use bench_core::transport::threads::ThreadsFabric;
 use bench_core::workload::{Aggregation, SvmConfig};
 use experiments::experiment::{self, Experiment, NoArgs, Run};
-use experiments::matrix_mode::{MatrixMode, RunShape};
+use experiments::matrix_mode::{mean_wait_us, MatrixMode, RunShape};
 use experiments::runner::{RunSettings, ThreadsSection};
 use experiments::svm_setup::{comparison_target, reached_and_held, SparseData};
 use serde::{Deserialize, Serialize};
@@ -148,13 +148,6 @@ fn measure_network(words: usize, messages: usize) -> Result<(NetworkRow, Network
         ..NetworkModel::default()
     };
     Ok((row, model))
-}
-
-fn mean_wait_us(r: &RunRecords) -> f64 {
-    if !r.waits.is_empty() {
-        return r.waits.iter().map(|w| w.wait as f64).sum::<f64>() / r.waits.len() as f64 * 1e-3;
-    }
-    r.mean_wait() * 1e-3
 }
 
 /// `(predicted - measured) / measured`; 0 when both are 0 (ASP never waits); None when a value
