@@ -6,6 +6,8 @@
 
 mod aggregation;
 mod async_learning;
+#[cfg(feature = "cnn")]
+mod cnn;
 mod lda;
 mod least_squares;
 mod linear_optimum;
@@ -21,6 +23,8 @@ mod version_store;
 
 pub use aggregation::Aggregation;
 pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};
+#[cfg(feature = "cnn")]
+pub use cnn::{CnnConfig, CnnModel, CnnWorkload, EVAL_BATCH};
 pub use lda::{Lda, LdaConfig, LdaLocal, LdaTables, TOPIC_TOTAL_TABLE, WORD_TOPIC_TABLE};
 pub use least_squares::{LeastSquares, Optimum};
 pub use linear_optimum::{linear_optimum, objective as linear_objective, LinearOptimum};

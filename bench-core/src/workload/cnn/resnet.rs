@@ -1,0 +1,85 @@
+//! The CIFAR ResNets of depth 6n + 2 (He et al., CVPR 2016, §4.2): a 3x3 convolution of w
+//! channels, three stages of n basic blocks (two 3x3 convolutions with batch normalisation and
+//! an identity shortcut) at w, 2w and 4w channels, the first block of the second and third
+//! stages striding by 2 with a 1x1 projection shortcut (option B), global average pooling and
+//! one fully connected layer. w = 16 is the paper's network (ResNet-110: 1.7 M parameters).
+
+use super::layers::conv;
+use super::norm::BatchStatNorm;
+use burn::nn::conv::Conv2d;
+use burn::nn::{Linear, LinearConfig};
+use burn::prelude::*;
+use burn::tensor::activation::relu;
+
+/// Two convolutions and a shortcut.
+#[derive(Module, Debug)]
+pub struct BasicBlock {
+    c1: Conv2d,
+    n1: BatchStatNorm,
+    c2: Conv2d,
+    n2: BatchStatNorm,
+    projection: Option<Conv2d>,
+}
+
+impl BasicBlock {
+    fn new(from: usize, to: usize, stride: usize, d: &Device) -> Self {
+        Self {
+            c1: conv(from, to, 3, stride, false, d),
+            n1: BatchStatNorm::new(to, d),
+            c2: conv(to, to, 3, 1, false, d),
+            n2: BatchStatNorm::new(to, d),
+            projection: (stride != 1 || from != to).then(|| conv(from, to, 1, stride, false, d)),
+        }
+    }
+
+    fn forward(&self, x: Tensor<4>) -> Tensor<4> {
+        let y = relu(self.n1.forward(self.c1.forward(x.clone())));
+        let y = self.n2.forward(self.c2.forward(y));
+        let shortcut = match &self.projection {
+            Some(p) => p.forward(x),
+            None => x,
+        };
+        relu(y + shortcut)
+    }
+}
+
+/// The network.
+#[derive(Module, Debug)]
+pub struct Resnet {
+    stem: Conv2d,
+    stem_norm: BatchStatNorm,
+    blocks: Vec<BasicBlock>,
+    out: Linear,
+}
+
+impl Resnet {
+    /// `n` blocks per stage, width `w`, for images of `classes` classes.
+    pub fn new(n: usize, w: usize, classes: usize, d: &Device) -> Self {
+        let mut blocks = Vec::new();
+        let mut from = w;
+        for (stage, mult) in [1, 2, 4].into_iter().enumerate() {
+            for b in 0..n {
+                let stride = if stage > 0 && b == 0 { 2 } else { 1 };
+                blocks.push(BasicBlock::new(from, mult * w, stride, d));
+                from = mult * w;
+            }
+        }
+        Self {
+            stem: conv(3, w, 3, 1, false, d),
+            stem_norm: BatchStatNorm::new(w, d),
+            blocks,
+            out: LinearConfig::new(from, classes).init(d),
+        }
+    }
+
+    /// Logits.
+    pub fn forward(&self, x: Tensor<4>) -> Tensor<2> {
+        let mut x = relu(self.stem_norm.forward(self.stem.forward(x)));
+        for b in &self.blocks {
+            x = b.forward(x);
+        }
+        let [bsz, c, _, _] = x.dims();
+        let pooled = x.mean_dim(2).mean_dim(3).reshape([bsz, c]);
+        self.out.forward(pooled)
+    }
+}
