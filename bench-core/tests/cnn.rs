@@ -162,3 +162,111 @@ fn every_quick_model_learns_the_twin() {
         );
     }
 }
+
+mod drivers {
+    use super::*;
+    use bench_core::driver::sim::{self, SimConfig};
+    use bench_core::driver::threads::{self, ThreadsConfig};
+    use bench_core::driver::{ComputeModel, NetworkModel};
+    use bench_core::metrics::RunRecords;
+    use bench_core::protocol::peer::{PeerMode, PeerSettings};
+    use bench_core::protocol::{ProtocolSpec, SyncMode};
+    use bench_core::straggler::StragglerConfig;
+    use bench_core::topology::TopologyKind;
+    use bench_core::workload::{Aggregation, PeerLearning};
+    use std::sync::Arc;
+
+    const WORKERS: usize = 4;
+    const ITERS: u64 = 100;
+
+    fn workload() -> Arc<dyn Workload> {
+        let (train, test) = twin(1000, 16, 10, 4);
+        let cfg = CnnConfig {
+            lr: 0.05,
+            ..quick(CnnModel::Resnet20)
+        };
+        Arc::new(CnnWorkload::new(cfg, train, test, 1).unwrap())
+    }
+
+    fn sim_cfg() -> SimConfig {
+        SimConfig {
+            network: NetworkModel::default(),
+            compute: ComputeModel {
+                ns_per_example: 100_000.0,
+                measured: false,
+            },
+            eval_every: WORKERS as u64 * 25,
+            max_events: 10_000_000,
+            iteration_ns: None,
+            wire_bytes: None,
+        }
+    }
+
+    fn learned(r: &RunRecords, what: &str) {
+        assert_eq!(r.iterations.len() as u64, WORKERS as u64 * ITERS, "{what}");
+        let first = r.progress.first().unwrap();
+        let last = r.progress.last().unwrap();
+        assert!(
+            last.loss < 0.8 * first.loss && last.accuracy > 0.5,
+            "{what}: loss {} -> {}, accuracy {}",
+            first.loss,
+            last.loss,
+            last.accuracy
+        );
+    }
+
+    /// The flat buffer travels through the parameter server (SSP, mean aggregation) under the
+    /// simulator and real threads, and through decentralized peers, and the network learns
+    /// under each; the simulator gives the same records twice from one seed.
+    #[test]
+    fn the_network_learns_under_the_server_and_the_peers_in_every_driver() {
+        let w = workload();
+        let ps = || {
+            ProtocolSpec {
+                mode: SyncMode::parse("ssp2").unwrap(),
+                workers: WORKERS,
+                iterations: ITERS,
+            }
+            .build()
+            .unwrap()
+        };
+        let server = Aggregation::Mean.wrap(w.clone());
+        let none = StragglerConfig::default();
+        let a = sim::run(ps(), &*server, &sim_cfg(), &none, 3, &mut sim::NoObserver).unwrap();
+        learned(&a, "sim ps ssp2");
+        let b = sim::run(ps(), &*server, &sim_cfg(), &none, 3, &mut sim::NoObserver).unwrap();
+        assert_eq!(a, b, "the simulator is deterministic");
+        let t = threads::run(
+            ps(),
+            server,
+            &ThreadsConfig {
+                compute: sim_cfg().compute,
+                ring_depth: 8,
+                eval_every: WORKERS as u64 * 25,
+                stall_timeout_ms: 60_000,
+            },
+            &none,
+            3,
+        )
+        .unwrap();
+        learned(&t, "threads ps ssp2");
+        let g = TopologyKind::RingBased.build(WORKERS).unwrap();
+        let peers = PeerSettings {
+            serial: false,
+            mode: PeerMode::Standard,
+            max_i: None,
+            iterations: ITERS,
+            skip: None,
+        };
+        let p = sim::run(
+            peers.build(&g).unwrap(),
+            &PeerLearning::new(w),
+            &sim_cfg(),
+            &none,
+            3,
+            &mut sim::NoObserver,
+        )
+        .unwrap();
+        learned(&p, "sim peers");
+    }
+}

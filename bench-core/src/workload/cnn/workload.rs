@@ -191,7 +191,8 @@ impl Workload for CnnWorkload {
     /// `-lr_t v` with `v <- momentum v + (grad + weight_decay w)`, each worker keeping its own
     /// `v` (SGD with momentum as PyTorch and the papers' frameworks run it, on the worker), and
     /// `lr_t` decayed at the configured epochs, an epoch counted as `iter * batch * workers`
-    /// images (every worker progressing equally).
+    /// images (every worker progressing equally). A worker's update 0 starts a fresh `v`, so
+    /// runs that share the workload do not share momentum.
     fn update(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32> {
         let mut g = self.gradient(model, worker, workers, iter);
         let wd = self.cfg.weight_decay as f32;
@@ -214,7 +215,9 @@ impl Workload for CnnWorkload {
             }
             std::mem::take(&mut all[worker])
         };
-        if v.is_empty() {
+        // A worker's update 0 starts its run: a buffer left by an earlier run of the same
+        // workload (another mode, the same seed) must not carry over.
+        if v.is_empty() || iter == 0 {
             v = g;
         } else {
             for (vi, gi) in v.iter_mut().zip(&g) {
