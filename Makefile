@@ -3,7 +3,8 @@
 #   make reproduce-all SCALE=paper
 #   make reproduce-all SEEDS=1    one seed per verdict (default 3 at quick scale, 5 at paper)
 #   make fig-asap-fig3            one figure (experiment + render + report)
-#   make test | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
+#   make fig-dssp-fig3-cnn         dssp-fig3 on real CNNs (feature cnn)
+#   make test | make test-cnn | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
 #   make soak                    that cluster smoke 100 times per transport: failures / runs
 #   make faults                  the fault matrix (results/faults/REPORT.md)
@@ -25,7 +26,7 @@ BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATA
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
 args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build reproduce-all report figures test bench bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
+.PHONY: all build reproduce-all report figures fig-dssp-fig3-cnn test test-cnn bench bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
 
 all: reproduce-all
 
@@ -54,6 +55,20 @@ fig-%:
 	$(BIN)/$(call bin_of,$*) $(EXP) $(call args_of,$*)
 	$(FIGURES) render --figure $*
 	$(FIGURES) report
+
+# dssp-fig3 training real CNNs (downsized AlexNet, ResNet-20) instead of the proxy: feature `cnn`
+# (burn's pure-Rust CPU backend; a larger build, so not in `build`), into $(RESULTS)/cnn/.
+fig-dssp-fig3-cnn: build
+	$(CARGO) build --release -p experiments --features cnn --bin dssp-fig3
+	$(BIN)/dssp-fig3 $(EXP)/cnn --config experiments/configs/dssp-fig3.cnn.$(SCALE).toml
+	$(FIGURES)/cnn render --figure dssp-fig3
+	$(FIGURES)/cnn report
+
+# The CNN workloads' tests (feature `cnn`).
+test-cnn:
+	$(CARGO) test -p bench-core --features cnn --test cnn
+	$(CARGO) test -p bench-core --features cnn --lib workload::cnn
+	$(CARGO) test -p experiments --features cnn --test experiments_cli dssp_fig3_with_cnns
 
 test:
 	$(CARGO) test --workspace

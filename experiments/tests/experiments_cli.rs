@@ -296,3 +296,44 @@ fn dssp_fig3_on_a_short_run() {
     assert_eq!(claims.lines().count(), 1 + 2 * 3);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// dssp-fig3's CNN configuration, shortened: without the `cnn` feature the binary says how to
+/// get it and writes nothing; with it, both profiles train their networks and the claims are
+/// written.
+#[test]
+fn dssp_fig3_with_cnns_on_a_short_run() {
+    let dir = tmpdir("dsspfig3cnn");
+    let cfg = dir.join("short.toml");
+    let text = include_str!("../configs/dssp-fig3.cnn.quick.toml")
+        .replace("iterations = 200", "iterations = 20")
+        .replace(
+            r#"modes = ["bsp", "asp", "ssp3", "ssp6", "ssp9", "ssp12", "ssp15", "dssp3-12"]"#,
+            r#"modes = ["bsp", "ssp3", "dssp3-12"]"#,
+        )
+        .replace("train_images = 2000", "train_images = 200")
+        .replace("test_images = 400", "test_images = 50");
+    std::fs::write(&cfg, text).unwrap();
+    let o = run_exp(
+        env!("CARGO_BIN_EXE_dssp-fig3"),
+        &dir,
+        &cfg,
+        &["--seeds", "1"],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if cfg!(feature = "cnn") {
+        assert!(o.status.success(), "{stderr}");
+        let claims = std::fs::read_to_string(dir.join("dssp-fig3").join("claims.csv")).unwrap();
+        assert!(claims.contains("conv-heavy/dssp-bound"), "{claims}");
+        let manifest =
+            std::fs::read_to_string(dir.join("dssp-fig3").join("manifest.json")).unwrap();
+        assert!(
+            manifest.contains("alexnet-small") && manifest.contains("resnet20"),
+            "{manifest}"
+        );
+    } else {
+        assert!(!o.status.success());
+        assert!(stderr.contains("--features cnn"), "{stderr}");
+        assert!(!dir.join("dssp-fig3").join("claims.csv").exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

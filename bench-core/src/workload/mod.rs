@@ -6,7 +6,6 @@
 
 mod aggregation;
 mod async_learning;
-#[cfg(feature = "cnn")]
 mod cnn;
 mod lda;
 mod least_squares;
@@ -23,8 +22,9 @@ mod version_store;
 
 pub use aggregation::Aggregation;
 pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};
+pub use cnn::{CnnConfig, CnnModel};
 #[cfg(feature = "cnn")]
-pub use cnn::{CnnConfig, CnnModel, CnnWorkload, EVAL_BATCH};
+pub use cnn::{CnnWorkload, EVAL_BATCH};
 pub use lda::{Lda, LdaConfig, LdaLocal, LdaTables, TOPIC_TOTAL_TABLE, WORD_TOPIC_TABLE};
 pub use least_squares::{LeastSquares, Optimum};
 pub use linear_optimum::{linear_optimum, objective as linear_objective, LinearOptimum};

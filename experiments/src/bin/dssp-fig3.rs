@@ -8,7 +8,8 @@ use bench_core::driver::{DriverKind, NetworkModel, TimeProfile};
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::SyncMode;
 use bench_core::straggler::StragglerConfig;
-use bench_core::workload::SvmConfig;
+use bench_core::workload::{CnnConfig, SvmConfig};
+use experiments::cnn_setup::ImageData;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
 use experiments::svm_setup::SparseData;
@@ -34,6 +35,26 @@ struct Config {
     conv_heavy: TimeProfile,
     network: NetworkModel,
     stragglers: StragglerConfig,
+    /// When present, each profile trains its CNN (AlexNet with fc layers under `fc_heavy`, a
+    /// ResNet under `conv_heavy`, as dssp.txt Fig 3) instead of the proxy (feature `cnn`).
+    #[serde(default)]
+    cnn: Option<CnnRuns>,
+}
+
+/// The CNNs of dssp.txt Fig 3.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CnnRuns {
+    /// Time to this held-out accuracy is compared (no optimum is known for a CNN).
+    target_accuracy: f64,
+    images: ImageData,
+    /// The conv-heavy network's images when they differ (dssp.txt: ResNets on CIFAR-100).
+    #[serde(default)]
+    conv_images: Option<ImageData>,
+    /// The network with fully connected layers.
+    fc_heavy: CnnConfig,
+    /// The network without them.
+    conv_heavy: CnnConfig,
 }
 
 #[derive(Serialize)]
@@ -85,6 +106,10 @@ impl Experiment for DsspFig3 {
             );
         }
         dssp_of(&modes)?;
+        if let Some(c) = &cfg.cnn {
+            c.fc_heavy.validate()?;
+            c.conv_heavy.validate()?;
+        }
         if drivers != [DriverKind::Sim] {
             bail!("dssp-fig3 runs on time profiles, which only the sim driver models; use --driver sim");
         }
@@ -97,7 +122,11 @@ impl Experiment for DsspFig3 {
         let dssp = dssp_of(&modes)?;
         let pb = run.progress(2 * modes.len() as u64);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
-        let reference = cfg.data.reference(cfg.svm, seed, run.data);
+        // The proxy's optimum; none when the profiles train CNNs.
+        let reference = match cfg.cnn {
+            Some(_) => None,
+            None => cfg.data.reference(cfg.svm, seed, run.data),
+        };
         for (name, profile) in [("fc-heavy", &cfg.fc_heavy), ("conv-heavy", &cfg.conv_heavy)] {
             let setting = ProfiledSetting {
                 workers: cfg.workers,
@@ -109,18 +138,32 @@ impl Experiment for DsspFig3 {
                 network: &cfg.network,
                 stragglers: &cfg.stragglers,
             };
-            let workload = setting.workload(seed, run.data)?;
+            let workload = match &cfg.cnn {
+                Some(c) => {
+                    let (net, images) = if name == "fc-heavy" {
+                        (&c.fc_heavy, &c.images)
+                    } else {
+                        (&c.conv_heavy, c.conv_images.as_ref().unwrap_or(&c.images))
+                    };
+                    images.workload(net, seed, run.data)?
+                }
+                None => setting.workload(seed, run.data)?,
+            };
             let runs = setting.run_all(&modes, &workload, seed, |m| {
                 pb.set_message(format!("{name} {}", m.label()));
                 pb.inc(1);
             })?;
             // Targets relative to the reference optimum's held-out accuracy (real data: to the
             // best accuracy any mode reaches).
+            // (CNNs: the configured accuracy.)
             let best = reference.map_or_else(
                 || runs.values().map(best_accuracy).fold(f64::NAN, f64::max),
                 |r| r.test_accuracy,
             );
-            let target = cfg.target_fraction * best;
+            let target = match &cfg.cnn {
+                Some(c) => c.target_accuracy,
+                None => cfg.target_fraction * best,
+            };
             for (label, r) in &runs {
                 summary.push(SummaryRow {
                     profile: name.into(),
@@ -145,11 +188,20 @@ impl Experiment for DsspFig3 {
         pb.finish_and_clear();
         run.out().csv("summary.csv", &summary)?;
         run.out().csv("curves.csv", &curves)?;
+        let learning = match &cfg.cnn {
+            Some(c) => format!(
+                "learning: CNNs (the workload lines above), {} under fc-heavy and {} under conv-heavy; target = held-out accuracy {} (a CNN has no computable optimum)",
+                c.fc_heavy.model.name(),
+                c.conv_heavy.model.name(),
+                c.target_accuracy
+            ),
+            None => "proxy learning: logistic regression on RCV1-shaped synthetic data; target = target_fraction x the reference optimum's held-out accuracy (bench_core::workload::linear_optimum; with real data, the best accuracy any mode reaches under the profile)".into(),
+        };
         run.notes(reference.iter().map(|r| r.note("proxy")).chain([
             cfg.fc_heavy.describe(),
             cfg.conv_heavy.describe(),
-            "proxy learning: logistic regression on RCV1-shaped synthetic data; target = target_fraction x the reference optimum's held-out accuracy (bench_core::workload::linear_optimum; with real data, the best accuracy any mode reaches under the profile)".into(),
-            "aggregation: sum (the server adds every worker's update; dssp.txt's MXNet server sums the workers' pushed gradients); the proxy's step size was set for it".into(),
+            learning,
+            "aggregation: sum (the server adds every worker's update; dssp.txt's MXNet server sums the workers' pushed gradients); the step size was set for it".into(),
             "throughput = mean over workers of each worker's iterations per second; 'averaged SSP' averages over the SSP runs (time-to-target over those that reach it)".into(),
         ]));
         Ok(())
@@ -224,5 +276,26 @@ fn claims(
             measured,
             asp < ds && ds < ssp_rate && ssp_rate < bsp,
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CNN configurations (`make fig-dssp-fig3-cnn`, or `--config` with either file) are
+    /// dssp-fig3 configurations with a valid `[cnn]` section, whether or not this build has
+    /// the `cnn` feature.
+    #[test]
+    fn the_cnn_configurations_parse_and_validate() {
+        for text in [
+            include_str!("../../configs/dssp-fig3.cnn.quick.toml"),
+            include_str!("../../configs/dssp-fig3.cnn.paper.toml"),
+        ] {
+            let cfg: Config = toml::from_str(text).unwrap();
+            DsspFig3::validate(&cfg, &NoArgs::default(), &[DriverKind::Sim]).unwrap();
+            let cnn = cfg.cnn.expect("a [cnn] section");
+            assert_ne!(cnn.fc_heavy.model, cnn.conv_heavy.model);
+        }
     }
 }

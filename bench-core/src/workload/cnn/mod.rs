@@ -1,18 +1,30 @@
-//! Convolutional networks on images (feature `cnn`): the VGG, downsized AlexNet, CIFAR ResNets
-//! and Hop's CNN that ASAP, DSSP and Hop train, built with burn on its pure-Rust CPU backend
-//! (`flex`, one thread, so a seed gives the same bytes), with their parameters and updates as
-//! one flat `f32` buffer so that every family's learning moves them unchanged.
+//! Convolutional networks on images: the VGG, downsized AlexNet, CIFAR ResNets and Hop's CNN
+//! that ASAP, DSSP and Hop train. Their settings ([`CnnConfig`]) are always built, so every
+//! build reads CNN configurations; the networks themselves (feature `cnn`) are built with burn
+//! on its pure-Rust CPU backend (`flex`, one thread, so a seed gives the same bytes), with
+//! their parameters and updates as one flat `f32` buffer so that every family's learning moves
+//! them unchanged.
 
+#[cfg(feature = "cnn")]
 mod alexnet;
 mod config;
+#[cfg(feature = "cnn")]
 mod flat;
+#[cfg(feature = "cnn")]
 mod hop_cnn;
+#[cfg(feature = "cnn")]
 mod layers;
+#[cfg(feature = "cnn")]
 mod network;
+#[cfg(feature = "cnn")]
 mod norm;
+#[cfg(feature = "cnn")]
 mod resnet;
+#[cfg(feature = "cnn")]
 mod vgg;
+#[cfg(feature = "cnn")]
 mod workload;
 
 pub use config::{CnnConfig, CnnModel};
+#[cfg(feature = "cnn")]
 pub use workload::{CnnWorkload, EVAL_BATCH};
