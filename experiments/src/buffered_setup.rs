@@ -25,10 +25,13 @@ pub struct BufferedCommon {
     pub iterations: u64,
     /// Evaluate peer 0 every this many of its iterations.
     pub eval_every: u64,
-    /// Synthetic twin of the dataset.
-    pub data: SparseData,
-    /// SVM settings.
-    pub svm: SvmConfig,
+    /// Synthetic twin of the SVM's dataset (asap-fig7, asap-fig9; a CNN experiment gives its
+    /// own `[images]` and `[cnn]` instead).
+    #[serde(default)]
+    pub data: Option<SparseData>,
+    /// SVM settings (with `data`).
+    #[serde(default)]
+    pub svm: Option<SvmConfig>,
     /// Compute model: a floor under the real computation (threads) or its time (sim).
     pub compute: ComputeModel,
     /// Log-normal sigma of per-iteration compute-time noise (0: none), seeded per peer.
@@ -53,7 +56,9 @@ impl BufferedCommon {
         if !(self.jitter_sigma.is_finite() && self.jitter_sigma >= 0.0) {
             bail!("jitter_sigma must be >= 0, got {}", self.jitter_sigma);
         }
-        self.data.validate(self.workers)?;
+        if let Some(d) = &self.data {
+            d.validate(self.workers)?;
+        }
         self.driver_config().validate(self.workers)?;
         Ok(())
     }
@@ -83,7 +88,21 @@ impl BufferedCommon {
     /// # Errors
     /// Bad SVM settings.
     pub fn workload(&self, seed: u64, data: &DataSource) -> Result<Arc<dyn Workload>> {
-        self.data.svm_workload(self.svm, seed, data)
+        let (d, svm) = self.svm_setup()?;
+        d.svm_workload(svm, seed, data)
+    }
+
+    /// The SVM's data and settings.
+    ///
+    /// # Errors
+    /// When the configuration has no `[common.data]` or no `[common.svm]`.
+    pub fn svm_setup(&self) -> Result<(&SparseData, SvmConfig)> {
+        match (&self.data, self.svm) {
+            (Some(d), Some(s)) => Ok((d, s)),
+            _ => {
+                bail!("this experiment trains the SVM: [common.data] and [common.svm] are required")
+            }
+        }
     }
 
     /// The graph, checked against the worker count.

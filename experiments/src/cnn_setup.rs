@@ -26,6 +26,31 @@ pub struct ImageData {
     pub classes: usize,
     /// The twin's pixel noise.
     pub noise: f32,
+    /// Evaluate on the first `test_images` training images instead of held-out ones: the
+    /// curve is then training accuracy (ASAP Fig 8's "99% training accuracy").
+    #[serde(default)]
+    pub evaluate_on_training: bool,
+}
+
+impl ImageData {
+    /// Checks the twin's shape (with real data the files decide it, but the twin's shape is
+    /// still what `--data synthetic` runs), so a bad section fails before any run starts.
+    ///
+    /// # Errors
+    /// As [`bench_core::data::ImageShape::validate`], or no evaluation images.
+    pub fn validate(&self) -> Result<()> {
+        if self.test_images == 0 {
+            anyhow::bail!("images.test_images must be >= 1");
+        }
+        bench_core::data::ImageShape {
+            images: self.train_images + self.test_images,
+            side: self.side,
+            classes: self.classes,
+            noise: self.noise,
+        }
+        .validate()?;
+        Ok(())
+    }
 }
 
 /// What a build without the `cnn` feature answers to a CNN configuration.
@@ -63,6 +88,13 @@ mod with_cnn {
             let stats = train.channel_stats();
             train.normalise(&stats);
             test.normalise(&stats);
+            if self.evaluate_on_training {
+                test = train.slice(0..self.test_images.clamp(1, train.len()));
+                data.record(format!(
+                    "images: evaluated on the first {} training images (training accuracy)",
+                    test.len()
+                ));
+            }
             let w = CnnWorkload::new(cnn.clone(), train, test, seed)?;
             data.record(w.describe());
             Ok(Arc::new(w))
@@ -125,10 +157,16 @@ mod with_cnn {
     /// and `test_batch.bin`, CIFAR-100's `train.bin` and `test.bin`, at `root` or one folder
     /// below it.
     fn cifar_files(root: &Path, classes: usize) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+        let mut below: Vec<PathBuf> = std::fs::read_dir(root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        below.sort();
         let mut dirs = vec![root.to_path_buf()];
-        if let Ok(rd) = std::fs::read_dir(root) {
-            dirs.extend(rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()));
-        }
+        dirs.extend(below);
         for d in dirs {
             let mut train: Vec<PathBuf> = std::fs::read_dir(&d)
                 .into_iter()

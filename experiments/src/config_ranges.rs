@@ -172,6 +172,7 @@ pub const RULES: &[(&str, Range)] = &[
     ("target_fraction", Range::UnitLeftOpen),
     ("target_fractions", Range::UnitLeftOpen),
     ("target_relative_error", Range::UnitOpen),
+    ("target_train_accuracy", Range::UnitLeftOpen),
     ("test_fraction", Range::UnitOpen),
     ("test_images", Range::Count),
     ("test_rows", Range::Count),

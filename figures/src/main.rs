@@ -92,6 +92,20 @@ fn run() -> Result<()> {
                     }
                     continue;
                 }
+                // A run that only wrote claims (e.g. not applicable in this build) has nothing
+                // to draw.
+                let has_data = std::fs::read_dir(&dir).is_ok_and(|rd| {
+                    rd.flatten().any(|e| {
+                        let name = e.file_name();
+                        let name = name.to_string_lossy();
+                        name.ends_with(".csv") && name != "claims.csv"
+                    })
+                });
+                if !has_data {
+                    eprintln!("{}: no data to draw (see its claims)", f.id);
+                    rendered += 1;
+                    continue;
+                }
                 figs::draw(f, &dir)?;
                 eprintln!("rendered {}/{}.svg and .png", dir.display(), f.id);
                 rendered += 1;

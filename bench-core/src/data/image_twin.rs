@@ -355,6 +355,12 @@ mod tests {
         // A flip twice is the image; a shifted crop brings in zeros at the border.
         let mut once = vec![0.0; set.image_len()];
         set.augmented_into(4, 4, (4, 4), true, &mut once);
+        // A flip mirrors every row: pixel (c, y, x) comes from (c, y, side - 1 - x).
+        let img = set.image(4);
+        for (c, y, x) in [(0, 0, 0), (1, 5, 3), (2, 15, 9)] {
+            assert_eq!(once[(c * 16 + y) * 16 + x], img[(c * 16 + y) * 16 + 15 - x]);
+        }
+        assert_ne!(once, img);
         let flipped = ImageSet {
             pixels: once.clone(),
             labels: vec![0],

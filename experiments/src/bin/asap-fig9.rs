@@ -64,7 +64,8 @@ impl Experiment for AsapFig9 {
         let c = &cfg.common;
         let topology = c.topology(seed)?;
         let workload = c.workload(seed, data)?;
-        let reference = c.data.reference(c.svm, seed, data);
+        let (twin, svm) = c.svm_setup()?;
+        let reference = twin.reference(svm, seed, data);
         let out = run.out();
         let pb = progress((drivers.len() * ReduceSync::ALL.len()) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
@@ -172,9 +173,9 @@ impl Experiment for AsapFig9 {
             c.workers,
             topology.name(),
             c.iterations,
-            c.svm.loss,
-            c.svm.eta0,
-            c.data.features,
+            svm.loss,
+            svm.eta0,
+            twin.features,
             c.eval_every
         ));
         run.notes(notes);

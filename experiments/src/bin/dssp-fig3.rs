@@ -109,6 +109,16 @@ impl Experiment for DsspFig3 {
         if let Some(c) = &cfg.cnn {
             c.fc_heavy.validate()?;
             c.conv_heavy.validate()?;
+            c.images.validate()?;
+            if let Some(i) = &c.conv_images {
+                i.validate()?;
+            }
+            if !(c.target_accuracy > 0.0 && c.target_accuracy <= 1.0) {
+                bail!(
+                    "cnn.target_accuracy must be in (0, 1], got {}",
+                    c.target_accuracy
+                );
+            }
         }
         if drivers != [DriverKind::Sim] {
             bail!("dssp-fig3 runs on time profiles, which only the sim driver models; use --driver sim");

@@ -35,6 +35,39 @@ pub fn fig7(dir: &Path) -> Result<Drawing> {
     Ok(Drawing { panels, cols: 2 })
 }
 
+/// asap-fig8: training accuracy vs time per mode and driver, and images per second.
+pub fn fig8(dir: &Path) -> Result<Drawing> {
+    let t = Table::read(&dir.join("curves.csv"))?;
+    let nested = nested_series(&t, |i| {
+        Ok(Some((
+            t.str(i, "driver")?.to_string(),
+            t.str(i, "mode")?.to_string(),
+            (t.num(i, "time")?, t.num(i, "accuracy")?),
+        )))
+    })?;
+    let mut panels = line_panels(
+        nested,
+        |driver| format!("{driver}: VGG training accuracy vs time, all-reduce"),
+        "time (s)",
+        "training accuracy",
+    );
+    let s = Table::read(&dir.join("summary.csv"))?;
+    let (categories, groups) = category_bars(&s, |i| {
+        Ok(Some((
+            s.str(i, "mode")?.to_string(),
+            s.str(i, "driver")?.to_string(),
+            s.num(i, "images_per_s")?,
+        )))
+    })?;
+    panels.push(Panel::Bars {
+        title: "Throughput".into(),
+        y_label: "images / s".into(),
+        categories,
+        groups,
+    });
+    Ok(Drawing { panels, cols: 2 })
+}
+
 /// asap-fig9: loss vs time per mode.
 pub fn fig9(dir: &Path) -> Result<Drawing> {
     let t = Table::read(&dir.join("curves.csv"))?;

@@ -50,7 +50,8 @@ pub fn initial(shapes: &[Vec<usize>], seed: u64) -> Vec<f32> {
 /// on an autodiff device).
 ///
 /// # Panics
-/// When `flat` is shorter than the network's parameters: the workload checks the length first.
+/// When `flat`'s length is not the network's parameter count: a model of another network
+/// reached the workload, which is a bug of the caller, named in the message.
 pub fn load<M: Module>(m: M, flat: &[f32]) -> M {
     struct Load<'a> {
         flat: &'a [f32],
@@ -63,6 +64,11 @@ pub fn load<M: Module>(m: M, flat: &[f32]) -> M {
                 let shape = t.shape();
                 let n = shape.num_elements();
                 let device = t.device();
+                assert!(
+                    *at + n <= flat.len(),
+                    "a model of {} values reached a network with more parameters",
+                    flat.len()
+                );
                 let data = TensorData::new(flat[*at..*at + n].to_vec(), shape);
                 *at += n;
                 let t = Tensor::<D>::from_data(data, &device);
@@ -74,7 +80,16 @@ pub fn load<M: Module>(m: M, flat: &[f32]) -> M {
             })
         }
     }
-    m.map(&mut Load { flat, at: 0 })
+    let mut loader = Load { flat, at: 0 };
+    let m = m.map(&mut loader);
+    assert_eq!(
+        loader.at,
+        flat.len(),
+        "a model of {} values reached a network of {} parameters",
+        flat.len(),
+        loader.at
+    );
+    m
 }
 
 /// The gradient of every parameter of `m` from `grads`, in flat order (zeros for a parameter

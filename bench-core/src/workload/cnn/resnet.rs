@@ -1,8 +1,9 @@
 //! The CIFAR ResNets of depth 6n + 2 (He et al., CVPR 2016, §4.2): a 3x3 convolution of w
 //! channels, three stages of n basic blocks (two 3x3 convolutions with batch normalisation and
 //! an identity shortcut) at w, 2w and 4w channels, the first block of the second and third
-//! stages striding by 2 with a 1x1 projection shortcut (option B), global average pooling and
-//! one fully connected layer. w = 16 is the paper's network (ResNet-110: 1.7 M parameters).
+//! stages striding by 2 with a 1x1 projection shortcut and batch normalisation (option B),
+//! global average pooling and one fully connected layer. w = 16 is the paper's network
+//! (ResNet-110: 1.7 M parameters).
 
 use super::layers::conv;
 use super::norm::BatchStatNorm;
@@ -11,6 +12,13 @@ use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
 
+/// The 1x1 convolution and normalisation of a shortcut that changes shape.
+#[derive(Module, Debug)]
+pub struct Projection {
+    conv: Conv2d,
+    norm: BatchStatNorm,
+}
+
 /// Two convolutions and a shortcut.
 #[derive(Module, Debug)]
 pub struct BasicBlock {
@@ -18,7 +26,7 @@ pub struct BasicBlock {
     n1: BatchStatNorm,
     c2: Conv2d,
     n2: BatchStatNorm,
-    projection: Option<Conv2d>,
+    projection: Option<Projection>,
 }
 
 impl BasicBlock {
@@ -28,7 +36,10 @@ impl BasicBlock {
             n1: BatchStatNorm::new(to, d),
             c2: conv(to, to, 3, 1, false, d),
             n2: BatchStatNorm::new(to, d),
-            projection: (stride != 1 || from != to).then(|| conv(from, to, 1, stride, false, d)),
+            projection: (stride != 1 || from != to).then(|| Projection {
+                conv: conv(from, to, 1, stride, false, d),
+                norm: BatchStatNorm::new(to, d),
+            }),
         }
     }
 
@@ -36,7 +47,7 @@ impl BasicBlock {
         let y = relu(self.n1.forward(self.c1.forward(x.clone())));
         let y = self.n2.forward(self.c2.forward(y));
         let shortcut = match &self.projection {
-            Some(p) => p.forward(x),
+            Some(p) => p.norm.forward(p.conv.forward(x)),
             None => x,
         };
         relu(y + shortcut)

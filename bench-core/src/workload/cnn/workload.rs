@@ -34,6 +34,8 @@ pub struct CnnWorkload {
     initial: Vec<f32>,
     /// Each worker's momentum buffer (empty until its first update).
     velocity: Mutex<Vec<Vec<f32>>>,
+    /// Mixed into the augmentation's generator, so seeds differ in crops and flips too.
+    seed: u64,
 }
 
 impl std::fmt::Debug for CnnWorkload {
@@ -88,6 +90,7 @@ impl CnnWorkload {
             inference: Mutex::new(inference),
             initial,
             velocity: Mutex::new(Vec::new()),
+            seed,
         })
     }
 
@@ -130,7 +133,7 @@ impl CnnWorkload {
 
     /// The training images of worker `worker`'s update `iter`: its contiguous share of the
     /// training set read cyclically (as the linear workloads do), augmented when asked with a
-    /// generator seeded by `(worker, iter)`.
+    /// generator seeded by `(seed, worker, iter)`.
     fn batch(&self, worker: usize, workers: usize, iter: u64) -> (Vec<f32>, Vec<i64>) {
         let n = self.train.len();
         let share = (n / workers.max(1)).max(1);
@@ -140,7 +143,7 @@ impl CnnWorkload {
         let mut x = vec![0.0f32; b * len];
         let mut y = Vec::with_capacity(b);
         let mut rng = ChaCha8Rng::seed_from_u64(
-            (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ iter.rotate_left(17),
+            self.seed ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ iter.rotate_left(17),
         );
         for k in 0..b {
             let r = (base + (iter as usize * b + k) % share) % n;
