@@ -31,7 +31,7 @@ BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATA
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
 args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build reproduce-all report figures fig-dssp-fig3-cnn test test-cnn bench bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
+.PHONY: all build reproduce-all report figures fig-dssp-fig3-cnn test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
 
 all: reproduce-all
 
@@ -119,6 +119,11 @@ SOAK_RUNS ?= 100
 soak: build
 	BIN=$(BIN) OUT=$(RESULTS)/soak SCALE=$(SCALE) ./scripts/soak.sh $(SOAK_RUNS)
 	BIN=$(BIN) OUT=$(RESULTS)/soak-small EXPERIMENTS=asap-fig7 ARGS="--config scripts/soak-asap-small.toml" ./scripts/soak.sh $(SOAK_RUNS)
+
+# The CNN training step vs PyTorch on the same architectures (pip-installs torch into target/,
+# about 5 GB): results/bench/cnn-vs-pytorch.{csv,md}.
+bench-cnn:
+	./scripts/bench-cnn-vs-pytorch.sh
 
 # LIBSVM reader vs scikit-learn's load_svmlight_file (pip-installs scikit-learn into target/).
 bench-libsvm:

@@ -7,6 +7,7 @@ pub mod buffered_setup;
 pub mod catalog;
 pub mod cli;
 pub mod cluster_cli;
+pub mod cnn_profile;
 pub mod cnn_setup;
 pub mod config_ranges;
 pub mod data_source;

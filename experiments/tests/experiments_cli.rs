@@ -379,3 +379,43 @@ fn cnn_asap_fig8_on_a_short_run() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `syncbench profile` on a small network writes a profile the simulator reads; without the
+/// `cnn` feature it says how to get one and writes nothing; a CUDA device is refused by name.
+#[test]
+fn cnn_profile_writes_a_time_profile() {
+    let dir = tmpdir("profile");
+    let out = dir.join("hop.toml");
+    let args = |device: &str| {
+        Command::new(env!("CARGO_BIN_EXE_syncbench"))
+            .args([
+                "profile", "--model", "hop-cnn", "--batch", "4", "--width", "4",
+            ])
+            .args([
+                "--hidden", "8", "--side", "16", "--warmup", "1", "--steps", "3",
+            ])
+            .args(["--device", device, "--out"])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let cuda = args("cuda:0");
+    assert!(!cuda.status.success());
+    assert!(String::from_utf8_lossy(&cuda.stderr).contains("cuda:0"));
+    let o = args("cpu");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if cfg!(feature = "cnn") {
+        assert!(o.status.success(), "{stderr}");
+        let text = std::fs::read_to_string(&out).unwrap();
+        let p: bench_core::driver::TimeProfile = toml::from_str(&text).unwrap();
+        assert!(p.source.contains("measured"), "{text}");
+        let ns = p.iteration_ns(1).unwrap();
+        assert!(ns[0] > 0, "{text}");
+        assert!(p.bytes_per_update > 0 && p.bytes_per_update % 4 == 0);
+    } else {
+        assert!(!o.status.success());
+        assert!(stderr.contains("--features cnn"), "{stderr}");
+        assert!(!out.exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

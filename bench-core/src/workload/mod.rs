@@ -24,7 +24,7 @@ pub use aggregation::Aggregation;
 pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};
 pub use cnn::{CnnConfig, CnnModel};
 #[cfg(feature = "cnn")]
-pub use cnn::{CnnWorkload, EVAL_BATCH};
+pub use cnn::{CnnWorkload, StepTimes, EVAL_BATCH};
 pub use lda::{Lda, LdaConfig, LdaLocal, LdaTables, TOPIC_TOTAL_TABLE, WORD_TOPIC_TABLE};
 pub use least_squares::{LeastSquares, Optimum};
 pub use linear_optimum::{linear_optimum, objective as linear_objective, LinearOptimum};

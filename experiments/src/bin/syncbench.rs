@@ -73,6 +73,11 @@ enum Command {
         #[arg(long)]
         dataset: Option<String>,
     },
+    /// Measure a CNN's training step (warm-up, then timed steps split into forward, backward
+    /// and optimizer) and write a time profile the simulator's profiled experiments read
+    /// (seconds per batch with its spread, bytes per update, where and how it was measured).
+    /// Needs the `cnn` feature.
+    Profile(experiments::cnn_profile::ProfileArgs),
     /// Analyse a communication graph: nodes, edges, degrees, regularity, connectivity,
     /// shortest paths and both spectral gaps (ASAP's 1 - sigma_2(P), Hop's |l1| - |l2|).
     Graph {
@@ -112,6 +117,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Launch(_) => unreachable!("handled in main"),
         Command::Datasets { lock, command } => experiments::datasets_cli::run(command, lock),
         Command::TransportBench(args) => experiments::transport_bench::run(args),
+        Command::Profile(args) => experiments::cnn_profile::run(&args),
         Command::Faults { out } => {
             let exe = experiments::launch::resolve("ps-modes");
             let path = experiments::faults::run_all(&exe, &out)?;

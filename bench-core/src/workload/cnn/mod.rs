@@ -27,4 +27,4 @@ mod workload;
 
 pub use config::{CnnConfig, CnnModel};
 #[cfg(feature = "cnn")]
-pub use workload::{CnnWorkload, EVAL_BATCH};
+pub use workload::{CnnWorkload, StepTimes, EVAL_BATCH};

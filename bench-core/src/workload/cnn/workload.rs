@@ -14,6 +14,7 @@ use burn::tensor::TensorData;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Mutex;
+use std::time::Instant;
 
 /// Images per forward pass at evaluation (batch statistics are taken over this many).
 pub const EVAL_BATCH: usize = 200;
@@ -163,41 +164,61 @@ impl CnnWorkload {
 
     /// The loss gradient of `model` on worker `worker`'s batch `iter` (no decay, no momentum).
     pub fn gradient(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32> {
+        self.timed_gradient(model, worker, workers, iter).0
+    }
+
+    /// [`Self::gradient`] and the seconds its forward pass (with the loss) and its backward pass
+    /// (with the gradient's extraction to the flat buffer) took. The forward time is taken after
+    /// reading the loss's value, so a backend that computes lazily is charged where it computes.
+    fn timed_gradient(
+        &self,
+        model: &[f32],
+        worker: usize,
+        workers: usize,
+        iter: u64,
+    ) -> (Vec<f32>, f64, f64) {
         let net = flat::load(self.trainable.lock().expect("network lock").clone(), model);
         let device = Device::flex().autodiff();
         let (x, y) = self.batch(worker, workers, iter);
         let s = self.train.side;
         let b = y.len();
+        let start = Instant::now();
         let x = Tensor::<4>::from_data(TensorData::new(x, [b, 3, s, s]), &device);
         let y = Tensor::<1, Int>::from_data(TensorData::new(y, [b]), &device);
         let loss = CrossEntropyLossConfig::new()
             .init(&device)
             .forward(net.forward(x), y);
+        let _: f32 = loss.clone().into_scalar::<f32>();
+        let forward = start.elapsed().as_secs_f64();
+        let start = Instant::now();
         let mut grads = loss.backward();
-        flat::gradient(&net, &mut grads, self.dim)
-    }
-}
-
-impl Workload for CnnWorkload {
-    fn dim(&self) -> usize {
-        self.dim
+        let g = flat::gradient(&net, &mut grads, self.dim);
+        (g, forward, start.elapsed().as_secs_f64())
     }
 
-    fn initial_model(&self) -> Vec<f32> {
-        self.initial.clone()
+    /// One update of worker 0 (of 1) from `model`, timed in its three parts: what
+    /// `syncbench profile` measures.
+    pub fn timed_step(&self, model: &[f32], iter: u64) -> StepTimes {
+        let (g, forward, backward) = self.timed_gradient(model, 0, 1, iter);
+        let start = Instant::now();
+        let update = self.step_from(g, model, 0, 1, iter);
+        std::hint::black_box(&update);
+        StepTimes {
+            forward,
+            backward,
+            optimizer: start.elapsed().as_secs_f64(),
+        }
     }
 
-    fn batch_size(&self, _workers: usize) -> usize {
-        self.cfg.batch
-    }
-
-    /// `-lr_t v` with `v <- momentum v + (grad + weight_decay w)`, each worker keeping its own
-    /// `v` (SGD with momentum as PyTorch and the papers' frameworks run it, on the worker), and
-    /// `lr_t` decayed at the configured epochs, an epoch counted as `iter * batch * workers`
-    /// images (every worker progressing equally). A worker's update 0 starts a fresh `v`, so
-    /// runs that share the workload do not share momentum.
-    fn update(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32> {
-        let mut g = self.gradient(model, worker, workers, iter);
+    /// The update from gradient `g`: weight decay, the worker's momentum, the scheduled rate.
+    fn step_from(
+        &self,
+        mut g: Vec<f32>,
+        model: &[f32],
+        worker: usize,
+        workers: usize,
+        iter: u64,
+    ) -> Vec<f32> {
         let wd = self.cfg.weight_decay as f32;
         if wd > 0.0 {
             for (gi, &w) in g.iter_mut().zip(model) {
@@ -230,6 +251,48 @@ impl Workload for CnnWorkload {
         let update = v.iter().map(|&vi| -lr * vi).collect();
         self.velocity.lock().expect("velocity lock")[worker] = v;
         update
+    }
+}
+
+/// Seconds of one training step's parts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepTimes {
+    /// Forward pass and loss.
+    pub forward: f64,
+    /// Backward pass and the gradient's extraction.
+    pub backward: f64,
+    /// Weight decay, momentum and the step.
+    pub optimizer: f64,
+}
+
+impl StepTimes {
+    /// The whole step.
+    pub fn total(&self) -> f64 {
+        self.forward + self.backward + self.optimizer
+    }
+}
+
+impl Workload for CnnWorkload {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn initial_model(&self) -> Vec<f32> {
+        self.initial.clone()
+    }
+
+    fn batch_size(&self, _workers: usize) -> usize {
+        self.cfg.batch
+    }
+
+    /// `-lr_t v` with `v <- momentum v + (grad + weight_decay w)`, each worker keeping its own
+    /// `v` (SGD with momentum as PyTorch and the papers' frameworks run it, on the worker), and
+    /// `lr_t` decayed at the configured epochs, an epoch counted as `iter * batch * workers`
+    /// images (every worker progressing equally). A worker's update 0 starts a fresh `v`, so
+    /// runs that share the workload do not share momentum.
+    fn update(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32> {
+        let g = self.gradient(model, worker, workers, iter);
+        self.step_from(g, model, worker, workers, iter)
     }
 
     /// Mean cross-entropy and accuracy on the evaluation images, in batches of
