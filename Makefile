@@ -3,7 +3,7 @@
 #   make reproduce-all SCALE=paper
 #   make reproduce-all SEEDS=1    one seed per verdict (default 3 at quick scale, 5 at paper)
 #   make fig-asap-fig3            one figure (experiment + render + report)
-#   make fig-dssp-fig3-cnn         dssp-fig3 on real CNNs (feature cnn)
+#   make fig-dssp-fig3-cnn         a figure's CNN version (dssp-fig3, hop-fig12, hop-fig13; feature cnn)
 #   make reproduce-all CNN=1       with the CNN workloads (asap-fig8 trains its VGG)
 #   make test | make test-cnn | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
@@ -31,7 +31,7 @@ BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATA
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
 args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build reproduce-all report figures fig-dssp-fig3-cnn test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
+.PHONY: all build reproduce-all report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
 
 all: reproduce-all
 
@@ -61,12 +61,14 @@ fig-%:
 	$(FIGURES) render --figure $*
 	$(FIGURES) report
 
-# dssp-fig3 training real CNNs (downsized AlexNet, ResNet-20) instead of the proxy: feature `cnn`
-# (burn's pure-Rust CPU backend; a larger build, so not in `build`), into $(RESULTS)/cnn/.
-fig-dssp-fig3-cnn:
+# A figure's CNN version (dssp-fig3: AlexNet and ResNet-20 instead of the proxy; hop-fig12,
+# hop-fig13: Hop's CNN halves), with the feature `cnn`, from configs/<binary>.cnn.<scale>.toml
+# into $(RESULTS)/cnn/<id>/. `make fig-hop-fig12-cnn`.
+fig-%-cnn:
+	@test -f experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml || { echo "figure '$*' has no CNN version (experiments/configs/*.cnn.*.toml)" >&2; exit 2; }
 	@$(MAKE) --no-print-directory build CNN=1
-	$(BIN)/dssp-fig3 $(EXP)/cnn --config experiments/configs/dssp-fig3.cnn.$(SCALE).toml
-	$(FIGURES)/cnn render --figure dssp-fig3
+	$(BIN)/$(call bin_of,$*) $(EXP)/cnn --config experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml
+	$(FIGURES)/cnn render --figure $*
 	$(FIGURES)/cnn report
 
 # The CNN workloads' tests (feature `cnn`).

@@ -284,16 +284,21 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
     notes.extend(target_notes);
     notes.extend([
         format!(
-            "{} peers, {} iterations; random slowdown {:?} (probability None = 1/n); slow workers {:?}; SVM ({:?} loss, eta0 {}) on a synthetic twin ({} x {}, {} non-zeros per row)",
+            "{} peers, {} iterations; random slowdown {:?} (probability None = 1/n); slow workers {:?}; {}",
             cfg.common.workers,
             cfg.common.iterations,
             cfg.slowdown,
             cfg.slow,
-            cfg.common.svm.loss,
-            cfg.common.svm.eta0,
-            cfg.common.data.train_rows,
-            cfg.common.data.features,
-            cfg.common.data.nnz_per_row
+            match &cfg.common.cnn {
+                Some(_) => format!("{} (the workload line above)", cfg.common.learning_label()),
+                None => format!(
+                    "{} on a synthetic twin ({} x {}, {} non-zeros per row)",
+                    cfg.common.learning_label(),
+                    cfg.common.data.train_rows,
+                    cfg.common.data.features,
+                    cfg.common.data.nnz_per_row
+                ),
+            }
         ),
         "loss is peer 0's model on the held-out rows; a run that never reaches the target has no time to it".into(),
     ]);

@@ -34,6 +34,20 @@ pub struct PeerCommon {
     pub network: NetworkModel,
     /// Threads-driver settings (peers need rings deep enough for their iteration gap).
     pub threads: ThreadsSection,
+    /// When present, the peers train this CNN instead of the SVM (Hop's CNN halves; feature
+    /// `cnn`); `data` and `svm` are then unused.
+    #[serde(default)]
+    pub cnn: Option<PeerCnn>,
+}
+
+/// A CNN and its images, for the Hop experiments' CNN halves.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerCnn {
+    /// The images.
+    pub images: crate::cnn_setup::ImageData,
+    /// The network and its SGD settings.
+    pub net: bench_core::workload::CnnConfig,
 }
 
 impl PeerCommon {
@@ -47,20 +61,39 @@ impl PeerCommon {
         }
         self.data.validate(self.workers)?;
         self.network.validate(self.workers)?;
+        if let Some(c) = &self.cnn {
+            c.net.validate()?;
+            c.images.validate()?;
+        }
         Ok(())
     }
 
-    /// The SVM workload on the twin.
+    /// The SVM workload on the twin, or the CNN when `[common.cnn]` is given.
     ///
     /// # Errors
-    /// Bad SVM settings.
+    /// Bad SVM or CNN settings, or a CNN in a build without the `cnn` feature.
     pub fn workload(&self, seed: u64, data: &DataSource) -> Result<Arc<dyn Workload>> {
-        self.data.svm_workload(self.svm, seed, data)
+        match &self.cnn {
+            Some(c) => c.images.workload(&c.net, seed, data),
+            None => self.data.svm_workload(self.svm, seed, data),
+        }
     }
 
-    /// The exact optimum of this objective on this data (`None` with real data).
+    /// The exact optimum of this objective on this data (`None` with real data, and for a
+    /// CNN, which has no computable optimum).
     pub fn reference(&self, seed: u64, data: &DataSource) -> Option<crate::svm_setup::Reference> {
+        if self.cnn.is_some() {
+            return None;
+        }
         self.data.reference(self.svm, seed, data)
+    }
+
+    /// What the peers train, for notes: the CNN's model name or the SVM's loss and step.
+    pub fn learning_label(&self) -> String {
+        match &self.cnn {
+            Some(c) => format!("CNN {} (width {})", c.net.model.name(), c.net.width),
+            None => format!("SVM ({:?} loss, eta0 {})", self.svm.loss, self.svm.eta0),
+        }
     }
 }
 

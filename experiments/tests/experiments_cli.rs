@@ -419,3 +419,40 @@ fn cnn_profile_writes_a_time_profile() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// hop-fig12's CNN half, shortened: with the `cnn` feature the peers train Hop's CNN and the
+/// claims are written; without it the binary says how to get it and writes nothing.
+#[test]
+fn cnn_hop_fig12_on_a_short_run() {
+    let dir = tmpdir("hopfig12cnn");
+    let cfg = dir.join("short.toml");
+    let text = include_str!("../configs/hop-fig12.cnn.quick.toml")
+        .replace(
+            r#"graphs = ["ring", "ring-based", "double-ring"]"#,
+            r#"graphs = ["ring", "double-ring"]"#,
+        )
+        .replace("iterations = 120", "iterations = 6")
+        .replace("train_images = 3200", "train_images = 320")
+        .replace("test_images = 400", "test_images = 40");
+    std::fs::write(&cfg, text).unwrap();
+    let o = run_exp(
+        env!("CARGO_BIN_EXE_hop-fig12"),
+        &dir,
+        &cfg,
+        &["--seeds", "1"],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if cfg!(feature = "cnn") {
+        assert!(o.status.success(), "{stderr}");
+        let manifest =
+            std::fs::read_to_string(dir.join("hop-fig12").join("manifest.json")).unwrap();
+        assert!(manifest.contains("hop-cnn"), "{manifest}");
+        let claims = std::fs::read_to_string(dir.join("hop-fig12").join("claims.csv")).unwrap();
+        assert!(claims.contains("ring-vs-double-ring"), "{claims}");
+    } else {
+        assert!(!o.status.success());
+        assert!(stderr.contains("--features cnn"), "{stderr}");
+        assert!(!dir.join("hop-fig12").join("claims.csv").exists());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -144,8 +144,9 @@ impl Experiment for HopFig12 {
         out.csv("summary.csv", &summary)?;
         out.csv("curves.csv", &curves)?;
         let notes = vec![format!(
-            "{} peers, {} iterations, standard protocol; slowdown: every computation {}x slower with probability {}; slowdown ratio = seconds per iteration with slowdown / without; CNN part n.a. (needs the GPU issue)",
+            "{} peers training {}, {} iterations, standard protocol; slowdown: every computation {}x slower with probability {}; slowdown ratio = seconds per iteration with slowdown / without; the CNN part: `make fig-hop-fig12-cnn`",
             cfg.common.workers,
+            cfg.common.learning_label(),
             cfg.common.iterations,
             cfg.slowdown.factor,
             cfg.slowdown.probability.map_or("1/n".to_string(), |p| p.to_string())
@@ -157,4 +158,23 @@ impl Experiment for HopFig12 {
 
 fn main() -> std::process::ExitCode {
     experiment::main::<HopFig12>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CNN half's configurations (`make fig-hop-fig12-cnn`) parse and validate in every
+    /// build.
+    #[test]
+    fn the_cnn_configurations_parse_and_validate() {
+        for text in [
+            include_str!("../../configs/hop-fig12.cnn.quick.toml"),
+            include_str!("../../configs/hop-fig12.cnn.paper.toml"),
+        ] {
+            let cfg: Config = toml::from_str(text).unwrap();
+            HopFig12::validate(&cfg, &NoArgs::default(), &[DriverKind::Sim]).unwrap();
+            assert!(cfg.common.cnn.is_some());
+        }
+    }
 }

@@ -167,8 +167,9 @@ impl Experiment for HopFig13 {
         out.csv("curves.csv", &curves)?;
         let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
         notes.push(format!(
-            "{} workers, {} iterations each; PS: one server node plus the workers, BSP, aggregation {} ({}); decentralized: standard protocol on {} (each peer averages its in-neighbours' models), evaluated at peer 0; {how}; CNN part n.a.",
+            "{} workers training {}, {} iterations each; PS: one server node plus the workers, BSP, aggregation {} ({}); decentralized: standard protocol on {} (each peer averages its in-neighbours' models), evaluated at peer 0; {how}; the CNN part: `make fig-hop-fig13-cnn`",
             c.workers,
+            c.learning_label(),
             c.iterations,
             cfg.ps_aggregation.label(),
             match cfg.ps_aggregation {
@@ -326,4 +327,23 @@ fn sensitivity(
 
 fn main() -> std::process::ExitCode {
     experiment::main::<HopFig13>()
+}
+
+#[cfg(test)]
+mod cnn_config_tests {
+    use super::*;
+
+    /// The CNN half's configurations (`make fig-hop-fig13-cnn`) parse and validate in every
+    /// build.
+    #[test]
+    fn the_cnn_configurations_parse_and_validate() {
+        for text in [
+            include_str!("../../configs/hop-fig13.cnn.quick.toml"),
+            include_str!("../../configs/hop-fig13.cnn.paper.toml"),
+        ] {
+            let cfg: Config = toml::from_str(text).unwrap();
+            HopFig13::validate(&cfg, &NoArgs::default(), &[DriverKind::Sim]).unwrap();
+            assert!(cfg.common.cnn.is_some());
+        }
+    }
 }

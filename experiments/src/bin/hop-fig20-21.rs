@@ -128,7 +128,7 @@ impl Experiment for HopFig20To21 {
         let workload = c.workload(seed, data)?;
         let reference = c.reference(seed, data);
         let (mut ref_rows, mut target_notes) = (Vec::new(), Vec::<String>::new());
-        let model_bytes = 4.0 * c.data.features as f64;
+        let model_bytes = 4.0 * workload.dim() as f64;
         let out = run.out();
         let mut gaps = Vec::new();
         for (entry, g) in cfg.graphs.iter().zip(&graphs) {
@@ -254,8 +254,15 @@ impl Experiment for HopFig20To21 {
                 placement, hosts.intra_latency_ns, hosts.intra_bandwidth_gbps, c.network.latency_ns, c.network.bandwidth_gbps
             ),
             format!(
-                "SVM ({:?} loss, lr {}) on a webspam twin of {} features ({} KB per model) in place of the paper's CNN, so that communication weighs as it does for a CNN on 1 Gbit/s Ethernet; standard protocol, {} iterations, peer 0 evaluated",
-                c.svm.loss, c.svm.eta0, c.data.features, model_bytes / 1e3, c.iterations
+                "{} ({} KB per model){}; standard protocol, {} iterations, peer 0 evaluated",
+                c.learning_label(),
+                model_bytes / 1e3,
+                if c.cnn.is_none() {
+                    " on a webspam twin, in place of the paper's CNN, so that communication weighs as it does for a CNN on 1 Gbit/s Ethernet"
+                } else {
+                    ""
+                },
+                c.iterations
             ),
             "gap_paper_convention = 1 - lambda_2(D^-1 A) without self-loops (reproduces the paper's three numbers); gap_footnote = |lambda_1(P)| - |lambda_2(P)| with self-loops, the footnote's definition with W = P".to_string(),
         ]);
