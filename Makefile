@@ -3,7 +3,7 @@
 #   make reproduce-all SCALE=paper
 #   make reproduce-all SEEDS=1    one seed per verdict (default 3 at quick scale, 5 at paper)
 #   make fig-asap-fig3            one figure (experiment + render + report)
-#   make fig-dssp-fig3-cnn         a figure's CNN version (dssp-fig3, hop-fig12, hop-fig13; feature cnn)
+#   make fig-dssp-fig3-cnn         a figure's CNN version (dssp-fig3, dssp-table1, hop-fig12, hop-fig13)
 #   make reproduce-all CNN=1       with the CNN workloads (asap-fig8 trains its VGG)
 #   make test | make test-cnn | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
@@ -18,7 +18,7 @@ RESULTS ?= results
 # CNN=1: build with the CNN workloads (feature `cnn`: burn, a larger build); asap-fig8 then
 # trains its VGG instead of writing its claims as not applicable.
 CNN     ?=
-FEATURES = $(if $(CNN),--features experiments/cnn)
+FEATURES = $(if $(filter-out 0 no false,$(CNN)),--features experiments/cnn)
 CARGO   ?= cargo
 BIN     := target/release
 EXP      = --scale $(SCALE) --seed $(SEED) $(if $(SEEDS),--seeds $(SEEDS)) --out $(RESULTS)
@@ -52,6 +52,16 @@ report: build
 figures:
 	@printf '%s\n' $(FIGS)
 
+# A figure's CNN version (dssp-fig3: AlexNet and ResNet-20 instead of the proxy; hop-fig12,
+# hop-fig13: Hop's CNN halves; dssp-table1: a ResNet on the mixed GPUs), with the feature `cnn`, from configs/<binary>.cnn.<scale>.toml
+# into $(RESULTS)/cnn/<id>/. `make fig-hop-fig12-cnn`.
+fig-%-cnn:
+	@test -f experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml || { echo "figure '$*' has no CNN version (experiments/configs/*.cnn.*.toml)" >&2; exit 2; }
+	@$(MAKE) --no-print-directory build CNN=1
+	$(BIN)/$(call bin_of,$*) $(EXP)/cnn --config experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml
+	$(FIGURES)/cnn render --figure $*
+	$(FIGURES)/cnn report
+
 # One figure: its binary (with the arguments that make only it), its plot, the report.
 # `make fig-<id>` for any id of `make figures`.
 fig-%:
@@ -60,16 +70,6 @@ fig-%:
 	$(BIN)/$(call bin_of,$*) $(EXP) $(call args_of,$*)
 	$(FIGURES) render --figure $*
 	$(FIGURES) report
-
-# A figure's CNN version (dssp-fig3: AlexNet and ResNet-20 instead of the proxy; hop-fig12,
-# hop-fig13: Hop's CNN halves), with the feature `cnn`, from configs/<binary>.cnn.<scale>.toml
-# into $(RESULTS)/cnn/<id>/. `make fig-hop-fig12-cnn`.
-fig-%-cnn:
-	@test -f experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml || { echo "figure '$*' has no CNN version (experiments/configs/*.cnn.*.toml)" >&2; exit 2; }
-	@$(MAKE) --no-print-directory build CNN=1
-	$(BIN)/$(call bin_of,$*) $(EXP)/cnn --config experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml
-	$(FIGURES)/cnn render --figure $*
-	$(FIGURES)/cnn report
 
 # The CNN workloads' tests (feature `cnn`).
 test-cnn:

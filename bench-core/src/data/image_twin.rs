@@ -78,6 +78,23 @@ impl ImageSet {
         }
     }
 
+    /// `count` images spread evenly over the set (image `i * len / count` for each `i`), so a
+    /// subset of training images does not come from one worker's contiguous shard.
+    pub fn spread(&self, count: usize) -> ImageSet {
+        let count = count.clamp(1, self.len().max(1));
+        let n = self.image_len();
+        let pick: Vec<usize> = (0..count).map(|i| i * self.len() / count).collect();
+        ImageSet {
+            pixels: pick
+                .iter()
+                .flat_map(|&i| self.pixels[i * n..(i + 1) * n].iter().copied())
+                .collect(),
+            labels: pick.iter().map(|&i| self.labels[i]).collect(),
+            side: self.side,
+            classes: self.classes,
+        }
+    }
+
     /// Per-channel mean and standard deviation over every image.
     pub fn channel_stats(&self) -> [(f32, f32); CHANNELS] {
         let plane = self.side * self.side;
@@ -317,6 +334,18 @@ mod tests {
                 assert!((mean - 0.5).abs() < 0.02, "class {l}: channel mean {mean}");
             }
         }
+    }
+
+    #[test]
+    fn a_spread_subset_takes_images_from_every_part_of_the_set() {
+        let set = shape().generate(4).unwrap();
+        let sub = set.spread(4);
+        assert_eq!(sub.len(), 4);
+        for (k, i) in [0, 50, 100, 150].into_iter().enumerate() {
+            assert_eq!(sub.image(k), set.image(i));
+            assert_eq!(sub.labels[k], set.labels[i]);
+        }
+        assert_eq!(set.spread(10_000).len(), set.len());
     }
 
     #[test]

@@ -91,6 +91,7 @@ impl Experiment for AsapFig7 {
 
     fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
         cfg.common.validate()?;
+        cfg.common.svm_setup()?;
         if cfg.good_inputs == 0 {
             bail!("good_inputs must be >= 1");
         }

@@ -55,7 +55,9 @@ impl Experiment for AsapFig9 {
     type Args = NoArgs;
 
     fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
-        cfg.common.validate()
+        cfg.common.validate()?;
+        cfg.common.svm_setup()?;
+        Ok(())
     }
 
     fn run(run: &mut Run<'_, Self>) -> anyhow::Result<()> {

@@ -44,7 +44,7 @@ struct CurveRow {
 
 impl Experiment for HopFig12 {
     const BINARY: &'static str = FIGURE;
-    const ABOUT: &'static str = "Hop Fig 12: standard decentralized SVM training (log loss, lr 10, synthetic webspam twin) on 16 peers over ring, ring-based and double-ring graphs, with and without random slowdown (every computation 6x slower with probability 1/n). Writes results/hop-fig12/: summary.csv (time per iteration and slowdown ratio per graph), curves.csv, claims.csv, manifest.json.";
+    const ABOUT: &'static str = "Hop Fig 12: standard decentralized SVM training (log loss, lr 10, synthetic webspam twin; Hop's CNN with [common.cnn] and the cnn feature) on 16 peers over ring, ring-based and double-ring graphs, with and without random slowdown (every computation 6x slower with probability 1/n). Writes results/hop-fig12/: summary.csv (time per iteration and slowdown ratio per graph), curves.csv, claims.csv, manifest.json.";
     const QUICK: &'static str = include_str!("../../configs/hop-fig12.quick.toml");
     const PAPER: &'static str = include_str!("../../configs/hop-fig12.paper.toml");
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];

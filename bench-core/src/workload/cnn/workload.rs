@@ -167,9 +167,11 @@ impl CnnWorkload {
         self.timed_gradient(model, worker, workers, iter).0
     }
 
-    /// [`Self::gradient`] and the seconds its forward pass (with the loss) and its backward pass
-    /// (with the gradient's extraction to the flat buffer) took. The forward time is taken after
-    /// reading the loss's value, so a backend that computes lazily is charged where it computes.
+    /// [`Self::gradient`] and the seconds its forward part (loading the network from the flat
+    /// buffer, assembling and augmenting the batch, the forward pass and the loss) and its
+    /// backward part (the backward pass and the gradient's extraction to the flat buffer) took.
+    /// The forward time is taken after reading the loss's value, so a backend that computes
+    /// lazily is charged where it computes.
     fn timed_gradient(
         &self,
         model: &[f32],
@@ -177,12 +179,12 @@ impl CnnWorkload {
         workers: usize,
         iter: u64,
     ) -> (Vec<f32>, f64, f64) {
+        let start = Instant::now();
         let net = flat::load(self.trainable.lock().expect("network lock").clone(), model);
         let device = Device::flex().autodiff();
         let (x, y) = self.batch(worker, workers, iter);
         let s = self.train.side;
         let b = y.len();
-        let start = Instant::now();
         let x = Tensor::<4>::from_data(TensorData::new(x, [b, 3, s, s]), &device);
         let y = Tensor::<1, Int>::from_data(TensorData::new(y, [b]), &device);
         let loss = CrossEntropyLossConfig::new()
@@ -257,7 +259,7 @@ impl CnnWorkload {
 /// Seconds of one training step's parts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepTimes {
-    /// Forward pass and loss.
+    /// Loading the network, the batch, the forward pass and the loss.
     pub forward: f64,
     /// Backward pass and the gradient's extraction.
     pub backward: f64,
