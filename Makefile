@@ -3,7 +3,7 @@
 #   make reproduce-all SCALE=paper
 #   make reproduce-all SEEDS=1    one seed per verdict (default 3 at quick scale, 5 at paper)
 #   make fig-asap-fig3            one figure (experiment + render + report)
-#   make fig-dssp-fig3-cnn         a figure's CNN version (dssp-fig3, dssp-table1, hop-fig12, hop-fig13)
+#   make fig-dssp-fig3-cnn         a figure's CNN version (dssp-fig3, dssp-table1, hop-fig12..19)
 #   make reproduce-all CNN=1       with the CNN workloads (asap-fig8 trains its VGG)
 #   make test | make test-cnn | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
@@ -53,7 +53,8 @@ figures:
 	@printf '%s\n' $(FIGS)
 
 # A figure's CNN version (dssp-fig3: AlexNet and ResNet-20 instead of the proxy; hop-fig12,
-# hop-fig13: Hop's CNN halves; dssp-table1: a ResNet on the mixed GPUs), with the feature `cnn`, from configs/<binary>.cnn.<scale>.toml
+# hop-fig13, hop-fig14-16, hop-fig17, hop-fig18-19: Hop's CNN halves; dssp-table1: a ResNet on
+# the mixed GPUs), with the feature `cnn`, from configs/<binary>.cnn.<scale>.toml
 # into $(RESULTS)/cnn/<id>/. `make fig-hop-fig12-cnn`.
 fig-%-cnn:
 	@test -f experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml || { echo "figure '$*' has no CNN version (experiments/configs/*.cnn.*.toml)" >&2; exit 2; }

@@ -15,3 +15,19 @@ impl Comparison for HopFig14To16 {
 fn main() -> std::process::ExitCode {
     experiment::main::<Compare<HopFig14To16>>()
 }
+
+#[cfg(test)]
+mod tests {
+    /// The CNN half's configurations (`make fig-hop-fig14-16-cnn`) parse and validate in every build.
+    #[test]
+    fn the_cnn_configurations_parse_and_validate() {
+        for text in [
+            include_str!("../../configs/hop-fig14-16.cnn.quick.toml"),
+            include_str!("../../configs/hop-fig14-16.cnn.paper.toml"),
+        ] {
+            let cfg: experiments::hop_compare::CompareConfig = toml::from_str(text).unwrap();
+            experiments::hop_compare::validate(&cfg).unwrap();
+            assert!(cfg.common.cnn.is_some());
+        }
+    }
+}
