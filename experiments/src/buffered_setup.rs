@@ -162,3 +162,51 @@ pub fn run_buffered(
         )
     })
 }
+
+/// NOTIFY-ACK's, BSP's and ASYNC's runs of one driver, in [`ReduceSync::ALL`]'s order.
+pub struct ModeRuns(pub Vec<(ReduceSync, BufferedRecords)>);
+
+impl ModeRuns {
+    /// The run of `mode`.
+    pub fn get(&self, mode: ReduceSync) -> &BufferedRecords {
+        &self
+            .0
+            .iter()
+            .find(|(m, _)| *m == mode)
+            .expect("every mode ran")
+            .1
+    }
+
+    /// NOTIFY-ACK's, BSP's and ASYNC's runs, the three the receive-buffer figures compare.
+    pub fn trio(&self) -> (&BufferedRecords, &BufferedRecords, &BufferedRecords) {
+        (
+            self.get(ReduceSync::NotifyAck),
+            self.get(ReduceSync::Bsp),
+            self.get(ReduceSync::Async),
+        )
+    }
+}
+
+/// Runs every reduce mode on `topology` under `driver`, one after another, advancing `pb`.
+///
+/// # Errors
+/// As [`run_buffered`].
+pub fn run_every_mode(
+    driver: DriverKind,
+    common: &BufferedCommon,
+    topology: &Topology,
+    workload: &Arc<dyn Workload>,
+    seed: u64,
+    pb: &indicatif::ProgressBar,
+) -> Result<ModeRuns> {
+    let mut runs = Vec::new();
+    for mode in ReduceSync::ALL {
+        pb.set_message(format!("{} under {}", mode.label(), driver.label()));
+        runs.push((
+            mode,
+            run_buffered(driver, common, topology, mode, workload, seed)?,
+        ));
+        pb.inc(1);
+    }
+    Ok(ModeRuns(runs))
+}

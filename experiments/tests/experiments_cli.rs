@@ -297,6 +297,15 @@ fn dssp_fig3_on_a_short_run() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A build without the `cnn` feature refuses a CNN configuration: a non-zero exit that says how
+/// to build with it, and no claims written for `figure`.
+fn assert_needs_cnn(o: &std::process::Output, dir: &Path, figure: &str) {
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(stderr.contains("--features cnn"), "{stderr}");
+    assert!(!dir.join(figure).join("claims.csv").exists());
+}
+
 /// dssp-fig3's CNN configuration, shortened: without the `cnn` feature the binary says how to
 /// get it and writes nothing; with it, both profiles train their networks and the claims are
 /// written.
@@ -331,9 +340,7 @@ fn cnn_dssp_fig3_on_a_short_run() {
             "{manifest}"
         );
     } else {
-        assert!(!o.status.success());
-        assert!(stderr.contains("--features cnn"), "{stderr}");
-        assert!(!dir.join("dssp-fig3").join("claims.csv").exists());
+        assert_needs_cnn(&o, &dir, "dssp-fig3");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -450,9 +457,7 @@ fn cnn_hop_fig12_on_a_short_run() {
         let claims = std::fs::read_to_string(dir.join("hop-fig12").join("claims.csv")).unwrap();
         assert!(claims.contains("ring-vs-double-ring"), "{claims}");
     } else {
-        assert!(!o.status.success());
-        assert!(stderr.contains("--features cnn"), "{stderr}");
-        assert!(!dir.join("hop-fig12").join("claims.csv").exists());
+        assert_needs_cnn(&o, &dir, "hop-fig12");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -7,7 +7,7 @@ use bench_core::claims::Claim;
 use bench_core::driver::buffered::BufferedRecords;
 use bench_core::driver::DriverKind;
 use bench_core::protocol::buffered::ReduceSync;
-use experiments::buffered_setup::{run_buffered, BufferedCommon};
+use experiments::buffered_setup::{run_every_mode, BufferedCommon};
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use serde::{Deserialize, Serialize};
@@ -119,14 +119,9 @@ impl Experiment for AsapFig7 {
         let pb = progress((drivers.len() * ReduceSync::ALL.len()) as u64, FIGURE);
         let (mut hist, mut rows) = (Vec::new(), Vec::new());
         for (d, &driver) in drivers.iter().enumerate() {
-            let mut runs = Vec::new();
-            for mode in ReduceSync::ALL {
-                pb.set_message(format!("{} under {}", mode.label(), driver.label()));
-                let r = run_buffered(driver, c, &topology, mode, &workload, seed)?;
-                pb.inc(1);
-                runs.push((mode, r));
-            }
+            let runs = run_every_mode(driver, c, &topology, &workload, seed, &pb)?;
             let reduces: Vec<ReduceCsvRow> = runs
+                .0
                 .iter()
                 .flat_map(|(mode, r)| {
                     r.reduces.iter().map(|x| ReduceCsvRow {
@@ -144,7 +139,7 @@ impl Experiment for AsapFig7 {
                 format!("reduces-{}.csv", driver.label())
             };
             out.csv(&name, &reduces)?;
-            for (mode, r) in &runs {
+            for (mode, r) in &runs.0 {
                 for k in 0..=max_in {
                     let count = r
                         .reduces
@@ -161,12 +156,7 @@ impl Experiment for AsapFig7 {
                 }
                 rows.push(summary(driver, *mode, r, cfg.good_inputs));
             }
-            let get = |m: ReduceSync| &runs.iter().find(|(x, _)| *x == m).expect("mode ran").1;
-            let (na, bsp, asy) = (
-                get(ReduceSync::NotifyAck),
-                get(ReduceSync::Bsp),
-                get(ReduceSync::Async),
-            );
+            let (na, bsp, asy) = runs.trio();
             let tag = driver.label();
             let g = cfg.good_inputs;
             out.claim(Claim::check(

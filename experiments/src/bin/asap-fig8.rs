@@ -9,7 +9,7 @@ use bench_core::driver::buffered::BufferedRecords;
 use bench_core::driver::DriverKind;
 use bench_core::protocol::buffered::ReduceSync;
 use bench_core::workload::CnnConfig;
-use experiments::buffered_setup::{run_buffered, BufferedCommon};
+use experiments::buffered_setup::{run_every_mode, BufferedCommon};
 use experiments::cnn_setup::ImageData;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
@@ -142,16 +142,8 @@ impl Experiment for AsapFig8 {
         let pb = progress((drivers.len() * ReduceSync::ALL.len()) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
         for &driver in &drivers {
-            let mut runs = Vec::new();
-            for mode in ReduceSync::ALL {
-                pb.set_message(format!("{} under {}", mode.label(), driver.label()));
-                runs.push((
-                    mode,
-                    run_buffered(driver, c, &topology, mode, &workload, seed)?,
-                ));
-                pb.inc(1);
-            }
-            for (mode, r) in &runs {
+            let runs = run_every_mode(driver, c, &topology, &workload, seed, &pb)?;
+            for (mode, r) in &runs.0 {
                 summary.push(SummaryRow {
                     driver: driver.label(),
                     mode: mode.label(),
@@ -176,12 +168,7 @@ impl Experiment for AsapFig8 {
                     accuracy: p.accuracy,
                 }));
             }
-            let get = |m: ReduceSync| &runs.iter().find(|(x, _)| *x == m).expect("mode ran").1;
-            let (na, bsp, asy) = (
-                get(ReduceSync::NotifyAck),
-                get(ReduceSync::Bsp),
-                get(ReduceSync::Async),
-            );
+            let (na, bsp, asy) = runs.trio();
             let tag = driver.label();
             let rate = |r| images_per_s(r, c, cfg.cnn.batch);
             let (rn, rb, ra) = (rate(na), rate(bsp), rate(asy));

@@ -5,7 +5,7 @@
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::protocol::buffered::ReduceSync;
-use experiments::buffered_setup::{run_buffered, BufferedCommon};
+use experiments::buffered_setup::{run_every_mode, BufferedCommon};
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::show;
@@ -74,21 +74,8 @@ impl Experiment for AsapFig9 {
         let mut ref_rows = Vec::new();
         let mut target_notes: Vec<String> = Vec::new();
         for &driver in &drivers {
-            let mut runs = Vec::new();
-            for mode in ReduceSync::ALL {
-                pb.set_message(format!("{} under {}", mode.label(), driver.label()));
-                runs.push((
-                    mode,
-                    run_buffered(driver, c, &topology, mode, &workload, seed)?,
-                ));
-                pb.inc(1);
-            }
-            let get = |m: ReduceSync| &runs.iter().find(|(x, _)| *x == m).expect("mode ran").1;
-            let (na, bsp, asy) = (
-                get(ReduceSync::NotifyAck),
-                get(ReduceSync::Bsp),
-                get(ReduceSync::Async),
-            );
+            let runs = run_every_mode(driver, c, &topology, &workload, seed, &pb)?;
+            let (na, bsp, asy) = runs.trio();
             // NOTIFY-ACK's and BSP's curves decide the target; ASYNC is asked whether it gets
             // there at all.
             let (target, how) =
@@ -96,7 +83,7 @@ impl Experiment for AsapFig9 {
             if !target_notes.contains(&how) {
                 target_notes.push(how);
             }
-            for (mode, r) in &runs {
+            for (mode, r) in &runs.0 {
                 let last = r.progress.last();
                 summary.push(SummaryRow {
                     driver: driver.label(),
@@ -122,7 +109,8 @@ impl Experiment for AsapFig9 {
             }
             let tag = driver.label();
             let finals = loss_spans(
-                runs.iter()
+                runs.0
+                    .iter()
                     .map(|(m, r)| (m.label().to_string(), &r.progress[..])),
             );
             ref_rows.extend(reference_rows(tag, reference.as_ref(), &finals));
