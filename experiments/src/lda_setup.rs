@@ -58,6 +58,10 @@ pub struct LdaPart {
     /// read as it is sampled); 1: every row read when the clock begins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps_per_clock: Option<u64>,
+    /// essp-fig3: clocks of the sequential reference sampler (one worker, every read fresh)
+    /// whose settled level the curves are read against. Absent: 5 x `clocks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_clocks: Option<u64>,
 }
 
 /// BSP, then SSP(s) and ESSP(s) for each s.
@@ -80,6 +84,11 @@ pub fn essp_modes(staleness: &[i64], clocks: u64) -> Result<Vec<SyncMode>> {
 }
 
 impl LdaPart {
+    /// Clocks of the sequential reference run (the `reference_clocks` setting, or its default).
+    pub fn reference_run_clocks(&self) -> u64 {
+        self.reference_clocks.unwrap_or(5 * self.clocks)
+    }
+
     /// The manifest's line on how a clock reads its rows.
     pub fn reads_note(&self) -> String {
         crate::mf_setup::steps_note("lda", self.steps_per_clock, "document")

@@ -232,8 +232,20 @@ fn essp_staleness_profiles_on_a_tiny_run() {
         "mf-large-step-s2",
         "lda-clocks-s2",
         "lda-time-s2",
+        "mf-best-run-near-optimum",
+        "lda-best-run-near-reference",
     ] {
         assert!(c.contains(id), "{id} missing from {c}");
+    }
+    // Both parts are read against a reference: the MF objective's ALS optimum and the
+    // sequential sampler's level, each below every run's start.
+    let r = std::fs::read_to_string(dir.join("essp-fig3").join("reference.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = r.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{r}");
+    for (row, part) in rows.iter().zip(["mf", "lda"]) {
+        assert_eq!(row[0], part, "{r}");
+        let (optimum, initial): (f64, f64) = (row[2].parse().unwrap(), row[6].parse().unwrap());
+        assert!(optimum < initial, "{part}: {r}");
     }
     // The bound and BSP claims are guarantees of the protocols: they must hold on any run.
     for line in claims

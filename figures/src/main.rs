@@ -7,6 +7,7 @@ mod bands;
 mod chart;
 mod figs;
 mod group;
+mod learning;
 mod reference;
 mod report;
 mod table;

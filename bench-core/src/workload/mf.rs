@@ -90,6 +90,16 @@ impl MatrixFactorization {
         })
     }
 
+    /// The hyper-parameters.
+    pub fn config(&self) -> &MfConfig {
+        &self.cfg
+    }
+
+    /// The training ratings, in worker order.
+    pub fn train(&self) -> &[Rating] {
+        &self.train
+    }
+
     /// Rank K (the length of every factor row).
     pub fn rank(&self) -> usize {
         self.cfg.rank

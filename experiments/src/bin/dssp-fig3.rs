@@ -243,9 +243,13 @@ fn claims(
         format!("DSSP time to accuracy {target:.4} <= the averaged SSP's"),
         "DSSP >= averaged SSP",
         format!(
-            "DSSP {}, averaged SSP {:.3} ({} of {} SSP runs reach it)",
+            "DSSP {}, averaged SSP {} ({} of {} SSP runs reach it)",
             show(dssp_t),
-            mean(&ssp_times),
+            if ssp_times.is_empty() {
+                "none".to_string()
+            } else {
+                format!("{:.3}", mean(&ssp_times))
+            },
             ssp_times.len(),
             ssp.len()
         ),

@@ -1,4 +1,5 @@
-//! dssp-table1: proxy test accuracy vs (profiled) time for every mode, 2 mixed-GPU workers.
+//! dssp-table1: test accuracy (of the CPU proxy or the CNN) vs (profiled) time for every mode,
+//! 2 mixed-GPU workers.
 
 use crate::chart::{Drawing, Panel};
 use crate::group::{category_bars, line_panels, nested_series};
@@ -16,10 +17,11 @@ pub fn render_fig(dir: &Path) -> Result<Drawing> {
             .or_default()
             .push((t.num(i, "time")?, t.num(i, "accuracy")?));
     }
+    let (what, y_label) = crate::learning::accuracy_words(dir);
     let panel = Panel::Lines {
-        title: "Proxy accuracy vs time, 2 workers (GTX 1080 Ti + GTX 1060 profile)".into(),
+        title: format!("{what} vs time, 2 workers (GTX 1080 Ti + GTX 1060 profile)"),
         x_label: "profiled time (s)".into(),
-        y_label: "test accuracy (proxy)".into(),
+        y_label: y_label.into(),
         series: crate::group::lines(by_mode),
     };
     Ok(Drawing {
@@ -43,11 +45,12 @@ pub fn render_fig3(dir: &Path) -> Result<Drawing> {
             (t.num(i, "time")?, t.num(i, "accuracy")?),
         )))
     })?;
+    let (what, y_label) = crate::learning::accuracy_words(dir);
     let mut panels = line_panels(
         nested,
-        |profile| format!("Proxy accuracy vs time ({profile})"),
+        |profile| format!("{what} vs time ({profile})"),
         "profiled time (s)",
-        "test accuracy (proxy)",
+        y_label,
     );
     let s = Table::read(&dir.join("summary.csv"))?;
     // Categories are modes, groups are profiles.

@@ -180,5 +180,13 @@ pub fn render_convergence(dir: &Path) -> Result<Drawing> {
             series: lines(by_time),
         });
     }
+    let keys = ["mf", "mf", "lda", "lda"].map(String::from);
+    crate::reference::add_named_lines(dir, &keys, &mut panels, |part| {
+        if part == "lda" {
+            ["sequential sampler's level", "near-reference target"]
+        } else {
+            ["reference optimum (ALS)", "near-optimum target"]
+        }
+    })?;
     Ok(Drawing { panels, cols: 2 })
 }
