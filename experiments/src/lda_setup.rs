@@ -59,7 +59,7 @@ pub struct LdaPart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps_per_clock: Option<u64>,
     /// essp-fig3: clocks of the sequential reference sampler (one worker, every read fresh)
-    /// whose settled level the curves are read against. Absent: 5 x `clocks`.
+    /// whose settled level the curves are read against. Absent: 5 x `clocks`; 0: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_clocks: Option<u64>,
 }

@@ -80,6 +80,11 @@ pub struct MfExperimentConfig {
     /// The knobs the verdicts are re-derived over (sensitivity.csv; first seed, sim driver).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sensitivity: Option<MfSensitivity>,
+    /// essp-fig3 only: ALS sweeps at most for the MF reference optimum (0: none, and the
+    /// targets fall back to the compared runs' losses). Absent: 500. One sweep costs about
+    /// ratings x rank^2 operations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_sweeps: Option<usize>,
     /// essp-fig3 only: the large step size of the stability comparison.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub large_step: Option<f64>,
@@ -147,6 +152,11 @@ impl MfExperimentConfig {
     /// The manifest's line on how a clock reads its rows.
     pub fn reads_note(&self) -> String {
         steps_note("mf", self.steps_per_clock, "rating")
+    }
+
+    /// ALS sweeps at most for the reference optimum (the `reference_sweeps` setting or 500).
+    pub fn reference_sweeps(&self) -> usize {
+        self.reference_sweeps.unwrap_or(500)
     }
 
     /// Matrix factorisation on row tables, on ratings generated from `seed`.

@@ -360,7 +360,7 @@ pub fn near_optimum_claim(
             id,
             statement,
             paper,
-            "no reference optimum: not computed for real data at this size, and none exists for a CNN",
+            "no reference optimum: not computed for this configuration (real data at this size, or switched off), and none exists for a CNN",
         );
     };
     let best = runs
