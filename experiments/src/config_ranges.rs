@@ -153,6 +153,8 @@ pub const RULES: &[(&str, Range)] = &[
     ("probe_messages", Range::Count),
     ("rank", Range::Count),
     ("ratings", Range::Count),
+    ("reference_clocks", Range::Count0),
+    ("reference_sweeps", Range::Count0),
     ("ring_depth", Range::Count),
     ("rounds", Range::Count),
     ("rows", Range::Count),

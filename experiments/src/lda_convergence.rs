@@ -109,7 +109,8 @@ pub fn run(
             runs.insert(mode.label(), rec);
             pb.inc(1);
         }
-        let (target, rule) = comparison_target(reference.as_ref(), &[&runs["bsp"].progress]);
+        let all: Vec<&[ProgressRow]> = runs.values().map(|r| r.progress.as_slice()).collect();
+        let (target, rule) = comparison_target(reference.as_ref(), &all);
         target_note = rule;
         let spans = loss_spans(runs.iter().map(|(m, r)| (m, r.progress.as_slice())));
         if reference_rows.is_empty() {
@@ -167,12 +168,17 @@ pub fn run(
         || "lda reference: none (reference_clocks = 0)".to_string(),
         |seq| {
             format!(
-                "lda reference: a sequential collapsed Gibbs sampler on the same corpus (one worker, every read fresh) for {} clocks ({} sweeps) settles at {:.4} from {:.4} (mean of its last quarter; it moved {:.1}% of its way in the quarter before)",
+                "lda reference: a sequential collapsed Gibbs sampler on the same corpus (one worker, every read fresh) for {} clocks (about {:.0} sweeps) settles at {:.4} from {:.4} (the mean of its last quarter of clocks; that mean differs from the quarter before's by {:.1}% of the whole drop){}",
                 seq.losses.len() - 1,
                 (seq.losses.len() - 1) as f64 * part.lda.minibatch_fraction,
                 seq.level,
                 seq.losses[0],
-                seq.drift * 100.0
+                seq.drift * 100.0,
+                if part.corpus.documents % part.workers == 0 {
+                    String::new()
+                } else {
+                    format!("; the runs leave out the last {} documents (an uneven split over {} workers), the reference samples them too", part.corpus.documents % part.workers, part.workers)
+                }
             )
         },
     );

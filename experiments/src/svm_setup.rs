@@ -213,9 +213,10 @@ pub struct ReferenceRow {
     pub test_loss: f64,
     /// Held-out accuracy at `w*`.
     pub test_accuracy: f64,
-    /// Relative duality gap (hinge) or gradient norm (log) at exit.
+    /// Relative duality gap (hinge) or gradient norm (log) at exit; for MF the gradient norm
+    /// relative to the start, for LDA the drift of the sampler's last quarter.
     pub certificate: f64,
-    /// Passes the solver took.
+    /// Passes the solver took (ALS sweeps for MF, sampler clocks for LDA).
     pub passes: usize,
     /// Held-out loss of the initial model.
     pub initial_loss: f64,
@@ -292,7 +293,7 @@ pub fn comparison_target(reference: Option<&Reference>, runs: &[&[ProgressRow]])
                 .filter_map(|r| r.last().map(|p| p.loss))
                 .filter(|l| l.is_finite())
                 .fold(f64::NAN, f64::max),
-            "target = the largest final loss of the compared runs (no reference optimum: real data, or an optimum no better than the start)".into(),
+            "target = the largest final loss of the compared runs (no reference optimum: real data, a reference switched off, or an optimum no better than the start)".into(),
         ),
     }
 }

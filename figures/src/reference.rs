@@ -15,7 +15,8 @@ use anyhow::Result;
 use std::path::Path;
 
 /// Adds the reference lines of `dir/reference.csv` (if present) to `panels`, the panel of key
-/// `keys[i]` getting the row whose `part` is that key (or the only row, when there is one).
+/// `keys[i]` getting the row whose `part` is that key (or the only row, when there is one and
+/// it names no panel's key), and appends a suboptimality twin of each such panel.
 ///
 /// # Errors
 /// When `reference.csv` exists but cannot be read.
@@ -43,9 +44,12 @@ pub fn add_named_lines(
     let t = Table::read(&path)?;
     let mut twins = Vec::new();
     for (key, panel) in keys.iter().zip(panels.iter_mut()) {
+        // The only row serves every panel when it names none of them (one-part figures); a
+        // row named for another panel never stands in for a missing one.
+        let lone = t.len() == 1 && t.str(0, "part").is_ok_and(|p| !keys.iter().any(|k| k == p));
         let row = (0..t.len())
             .find(|&i| t.str(i, "part").is_ok_and(|p| p == key))
-            .or((t.len() == 1).then_some(0));
+            .or(lone.then_some(0));
         let Some(i) = row else { continue };
         let Panel::Lines {
             title,
@@ -113,9 +117,9 @@ fn suboptimality(name: &str, x_label: &str, series: &[Series], reference: f64) -
         .filter(|s| !s.points.is_empty())
         .collect();
     Panel::Lines {
-        title: format!("{name}: suboptimality vs {x_label} (at or below the reference: not drawn)"),
+        title: format!("{name}: suboptimality (log10) vs {x_label}"),
         x_label: x_label.to_string(),
-        y_label: "log10(held-out loss - reference's)".into(),
+        y_label: "log10(loss - reference's), where > 0".into(),
         series,
     }
 }
@@ -162,6 +166,26 @@ mod tests {
             (ys[0] - 0.0).abs() < 1e-12 && (ys[2] + 2.0).abs() < 1e-9,
             "{ys:?}"
         );
+        // A lone row named for one panel does not stand in for the other panel's reference.
+        let run = || Panel::Lines {
+            title: "loss".into(),
+            x_label: "time".into(),
+            y_label: "loss".into(),
+            series: vec![Series {
+                label: "bsp".into(),
+                points: vec![(0.0, 1.5), (1.0, 0.6)],
+                markers_only: false,
+                band: Vec::new(),
+            }],
+        };
+        let mut two = vec![run(), run()];
+        add_lines(&dir, &["b".to_string(), "a".to_string()], &mut two).unwrap();
+        let count = |p: &Panel| match p {
+            Panel::Lines { series, .. } => series.len(),
+            _ => 0,
+        };
+        assert_eq!(two.len(), 3, "one twin, for panel a only");
+        assert_eq!((count(&two[0]), count(&two[1])), (1, 3));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
