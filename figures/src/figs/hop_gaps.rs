@@ -85,12 +85,14 @@ pub fn compare(dir: &Path) -> Result<Drawing> {
             (t.num(i, "time")?, t.num(i, "loss")?),
         )))
     })?;
+    let keys: Vec<String> = nested.keys().cloned().collect();
     let mut panels = line_panels(
         nested,
         |graph| format!("{graph}: evaluated peer's log loss vs time"),
         "time (s)",
         "log loss",
     );
+    crate::reference::add_lines(dir, &keys, &mut panels)?;
     let s = Table::read(&dir.join("summary.csv"))?;
     let (categories, groups) = category_bars(&s, |i| {
         Ok(Some((
@@ -162,6 +164,8 @@ pub fn fig20_21(dir: &Path) -> Result<Drawing> {
             "log loss",
         ));
     }
+    // One reference row (per driver) serves both loss panels.
+    crate::reference::add_lines(dir, &["time".into(), "iteration".into()], &mut panels)?;
     let g = Table::read(&dir.join("gaps.csv"))?;
     let (categories, groups) = category_bars(&g, |i| {
         Ok(Some((
