@@ -22,6 +22,9 @@ pub struct Optimum {
     pub iterations: usize,
     /// Norm of the normal-equation residual `X^T (X w - y)` relative to `X^T y` at the end.
     pub relative_residual: f64,
+    /// The minimiser `w*` (not written to manifests).
+    #[serde(skip)]
+    pub minimiser: Vec<f64>,
 }
 
 impl LeastSquares {
@@ -157,6 +160,7 @@ impl LeastSquares {
         Ok(Optimum {
             objective,
             iterations,
+            minimiser: x,
             relative_residual: if gamma0 > 0.0 {
                 (gamma / gamma0).sqrt()
             } else {

@@ -69,7 +69,8 @@ enum Command {
         /// Try another topic share in every twin.
         #[arg(long)]
         topic_share: Option<f64>,
-        /// Only twins of this dataset.
+        /// Only twins of this dataset (a datasets.lock name for the SVM twins, or an ASYNC
+        /// twin's configured name: mnist8m, epsilon, rcv1_full).
         #[arg(long)]
         dataset: Option<String>,
     },
@@ -185,6 +186,62 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// The ASYNC least-squares twins' table (the SVM options do not apply to them): held-out
+/// accuracy of the sign of the exact least-squares fit against the published figure.
+fn print_ls_twins(
+    seed: u64,
+    only: Option<&str>,
+    [label_noise, informative, topic_share]: [Option<f64>; 3],
+) -> Result<()> {
+    use experiments::async_setup::TwinShape;
+    use experiments::ls_twin_calibration::{calibrate_ls, ls_cases, ASYNC_QUICK_CONFIGS};
+    let mut cases = ls_cases(ASYNC_QUICK_CONFIGS)?;
+    cases.retain(|c| only.is_none_or(|d| c.dataset.name == d));
+    for c in &mut cases {
+        match &mut c.dataset.shape {
+            TwinShape::Sparse(s) => {
+                s.label_noise = label_noise.unwrap_or(s.label_noise);
+                s.informative = informative.unwrap_or(s.informative);
+                s.topic_share = topic_share.unwrap_or(s.topic_share);
+            }
+            TwinShape::Dense(d) => d.label_noise = label_noise.unwrap_or(d.label_noise),
+        }
+    }
+    if cases.is_empty() {
+        return Ok(());
+    }
+    println!(
+        "\nASYNC least-squares twins (accuracy of sign(x.w*) on held-out rows):\n{:<16} {:>6} {:>6} {:>7} {:>9} {:>9} {:>9} {:>9}  origin",
+        "twin", "rows", "test", "feat", "accuracy", "published", "gap", "F*"
+    );
+    for c in &cases {
+        let r = calibrate_ls(c, seed)?;
+        let fmt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+        println!(
+            "{:<16} {:>6} {:>6} {:>7} {:>9.3} {:>9} {:>9} {:>9.4}  {}",
+            r.twin,
+            r.rows,
+            r.test_rows,
+            r.features,
+            r.accuracy,
+            fmt(r.published),
+            fmt(r.gap),
+            r.optimum,
+            r.origin
+        );
+        if r.published.is_none() {
+            println!("  {}: {}", r.twin, r.source);
+        }
+        if let Some((_, why)) = experiments::ls_twin_calibration::NOT_CALIBRATED
+            .iter()
+            .find(|(t, _)| *t == r.twin)
+        {
+            println!("  {}: not calibrated: {why}", r.twin);
+        }
+    }
+    Ok(())
+}
+
 fn twins(
     seed: u64,
     csv: Option<PathBuf>,
@@ -224,6 +281,11 @@ fn twins(
     println!(
         "(a twin passes when |gap| <= {TOLERANCE}; F* is the optimum of the configured objective)"
     );
+    print_ls_twins(
+        seed,
+        dataset.as_deref(),
+        [label_noise, informative, topic_share],
+    )?;
     if let Some(path) = csv {
         let mut w = csv::Writer::from_path(&path)
             .with_context(|| format!("cannot write {}", path.display()))?;
