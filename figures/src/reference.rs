@@ -42,11 +42,19 @@ pub fn add_named_lines(
         return Ok(());
     }
     let t = Table::read(&path)?;
+    let lines =
+        |i: usize| -> Result<(f64, f64)> { Ok((t.num(i, "test_loss")?, t.num(i, "target_loss")?)) };
+    let agree = t.len() > 0 && {
+        let first = lines(0)?;
+        (1..t.len()).all(|i| lines(i).is_ok_and(|l| l == first))
+    };
     let mut twins = Vec::new();
     for (key, panel) in keys.iter().zip(panels.iter_mut()) {
-        // The only row serves every panel when it names none of them (one-part figures); a
-        // row named for another panel never stands in for a missing one.
-        let lone = t.len() == 1 && t.str(0, "part").is_ok_and(|p| !keys.iter().any(|k| k == p));
+        // The first row serves every panel when no row names a panel and all rows draw the
+        // same lines (one-part figures, or one row per driver of one optimum: hop-fig20-21);
+        // a row named for another panel never stands in for a missing one.
+        let lone = agree
+            && !(0..t.len()).any(|i| t.str(i, "part").is_ok_and(|p| keys.iter().any(|k| k == p)));
         let row = (0..t.len())
             .find(|&i| t.str(i, "part").is_ok_and(|p| p == key))
             .or(lone.then_some(0));
@@ -186,6 +194,23 @@ mod tests {
         };
         assert_eq!(two.len(), 3, "one twin, for panel a only");
         assert_eq!((count(&two[0]), count(&two[1])), (1, 3));
+        // Rows per driver of one optimum serve panels split by something else.
+        std::fs::write(
+            dir.join("reference.csv"),
+            "part,objective,test_loss,test_accuracy,certificate,passes,initial_loss,target_loss\n\
+             sim,0.1,0.5,NaN,0,10,1.5,0.6\n\
+             threads,0.1,0.5,NaN,0,10,1.5,0.6\n",
+        )
+        .unwrap();
+        let mut by_x = vec![run(), run()];
+        add_lines(
+            &dir,
+            &["time".to_string(), "iteration".to_string()],
+            &mut by_x,
+        )
+        .unwrap();
+        assert_eq!(by_x.len(), 4);
+        assert_eq!((count(&by_x[0]), count(&by_x[1])), (3, 3));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

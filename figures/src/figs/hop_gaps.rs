@@ -164,7 +164,7 @@ pub fn fig20_21(dir: &Path) -> Result<Drawing> {
             "log loss",
         ));
     }
-    // One reference row (per driver) serves both loss panels.
+    // The reference rows (one per driver, of one optimum) serve both loss panels.
     crate::reference::add_lines(dir, &["time".into(), "iteration".into()], &mut panels)?;
     let g = Table::read(&dir.join("gaps.csv"))?;
     let (categories, groups) = category_bars(&g, |i| {
