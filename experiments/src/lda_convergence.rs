@@ -12,7 +12,7 @@ use crate::lda_setup::LdaPart;
 use crate::output::ExperimentOutput;
 use crate::runner::ThreadsSection;
 use crate::svm_setup::{
-    comparison_target, loss_spans, near_optimum_claim, Reference, ReferenceRow,
+    comparison_target, loss_spans, near_reference_claim, Reference, ReferenceRow, ReferenceWords,
 };
 use anyhow::{Context, Result};
 use bench_core::claims::Claim;
@@ -116,10 +116,15 @@ pub fn run(
         if reference_rows.is_empty() {
             reference_rows = crate::svm_setup::reference_rows("lda", reference.as_ref(), &spans);
         }
-        out.claim(near_optimum_claim(
+        out.claim(near_reference_claim(
             format!("{figure}/{d}/lda-best-run-near-reference"),
             reference.as_ref(),
             &spans,
+            ReferenceWords {
+                loss: "negative word log-likelihood per token",
+                reference: "settled sequential sampler",
+                short: "level",
+            },
         ));
         for (mode, rec) in &runs {
             let hit = first_reach(&rec.progress, target);

@@ -341,6 +341,27 @@ pub fn loss_spans<'a, N: ToString>(
         .collect()
 }
 
+/// How a near-reference claim names the loss its curves plot and the reference they are read
+/// against.
+#[derive(Debug, Clone, Copy)]
+pub struct ReferenceWords {
+    /// The loss, e.g. "held-out loss".
+    pub loss: &'static str,
+    /// The reference, e.g. "reference optimum".
+    pub reference: &'static str,
+    /// Its short name in measured values, e.g. "optimum".
+    pub short: &'static str,
+}
+
+impl ReferenceWords {
+    /// A convex objective's exact optimum, read on held-out rows (the SVM figures, MF).
+    pub const OPTIMUM: ReferenceWords = ReferenceWords {
+        loss: "held-out loss",
+        reference: "reference optimum",
+        short: "optimum",
+    };
+}
+
 /// The claim that the best of a figure's runs (`(name, initial held-out loss, final held-out
 /// loss)`) covered at least `1 - NEAR_OPTIMUM` of the way from its initial loss to the
 /// reference optimum's: without it a figure's comparisons could be made on curves that never
@@ -351,8 +372,24 @@ pub fn near_optimum_claim(
     reference: Option<&Reference>,
     runs: &[(String, f64, f64)],
 ) -> Claim {
+    near_reference_claim(id, reference, runs, ReferenceWords::OPTIMUM)
+}
+
+/// As [`near_optimum_claim`], naming the loss and the reference with `words` (a reference
+/// that is not an optimum, e.g. a sampler's settled level, says so).
+pub fn near_reference_claim(
+    id: String,
+    reference: Option<&Reference>,
+    runs: &[(String, f64, f64)],
+    words: ReferenceWords,
+) -> Claim {
+    let ReferenceWords {
+        loss: what,
+        reference: named,
+        short,
+    } = words;
     let statement = format!(
-        "the best run covers {:.0}% of the way from the initial held-out loss to the reference optimum's",
+        "the best run covers {:.0}% of the way from the initial {what} to the {named}'s",
         (1.0 - NEAR_OPTIMUM) * 100.0
     );
     let paper = "the compared runs train to convergence";
@@ -361,7 +398,7 @@ pub fn near_optimum_claim(
             id,
             statement,
             paper,
-            "no reference optimum: not computed for this configuration (real data at this size, or switched off), and none exists for a CNN",
+            format!("no {named}: not computed for this configuration (real data at this size, or switched off), and none exists for a CNN"),
         );
     };
     let best = runs
@@ -378,7 +415,7 @@ pub fn near_optimum_claim(
             statement,
             paper,
             format!(
-                "nothing to converge to: the optimum's held-out loss {:.4} is no better than the initial {start:.4} (the twin is not learnable at this size)",
+                "nothing to converge to: the {short}'s {what} {:.4} is no better than the initial {start:.4} (the twin is not learnable at this size)",
                 r.test_loss
             ),
             false,
@@ -390,7 +427,7 @@ pub fn near_optimum_claim(
         statement,
         paper,
         format!(
-            "best {name}: held-out loss {start:.4} -> {loss:.4}, optimum {:.4}: {:.0}% of the way",
+            "best {name}: {what} {start:.4} -> {loss:.4}, {short} {:.4}: {:.0}% of the way",
             r.test_loss,
             covered * 100.0
         ),

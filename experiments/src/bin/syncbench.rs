@@ -57,7 +57,8 @@ enum Command {
         /// Seed the twins are generated from (the experiments' first seed is 1).
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Also write the table as CSV to this file.
+        /// Also write the SVM table as CSV to this file, and the least-squares table beside it
+        /// (`<stem>-least-squares.csv`).
         #[arg(long)]
         csv: Option<PathBuf>,
         /// Try another share of flipped labels in every twin (calibrating a generator).
@@ -186,13 +187,25 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// Writes `rows` as CSV to `path`.
+fn write_rows<T: serde::Serialize>(path: &std::path::Path, rows: &[T]) -> Result<()> {
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    for r in rows {
+        w.serialize(r)?;
+    }
+    w.flush()
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
 /// The ASYNC least-squares twins' table (the SVM options do not apply to them): held-out
 /// accuracy of the sign of the exact least-squares fit against the published figure.
 fn print_ls_twins(
     seed: u64,
     only: Option<&str>,
     [label_noise, informative, topic_share]: [Option<f64>; 3],
-) -> Result<()> {
+) -> Result<Vec<experiments::ls_twin_calibration::LsCalibrationRow>> {
     use experiments::async_setup::TwinShape;
     use experiments::ls_twin_calibration::{calibrate_ls, ls_cases, ASYNC_QUICK_CONFIGS};
     let mut cases = ls_cases(ASYNC_QUICK_CONFIGS)?;
@@ -207,8 +220,9 @@ fn print_ls_twins(
             TwinShape::Dense(d) => d.label_noise = label_noise.unwrap_or(d.label_noise),
         }
     }
+    let mut rows = Vec::new();
     if cases.is_empty() {
-        return Ok(());
+        return Ok(rows);
     }
     println!(
         "\nASYNC least-squares twins (accuracy of sign(x.w*) on held-out rows):\n{:<16} {:>6} {:>6} {:>7} {:>9} {:>9} {:>9} {:>9}  origin",
@@ -238,8 +252,9 @@ fn print_ls_twins(
         {
             println!("  {}: not calibrated: {why}", r.twin);
         }
+        rows.push(r);
     }
-    Ok(())
+    Ok(rows)
 }
 
 fn twins(
@@ -281,18 +296,20 @@ fn twins(
     println!(
         "(a twin passes when |gap| <= {TOLERANCE}; F* is the optimum of the configured objective)"
     );
-    print_ls_twins(
+    let ls_rows = print_ls_twins(
         seed,
         dataset.as_deref(),
         [label_noise, informative, topic_share],
     )?;
     if let Some(path) = csv {
-        let mut w = csv::Writer::from_path(&path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        for r in &rows {
-            w.serialize(r)?;
-        }
-        w.flush()?;
+        write_rows(&path, &rows)?;
+        // The least-squares table beside it: <stem>-least-squares.csv.
+        let stem = path
+            .file_stem()
+            .map_or("twins".into(), |s| s.to_string_lossy().into_owned());
+        let ls_path = path.with_file_name(format!("{stem}-least-squares.csv"));
+        write_rows(&ls_path, &ls_rows)?;
+        println!("wrote {} and {}", path.display(), ls_path.display());
     }
     Ok(())
 }
