@@ -8,7 +8,7 @@ use crate::experiment::{Experiment, NoArgs, Run};
 use crate::output::progress;
 use crate::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use crate::profiled::show;
-use crate::svm_setup::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
+use crate::reference::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;

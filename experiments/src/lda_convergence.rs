@@ -10,10 +10,10 @@
 
 use crate::lda_setup::LdaPart;
 use crate::output::ExperimentOutput;
-use crate::runner::ThreadsSection;
-use crate::svm_setup::{
+use crate::reference::{
     comparison_target, loss_spans, near_reference_claim, Reference, ReferenceRow, ReferenceWords,
 };
+use crate::runner::ThreadsSection;
 use anyhow::{Context, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
@@ -114,7 +114,7 @@ pub fn run(
         target_note = rule;
         let spans = loss_spans(runs.iter().map(|(m, r)| (m, r.progress.as_slice())));
         if reference_rows.is_empty() {
-            reference_rows = crate::svm_setup::reference_rows("lda", reference.as_ref(), &spans);
+            reference_rows = crate::reference::reference_rows("lda", reference.as_ref(), &spans);
         }
         out.claim(near_reference_claim(
             format!("{figure}/{d}/lda-best-run-near-reference"),

@@ -25,6 +25,7 @@ pub mod mf_setup;
 pub mod output;
 pub mod peer_setup;
 pub mod profiled;
+pub mod reference;
 pub mod runner;
 pub mod scale_point;
 pub mod sensitivity;

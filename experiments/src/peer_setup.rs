@@ -81,7 +81,7 @@ impl PeerCommon {
 
     /// The exact optimum of this objective on this data (`None` with real data, and for a
     /// CNN, which has no computable optimum).
-    pub fn reference(&self, seed: u64, data: &DataSource) -> Option<crate::svm_setup::Reference> {
+    pub fn reference(&self, seed: u64, data: &DataSource) -> Option<crate::reference::Reference> {
         if self.cnn.is_some() {
             return None;
         }

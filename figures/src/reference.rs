@@ -60,16 +60,13 @@ pub fn add_named_lines(
             .or(lone.then_some(0));
         let Some(i) = row else { continue };
         let Panel::Lines {
-            title,
-            x_label,
-            series,
-            ..
+            x_label, series, ..
         } = panel
         else {
             continue;
         };
         twins.push(suboptimality(
-            if key.is_empty() { title } else { key },
+            if key.is_empty() { None } else { Some(key) },
             x_label,
             series,
             t.num(i, "test_loss")?,
@@ -99,9 +96,9 @@ pub fn add_named_lines(
     Ok(())
 }
 
-/// The suboptimality twin of a loss panel (`name`: its key, or its title when it has none;
+/// The suboptimality twin of a loss panel (`name`: its key, none for a figure's only panel;
 /// `x_label`; its runs' `series`) read against the reference's held-out loss `reference`.
-fn suboptimality(name: &str, x_label: &str, series: &[Series], reference: f64) -> Panel {
+fn suboptimality(name: Option<&str>, x_label: &str, series: &[Series], reference: f64) -> Panel {
     let gap = |y: f64| {
         let d = y - reference;
         (d > 0.0 && d.is_finite()).then(|| d.log10())
@@ -125,7 +122,10 @@ fn suboptimality(name: &str, x_label: &str, series: &[Series], reference: f64) -
         .filter(|s| !s.points.is_empty())
         .collect();
     Panel::Lines {
-        title: format!("{name}: suboptimality (log10) vs {x_label}"),
+        title: match name {
+            Some(name) => format!("{name}: suboptimality (log10) vs {x_label}"),
+            None => format!("Suboptimality (log10) vs {x_label}"),
+        },
         x_label: x_label.to_string(),
         y_label: "log10(loss - reference's), where > 0".into(),
         series,

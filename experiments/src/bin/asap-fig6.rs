@@ -14,7 +14,7 @@ use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{graph, run_peers, PeerCommon};
 use experiments::profiled::show;
-use experiments::svm_setup::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
+use experiments::reference::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "asap-fig6";

@@ -9,7 +9,7 @@ use experiments::buffered_setup::{run_every_mode, BufferedCommon};
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::show;
-use experiments::svm_setup::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
+use experiments::reference::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "asap-fig9";

@@ -13,8 +13,8 @@ use experiments::cnn_setup::ImageData;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
+use experiments::reference::{loss_spans, near_optimum_claim, reference_rows};
 use experiments::svm_setup::SparseData;
-use experiments::svm_setup::{loss_spans, near_optimum_claim, reference_rows};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "dssp-table1";

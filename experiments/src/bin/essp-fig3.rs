@@ -11,10 +11,10 @@ use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::mf_setup::{MfExperimentConfig as Config, MfSensitivity};
 use experiments::output::progress;
-use experiments::sensitivity::Sensitivity;
-use experiments::svm_setup::{
+use experiments::reference::{
     comparison_target, loss_spans, near_optimum_claim, reference_rows, Reference,
 };
+use experiments::sensitivity::Sensitivity;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

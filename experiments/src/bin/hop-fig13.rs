@@ -15,11 +15,11 @@ use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use experiments::profiled::show;
-use experiments::runner::{run_ps, RunSettings};
-use experiments::sensitivity::{Sensitivity, Setting};
-use experiments::svm_setup::{
+use experiments::reference::{
     comparison_target, loss_spans, near_optimum_claim, reference_rows, Reference,
 };
+use experiments::runner::{run_ps, RunSettings};
+use experiments::sensitivity::{Sensitivity, Setting};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "hop-fig13";

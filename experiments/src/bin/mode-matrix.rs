@@ -15,12 +15,13 @@ use bench_core::workload::{Aggregation, SvmConfig};
 use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::matrix_mode::{mean_wait_us, MatrixMode, RunShape};
+use experiments::reference::{
+    comparison_target, loss_spans, near_optimum_claim, reached_and_held, reference_rows, Reference,
+    ReferenceRow,
+};
 use experiments::runner::{RunSettings, ThreadsSection};
 use experiments::sensitivity::{Sensitivity, Setting};
-use experiments::svm_setup::{
-    comparison_target, loss_spans, near_optimum_claim, reached_and_held, reference_rows, Reference,
-    ReferenceRow, SparseData,
-};
+use experiments::svm_setup::SparseData;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::sync::Arc;

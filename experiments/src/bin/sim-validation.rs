@@ -17,8 +17,9 @@ use bench_core::transport::threads::ThreadsFabric;
 use bench_core::workload::{Aggregation, SvmConfig};
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::matrix_mode::{mean_wait_us, MatrixMode, RunShape};
+use experiments::reference::{comparison_target, reached_and_held};
 use experiments::runner::{RunSettings, ThreadsSection};
-use experiments::svm_setup::{comparison_target, reached_and_held, SparseData};
+use experiments::svm_setup::SparseData;
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "sim-validation";

@@ -51,12 +51,14 @@ pub fn fig12(dir: &Path) -> Result<Drawing> {
             (t.num(i, "time")?, t.num(i, "loss")?),
         )))
     })?;
+    let keys: Vec<String> = nested.keys().cloned().collect();
     let mut panels = line_panels(
         nested,
         |_| "Evaluated peer's held-out log loss vs time".into(),
         "time (s)",
         "log loss",
     );
+    crate::reference::add_lines(dir, &keys, &mut panels)?;
     let s = Table::read(&dir.join("summary.csv"))?;
     let (mut categories, mut ratios) = (Vec::new(), Vec::new());
     for i in 0..s.len() {
