@@ -12,6 +12,7 @@ use crate::cli::driver_tag;
 use crate::experiment::{Experiment, NoArgs, Run};
 use crate::output::progress;
 use crate::profiled::show;
+use crate::sensitivity::Sensitivity;
 use crate::ExperimentOutput;
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
@@ -39,6 +40,19 @@ pub struct CdsConfig {
     pub common: AsyncCommon,
     /// Dataset twins.
     pub datasets: Vec<AsyncDataset>,
+    /// Sensitivity of the time-to-target claims to the step size (issue 15, item 6): the
+    /// synchronous step (and with it the asynchronous step / workers) scaled by each factor,
+    /// first seed, sim driver, written to the convergence figure's `sensitivity.csv`.
+    #[serde(default)]
+    pub sensitivity: Option<CdsSensitivity>,
+}
+
+/// The step-size grid of [`CdsConfig::sensitivity`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CdsSensitivity {
+    /// Factors applied to every dataset's configured step (1, the headline, is always in).
+    pub step_scale: Vec<f64>,
 }
 
 impl CdsConfig {
@@ -73,6 +87,11 @@ impl CdsConfig {
         }
         for d in &self.datasets {
             d.validate(self.common.workers)?;
+        }
+        if let Some(g) = &self.sensitivity {
+            if let Some(x) = g.step_scale.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
+                bail!("sensitivity.step_scale: {x} is not a positive factor");
+            }
         }
         Ok(())
     }
@@ -174,6 +193,7 @@ pub fn run<E: Experiment<Config = CdsConfig>>(
         (drivers.len() * cfg.datasets.len() * cfg.delays.len() * 2) as u64,
         &format!("{conv_fig} seed {seed}"),
     );
+    let mut headline: Vec<Claim> = Vec::new();
     let mut notes = vec![format!(
         "{} workers; worker {} delayed by each of {:?} of its task time; {sync_l}: BSP barrier, one step per round; {async_l}: barrier '{}', one step per result with step / {}",
         cfg.common.workers, cfg.straggler, cfg.delays, cfg.common.async_barrier, cfg.common.workers
@@ -191,16 +211,7 @@ pub fn run<E: Experiment<Config = CdsConfig>>(
             ));
             let mut points: Vec<(Point, Point)> = Vec::new();
             for &delay in &cfg.delays {
-                let stragglers = StragglerConfig {
-                    slow: vec![SlowWorker {
-                        worker: cfg.straggler,
-                        factor: 1.0 + delay,
-                    }],
-                    jitter_sigma: cfg.jitter_sigma,
-                    production: None,
-                    random: None,
-                    trace: None,
-                };
+                let stragglers = stragglers(cfg, delay);
                 let mut pair = Vec::new();
                 for sync in [true, false] {
                     let label = variant_label(method, sync);
@@ -262,7 +273,12 @@ pub fn run<E: Experiment<Config = CdsConfig>>(
             }
             let tag = driver_tag(&data.name, "/", driver, &drivers);
             let conv = run.out_for(conv_fig);
-            conv_claims(conv, conv_fig, &tag, cfg, &points, (sync_l, async_l));
+            for c in conv_claims(conv_fig, &tag, cfg, &points, (sync_l, async_l)) {
+                if driver == DriverKind::Sim {
+                    headline.push(c.clone());
+                }
+                conv.claim(c);
+            }
             let wait = run.out_for(wait_fig);
             wait_claims(wait, wait_fig, &tag, cfg, &points, (sync_l, async_l));
         }
@@ -274,10 +290,91 @@ pub fn run<E: Experiment<Config = CdsConfig>>(
     let wait = run.out_for(wait_fig);
     wait.csv("waits.csv", &waits)?;
     wait.csv("summary.csv", &summary)?;
+    if let Some(grid) = &cfg.sensitivity {
+        if seed == run.common.seed && drivers.contains(&DriverKind::Sim) {
+            let sens = step_sensitivity(cfg, grid, method, conv_fig, &headline, (seed, &drivers))?;
+            sens.write(run.out_for(conv_fig))?;
+            notes.push(format!(
+                "sensitivity.csv (first seed, sim driver): the {conv_fig} claims re-derived with every dataset's step scaled by {:?}; verdicts that flip over the grid: {}",
+                scales(grid),
+                sens.fragile_note()
+            ));
+        }
+    }
     notes.push("error = objective - optimum of the least-squares objective 1/(2n) sum (x.w - y)^2 on the twin; time-to-target is the first evaluation at or below the target; waits are worker-side (result submitted to next task received)".into());
     // The least-squares twins record no provenance of their own (their shape is the config).
     run.notes(notes);
     Ok(())
+}
+
+/// One worker (`cfg.straggler`) delayed by `delay` of its task time, with the configured jitter.
+fn stragglers(cfg: &CdsConfig, delay: f64) -> StragglerConfig {
+    StragglerConfig {
+        slow: vec![SlowWorker {
+            worker: cfg.straggler,
+            factor: 1.0 + delay,
+        }],
+        jitter_sigma: cfg.jitter_sigma,
+        production: None,
+        random: None,
+        trace: None,
+    }
+}
+
+/// The grid's step factors, with the headline's 1, sorted, without repeats.
+fn scales(grid: &CdsSensitivity) -> Vec<f64> {
+    crate::mf_setup::MfSensitivity::grid(&grid.step_scale, 1.0)
+}
+
+/// The convergence claims re-derived (sim driver, `seed`) with every dataset's step scaled by
+/// each factor of `grid`; factor 1 is `headline`'s claims, not run again.
+fn step_sensitivity(
+    cfg: &CdsConfig,
+    grid: &CdsSensitivity,
+    method: Method,
+    fig: &str,
+    headline: &[Claim],
+    (seed, drivers): (u64, &[DriverKind]),
+) -> Result<Sensitivity> {
+    let data = cfg
+        .datasets
+        .iter()
+        .map(|d| d.prepare(seed))
+        .collect::<Result<Vec<_>>>()?;
+    let points = scales(grid)
+        .into_iter()
+        .map(|k| (vec![("step_scale", k.to_string())], k == 1.0, k))
+        .collect();
+    let labels = (variant_label(method, true), variant_label(method, false));
+    Sensitivity::sweep(&format!("{fig} sensitivity"), points, headline, |&k, _| {
+        let mut claims = Vec::new();
+        for (ds, d) in cfg.datasets.iter().zip(&data) {
+            let mut settings = ds.settings(method);
+            settings.step *= k;
+            let mut points = Vec::new();
+            for &delay in &cfg.delays {
+                let [s, a] = [true, false].map(|sync| {
+                    run_variant(
+                        DriverKind::Sim,
+                        &cfg.common,
+                        d,
+                        &settings,
+                        Variant { method, sync },
+                        &stragglers(cfg, delay),
+                        seed,
+                    )
+                    .map(|r| Point {
+                        time: r.time_to_loss(settings.target_relative_error * d.initial_error),
+                        wait: mean_wait_ms(&r),
+                    })
+                });
+                points.push((s?, a?));
+            }
+            let tag = driver_tag(&d.name, "/", DriverKind::Sim, drivers);
+            claims.extend(conv_claims(fig, &tag, cfg, &points, labels));
+        }
+        Ok(claims)
+    })
 }
 
 fn spread(v: &[f64]) -> f64 {
@@ -287,13 +384,13 @@ fn spread(v: &[f64]) -> f64 {
 }
 
 fn conv_claims(
-    out: &mut ExperimentOutput,
     fig: &str,
     tag: &str,
     cfg: &CdsConfig,
     points: &[(Point, Point)],
     (s, a): (&str, &str),
-) {
+) -> Vec<Claim> {
+    let mut out = Vec::new();
     let pairs: Vec<String> = cfg
         .delays
         .iter()
@@ -312,7 +409,7 @@ fn conv_claims(
         (None, Some(_)) => true,
         (Some(st), Some(at)) => at < st,
     });
-    out.claim(Claim::check(
+    out.push(Claim::check(
         format!("{fig}/{tag}/{a}-faster-each-delay"),
         format!("{a} reaches the target error before {s} at every delay"),
         format!("{a} always faster"),
@@ -328,7 +425,7 @@ fn conv_claims(
         (None, Some(_)) => f64::INFINITY,
         _ => 0.0,
     };
-    out.claim(Claim::check(
+    out.push(Claim::check(
         format!("{fig}/{tag}/speedup-at-max-delay"),
         format!(
             "{a} speedup over {s} at {:.0}% delay >= {}",
@@ -354,7 +451,7 @@ fn conv_claims(
         ),
         None => (format!("{a} misses the target at some delay"), false),
     };
-    out.claim(Claim::check(
+    out.push(Claim::check(
         format!("{fig}/{tag}/{a}-independent-of-delay"),
         format!(
             "{a} time-to-target varies < {:.0}% across delays",
@@ -364,6 +461,7 @@ fn conv_claims(
         measured,
         ok,
     ));
+    out
 }
 
 fn wait_claims(

@@ -169,6 +169,7 @@ pub const RULES: &[(&str, Range)] = &[
     ("staleness", Range::Count0),
     ("stall_timeout_ms", Range::Count),
     ("step", Range::Positive),
+    ("step_scale", Range::Positive),
     ("straggler", Range::Count0),
     ("target_accuracy", Range::UnitLeftOpen),
     ("target_fraction", Range::UnitLeftOpen),

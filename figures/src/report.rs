@@ -35,9 +35,7 @@ fn sensitivity(body: &mut String, path: &Path) -> Result<()> {
     }
     writeln!(
         body,
-        "**Sensitivity** (`sensitivity.csv`: the claims re-derived over a grid of modelling knobs, first seed):
-
-         | claim | passes at | headline | robust | settings where it passes |\n|---|---|---|---|---|"
+        "**Sensitivity** (`sensitivity.csv`: the claims re-derived over a grid of modelling knobs, first seed):\n\n| claim | passes at | headline | robust | settings where it passes |\n|---|---|---|---|---|"
     )?;
     for id in &order {
         let (passes, total, headline, at) = &per[id];
