@@ -10,6 +10,8 @@
 #   make soak                    that cluster smoke 100 times per transport: failures / runs
 #   make faults                  the fault matrix (results/faults/REPORT.md)
 #   make fuzz                    every fuzz target for 10 minutes (results/fuzz/REPORT.md)
+#   make regress                 results against baselines/<host>.json (BASELINE=...; exit 1 = regressed)
+#   make regress-accept          write that baseline from the results of a confirmed run
 SCALE   ?= quick
 SEED    ?= 1
 # Seeds per verdict (empty: the binaries' default, 3 at quick scale and 5 at paper scale).
@@ -31,7 +33,7 @@ BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATA
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
 args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build reproduce-all report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
+.PHONY: all build reproduce-all regress regress-accept report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
 
 all: reproduce-all
 
@@ -47,6 +49,13 @@ reproduce-all: build
 report: build
 	$(FIGURES) render
 	$(FIGURES) report
+
+# The exact (sim CSV bytes) and claims tiers against a committed baseline.
+regress: build
+	$(BIN)/syncbench regress --results $(RESULTS) $(if $(BASELINE),--baseline $(BASELINE))
+
+regress-accept: build
+	$(BIN)/syncbench regress accept --results $(RESULTS) $(if $(BASELINE),--baseline $(BASELINE))
 
 # The figure ids, one a line.
 figures:

@@ -26,6 +26,7 @@ pub mod output;
 pub mod peer_setup;
 pub mod profiled;
 pub mod reference;
+pub mod regress;
 pub mod runner;
 pub mod scale_point;
 pub mod sensitivity;

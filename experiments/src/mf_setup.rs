@@ -113,11 +113,7 @@ pub struct MfSensitivity {
 impl MfSensitivity {
     /// `extra` with `configured`, sorted, without repeats.
     pub fn grid(extra: &[f64], configured: f64) -> Vec<f64> {
-        let mut v = extra.to_vec();
-        v.push(configured);
-        v.sort_by(f64::total_cmp);
-        v.dedup();
-        v
+        crate::sensitivity::grid(extra, configured)
     }
 }
 

@@ -6,8 +6,8 @@
 use bench_core::claims::Claim;
 use bench_core::metrics::ProgressRow;
 
-/// The exact optimum of an SVM figure's objective on its data: what its learning curves are
-/// read against.
+/// The reference a learning figure's curves are read against: the exact optimum of an SVM
+/// figure's objective on its data, MF's ALS stationary point, or LDA's settled sampler level.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Reference {
     /// `F(w*)` on the training rows.

@@ -5,7 +5,10 @@
 //! REPORT.md then says which verdicts hold over the whole grid and which flip.
 //!
 //! The grid runs on the first seed only (the headline runs carry the several-seed verdict);
-//! the headline setting is one of the grid's rows, marked `headline = true`.
+//! the headline setting is one of the grid's rows, marked `headline = true`. So
+//! `sensitivity.csv` belongs to the run's first seed: a seed run first writes it, the same seed
+//! run second in a multi-seed run does not (the one exception to "a seed's bytes are the same
+//! whichever way its seeds ran").
 
 use crate::output::ExperimentOutput;
 use anyhow::Result;
@@ -25,6 +28,15 @@ pub struct SensitivityRow {
     pub verdict: Verdict,
     /// What was measured there.
     pub measured_value: String,
+}
+
+/// A knob's grid: `extra` values with the `configured` one, sorted, without repeats.
+pub fn grid(extra: &[f64], configured: f64) -> Vec<f64> {
+    let mut v = extra.to_vec();
+    v.push(configured);
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
 }
 
 /// A grid setting: `(knob, value)` pairs.

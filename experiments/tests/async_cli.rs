@@ -97,6 +97,57 @@ fn cds_writes_both_figures_and_is_deterministic() {
     );
 }
 
+/// The step grid re-derives exactly the headline's convergence claims (the sim driver's, under
+/// the same ids when several drivers run), the headline rows at factor 1.
+#[test]
+fn the_step_sensitivity_grid_re_derives_the_sim_claims() {
+    let dir = tmpdir("cds-sens");
+    let out = dir.join("a");
+    let cfg = format!("{}\n[sensitivity]\nstep_scale = [0.5]\n", cds());
+    let o = run(
+        env!("CARGO_BIN_EXE_async-fig3-4"),
+        &out,
+        &cfg,
+        &["--driver", "sim,threads", "--seeds", "1"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sens = read(out.join("async-fig3/sensitivity.csv"));
+    let claims = read(out.join("async-fig3/claims.csv"));
+    let ids = |text: &str, setting: Option<&str>| {
+        let mut v: Vec<String> = text
+            .lines()
+            .skip(1)
+            .filter(|l| setting.is_none_or(|s| l.starts_with(s)))
+            .filter_map(|l| l.split(',').find(|f| f.starts_with("async-fig3/")))
+            .map(str::to_string)
+            .collect();
+        v.sort();
+        v
+    };
+    let sim: Vec<String> = ids(&claims, None)
+        .into_iter()
+        .filter(|id| id.contains("/sim/"))
+        .collect();
+    assert_eq!(sim.len(), 3, "{claims}");
+    assert_eq!(ids(&sens, Some("step_scale=1,true,")), sim, "{sens}");
+    assert_eq!(ids(&sens, Some("step_scale=0.5,false,")), sim, "{sens}");
+    // an empty grid is refused, naming the field
+    let bad = format!("{}\n[sensitivity]\nstep_scale = []\n", cds());
+    let o = run(
+        env!("CARGO_BIN_EXE_async-fig3-4"),
+        &dir.join("b"),
+        &bad,
+        &[],
+    );
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("sensitivity.step_scale"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!dir.join("b/async-fig3").exists());
+}
+
 #[test]
 fn saga_and_pcs_write_their_figures() {
     let dir = tmpdir("pcs");

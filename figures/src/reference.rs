@@ -163,9 +163,10 @@ mod tests {
             panic!()
         };
         assert_eq!(series.len(), 3, "the run, the optimum and the target");
-        let Panel::Lines { series, .. } = &panels[1] else {
+        let Panel::Lines { series, title, .. } = &panels[1] else {
             panic!()
         };
+        assert_eq!(title, "a: suboptimality (log10) vs time");
         // Only the run: the flat lines are not runs. 0.49 dips under 0.5 and is left out.
         assert_eq!(series.len(), 1);
         let ys: Vec<f64> = series[0].points.iter().map(|p| p.1).collect();
@@ -211,6 +212,13 @@ mod tests {
         .unwrap();
         assert_eq!(by_x.len(), 4);
         assert_eq!((count(&by_x[0]), count(&by_x[1])), (3, 3));
+        // A figure's only panel (no key) names the twin without the loss panel's title.
+        let mut lone = vec![run()];
+        add_lines(&dir, &[String::new()], &mut lone).unwrap();
+        let Panel::Lines { title, .. } = &lone[1] else {
+            panic!()
+        };
+        assert_eq!(title, "Suboptimality (log10) vs time");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -240,6 +240,11 @@ mod tests {
             "{report}"
         );
         assert!(report.contains("| `asap-fig10/b` | 0/2 | fail | yes |  |"));
+        // The table's header starts its line after a blank one (not indented into a code block).
+        assert!(
+            report.contains("first seed):\n\n| claim | passes at |"),
+            "{report}"
+        );
         assert!(
             report.contains("Not run"),
             "figures without results are listed as not run"

@@ -83,6 +83,7 @@ impl Experiment for HopFig12 {
             for g in &graphs {
                 let mut per_iter = [0.0f64; 2];
                 let mut spans = Vec::new();
+                let tag = driver_tag(g.name(), "/", driver, &drivers);
                 for (k, slowed) in [false, true].into_iter().enumerate() {
                     let stragglers = StragglerConfig {
                         slow: vec![],
@@ -105,7 +106,6 @@ impl Experiment for HopFig12 {
                     per_iter[k] = seconds_per_iteration(&r, cfg.common.iterations);
                     let name = if slowed { "slowed" } else { "standard" };
                     spans.extend(loss_spans([(name, &r.progress[..])]));
-                    let tag = driver_tag(g.name(), "/", driver, &drivers);
                     summary.push(SummaryRow {
                         graph: tag.clone(),
                         slowdown: slowed,
@@ -125,7 +125,6 @@ impl Experiment for HopFig12 {
                 }
                 // The slowdown changes time per iteration, not what an iteration learns: the
                 // claim guards against comparing times of curves that never left their start.
-                let tag = driver_tag(g.name(), "/", driver, &drivers);
                 ref_rows.extend(reference_rows(&tag, reference.as_ref(), &spans));
                 out.claim(near_optimum_claim(
                     format!("{FIGURE}/{tag}/best-run-near-optimum"),

@@ -80,6 +80,13 @@ enum Command {
     /// (seconds per batch with its spread, bytes per update, where and how it was measured).
     /// Needs the `cnn` feature.
     Profile(experiments::cnn_profile::ProfileArgs),
+    /// Compare a results directory with a committed baseline (`baselines/<testbed>.json`):
+    /// the exact tier (the SHA-256 of every CSV a sim-only figure wrote: any change fails and is
+    /// named) and the claims tier (a claim that passed in the baseline and does not now fails;
+    /// new, removed and improved claims are listed). Writes regress.json and regress.md.
+    /// `syncbench regress accept` writes the baseline from a confirmed run. Exit codes: 0 ok,
+    /// 1 regressed, 2 usage or infrastructure error, 4 the device --require names is absent.
+    Regress(experiments::regress::RegressArgs),
     /// Analyse a communication graph: nodes, edges, degrees, regularity, connectivity,
     /// shortest paths and both spectral gaps (ASAP's 1 - sigma_2(P), Hop's |l1| - |l2|).
     Graph {
@@ -111,12 +118,21 @@ fn main() -> std::process::ExitCode {
             }
         };
     }
+    if let Command::Regress(args) = &cli.command {
+        return match experiments::regress::run(args) {
+            Ok(code) => std::process::ExitCode::from(code),
+            Err(e) => {
+                eprintln!("error: {}", experiments::error_text(&e));
+                std::process::ExitCode::from(experiments::regress::EXIT_ERROR)
+            }
+        };
+    }
     experiments::main_with(|| run(cli))
 }
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Launch(_) => unreachable!("handled in main"),
+        Command::Launch(_) | Command::Regress(_) => unreachable!("handled in main"),
         Command::Datasets { lock, command } => experiments::datasets_cli::run(command, lock),
         Command::TransportBench(args) => experiments::transport_bench::run(args),
         Command::Profile(args) => experiments::cnn_profile::run(&args),

@@ -1,0 +1,180 @@
+//! The exact and claims tiers: a snapshot compared with a baseline's, finding by finding.
+//!
+//! - exact: a sim CSV whose bytes changed, or that the baseline had and the run lacks, fails
+//!   the run; a new one is listed.
+//! - claims: a claim that passed in the baseline and does not now (fail, or not applicable)
+//!   fails the run; new, removed and improved claims are listed.
+
+use super::snapshot::Snapshot;
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// Which comparison a finding comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// Sim CSV bytes.
+    Exact,
+    /// Claim verdicts.
+    Claims,
+}
+
+/// What a finding says, most severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// A confirmed regression: changed bytes, a lost file, a claim that stopped passing.
+    Regressed,
+    /// In the baseline, not in this run (a claim; listed, not failing).
+    Removed,
+    /// In this run, not in the baseline.
+    New,
+    /// A claim that failed in the baseline and passes now.
+    Improved,
+    /// As in the baseline.
+    Same,
+}
+
+impl Outcome {
+    /// Whether this outcome fails the run.
+    pub fn fails(self) -> bool {
+        self == Outcome::Regressed
+    }
+}
+
+/// One compared metric.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The tier.
+    pub tier: Tier,
+    /// The file (`figure/path`) or claim id.
+    pub metric: String,
+    /// Its value in the baseline (a hash prefix or a verdict; "-" when absent).
+    pub baseline: String,
+    /// Its value now.
+    pub now: String,
+    /// The verdict.
+    pub outcome: Outcome,
+}
+
+/// Every finding of the exact and claims tiers, most severe first, then by tier and metric.
+pub fn compare(base: &Snapshot, now: &Snapshot) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let short = |h: &String| h.chars().take(12).collect::<String>();
+    let files: BTreeSet<&String> = base.exact.keys().chain(now.exact.keys()).collect();
+    for f in files {
+        let (b, n) = (base.exact.get(f), now.exact.get(f));
+        // A figure the run did not hash (another driver now) is not a byte change.
+        let figure = f.split('/').next().unwrap_or_default();
+        if b.is_some() && n.is_none() && now.not_hashed.iter().any(|x| x == figure) {
+            continue;
+        }
+        let outcome = match (b, n) {
+            (Some(b), Some(n)) if b == n => Outcome::Same,
+            (Some(_), _) => Outcome::Regressed,
+            (None, _) => Outcome::New,
+        };
+        out.push(Finding {
+            tier: Tier::Exact,
+            metric: f.clone(),
+            baseline: b.map_or("-".into(), short),
+            now: n.map_or("-".into(), short),
+            outcome,
+        });
+    }
+    let ids: BTreeSet<&String> = base.claims.keys().chain(now.claims.keys()).collect();
+    for id in ids {
+        let (b, n) = (base.claims.get(id), now.claims.get(id));
+        let outcome = match (b.map(String::as_str), n.map(String::as_str)) {
+            (Some(b), Some(n)) if b == n => Outcome::Same,
+            (Some("pass"), Some(_)) => Outcome::Regressed,
+            (Some(_), Some("pass")) => Outcome::Improved,
+            (Some(_), Some(_)) => Outcome::Same,
+            (Some(_), None) => Outcome::Removed,
+            (None, _) => Outcome::New,
+        };
+        out.push(Finding {
+            tier: Tier::Claims,
+            metric: id.clone(),
+            baseline: b.cloned().unwrap_or_else(|| "-".into()),
+            now: n.cloned().unwrap_or_else(|| "-".into()),
+            outcome,
+        });
+    }
+    out.sort_by(|a, b| (a.outcome, a.tier, &a.metric).cmp(&(b.outcome, b.tier, &b.metric)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(files: &[(&str, &str)], claims: &[(&str, &str)]) -> Snapshot {
+        Snapshot {
+            exact: files
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            claims: claims
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            not_hashed: Vec::new(),
+        }
+    }
+
+    fn outcome(f: &[Finding], metric: &str) -> Outcome {
+        f.iter().find(|x| x.metric == metric).unwrap().outcome
+    }
+
+    #[test]
+    fn byte_changes_and_lost_passes_regress_the_rest_is_listed() {
+        let base = snap(
+            &[("a/x.csv", "h1"), ("a/y.csv", "h2"), ("b/z.csv", "h3")],
+            &[
+                ("a/p", "pass"),
+                ("a/q", "fail"),
+                ("a/r", "pass"),
+                ("a/s", "pass"),
+                ("a/t", "n.a."),
+            ],
+        );
+        let now = snap(
+            &[("a/x.csv", "h1"), ("a/y.csv", "CHANGED"), ("c/w.csv", "h4")],
+            &[
+                ("a/p", "pass"),
+                ("a/q", "pass"),
+                ("a/r", "fail"),
+                ("a/t", "n.a."),
+                ("a/u", "fail"),
+            ],
+        );
+        let f = compare(&base, &now);
+        assert_eq!(outcome(&f, "a/x.csv"), Outcome::Same);
+        assert_eq!(outcome(&f, "a/y.csv"), Outcome::Regressed);
+        assert_eq!(outcome(&f, "b/z.csv"), Outcome::Regressed, "a lost file");
+        assert_eq!(outcome(&f, "c/w.csv"), Outcome::New);
+        assert_eq!(outcome(&f, "a/q"), Outcome::Improved);
+        assert_eq!(outcome(&f, "a/r"), Outcome::Regressed);
+        assert_eq!(outcome(&f, "a/s"), Outcome::Removed);
+        assert_eq!(outcome(&f, "a/t"), Outcome::Same);
+        assert_eq!(outcome(&f, "a/u"), Outcome::New);
+        assert!(f[0].outcome.fails(), "most severe first");
+        assert_eq!(f.iter().filter(|x| x.outcome.fails()).count(), 3);
+        // the same snapshot against itself: nothing fails
+        assert!(compare(&base, &base)
+            .iter()
+            .all(|x| x.outcome == Outcome::Same));
+        // a pass that becomes not applicable is a lost check
+        let na = snap(&[], &[("a/p", "n.a.")]);
+        assert_eq!(outcome(&compare(&base, &na), "a/p"), Outcome::Regressed);
+    }
+
+    #[test]
+    fn a_figure_now_run_under_another_driver_is_not_a_byte_change() {
+        let base = snap(&[("a/x.csv", "h1")], &[]);
+        let mut now = snap(&[], &[]);
+        now.not_hashed.push("a".into());
+        assert!(compare(&base, &now).is_empty());
+    }
+}

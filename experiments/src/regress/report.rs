@@ -1,0 +1,168 @@
+//! The outputs of a comparison: the terminal table, `regress.json`, `regress.md` (for a CI step
+//! summary or a pull-request comment) and a history line.
+
+use super::baseline::Baseline;
+use super::compare::{Finding, Outcome};
+use super::fingerprint::Fingerprint;
+use anyhow::Result;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// A comparison's findings with what they were compared against.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The baseline's testbed.
+    pub testbed: String,
+    /// The baseline's revision.
+    pub baseline_revision: String,
+    /// This run's revision.
+    pub revision: String,
+    /// Whether this machine's fingerprint matches the baseline's (absolute numbers compare).
+    pub same_testbed: bool,
+    /// Every finding, most severe first.
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// A report of `findings` against `base`, measured on `here`.
+    pub fn new(base: &Baseline, here: &Fingerprint, findings: Vec<Finding>) -> Report {
+        Report {
+            testbed: base.testbed.clone(),
+            baseline_revision: base.revision.clone(),
+            revision: bench_core::metrics::git_revision(),
+            same_testbed: base.fingerprint.matches(here),
+            findings,
+        }
+    }
+
+    /// How many findings have `outcome`.
+    pub fn count(&self, outcome: Outcome) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.outcome == outcome)
+            .count()
+    }
+
+    /// One line: regressed or not, with the counts.
+    pub fn verdict(&self) -> String {
+        let r = self.count(Outcome::Regressed);
+        format!(
+            "{}: {r} regressed, {} improved, {} new, {} removed, {} unchanged",
+            if r > 0 { "REGRESSED" } else { "ok" },
+            self.count(Outcome::Improved),
+            self.count(Outcome::New),
+            self.count(Outcome::Removed),
+            self.count(Outcome::Same)
+        )
+    }
+
+    /// The findings worth a row: unchanged metrics are only counted.
+    fn listed(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.outcome != Outcome::Same)
+    }
+
+    /// The terminal table: every finding that is not unchanged, then the verdict line.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "regress against {} (baseline {}, now {}){}",
+            self.testbed,
+            self.baseline_revision,
+            self.revision,
+            if self.same_testbed {
+                ""
+            } else {
+                "; another testbed: only exact and claims tiers compare"
+            }
+        );
+        let _ = writeln!(
+            s,
+            "{:<10} {:<7} {:<70} {:<14} {:<14}",
+            "verdict", "tier", "metric", "baseline", "now"
+        );
+        for f in self.listed() {
+            let _ = writeln!(
+                s,
+                "{:<10} {:<7} {:<70} {:<14} {:<14}",
+                outcome_word(f.outcome),
+                tier_word(f),
+                f.metric,
+                f.baseline,
+                f.now
+            );
+        }
+        let _ = writeln!(s, "{}", self.verdict());
+        s
+    }
+
+    /// `regress.json`.
+    ///
+    /// # Errors
+    /// Never in practice (serialisation of plain data).
+    pub fn json(&self) -> Result<String> {
+        Ok(serde_json::to_string_pretty(self)? + "\n")
+    }
+
+    /// `regress.md`.
+    pub fn markdown(&self) -> String {
+        let mut s = format!(
+            "## syncbench regress: {}\n\nAgainst testbed `{}` (baseline `{}`, now `{}`).\n\n",
+            self.verdict(),
+            self.testbed,
+            self.baseline_revision,
+            self.revision
+        );
+        if self.findings.iter().all(|f| f.outcome == Outcome::Same) {
+            s.push_str("Every sim CSV and every claim is as in the baseline.\n");
+            return s;
+        }
+        s.push_str("| verdict | tier | metric | baseline | now |\n|---|---|---|---|---|\n");
+        for f in self.listed() {
+            let _ = writeln!(
+                s,
+                "| {} | {} | `{}` | {} | {} |",
+                outcome_word(f.outcome),
+                tier_word(f),
+                f.metric,
+                f.baseline,
+                f.now
+            );
+        }
+        s
+    }
+
+    /// One JSON line for the history file.
+    ///
+    /// # Errors
+    /// Never in practice.
+    pub fn history_line(&self, testbed: &str) -> Result<String> {
+        Ok(serde_json::to_string(&serde_json::json!({
+            "revision": self.revision,
+            "testbed": testbed,
+            "baseline_revision": self.baseline_revision,
+            "regressed": self.count(Outcome::Regressed),
+            "improved": self.count(Outcome::Improved),
+            "new": self.count(Outcome::New),
+            "removed": self.count(Outcome::Removed),
+            "unchanged": self.count(Outcome::Same),
+        }))?)
+    }
+}
+
+fn outcome_word(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Regressed => "REGRESSED",
+        Outcome::Removed => "removed",
+        Outcome::New => "new",
+        Outcome::Improved => "improved",
+        Outcome::Same => "same",
+    }
+}
+
+fn tier_word(f: &Finding) -> &'static str {
+    match f.tier {
+        super::compare::Tier::Exact => "exact",
+        super::compare::Tier::Claims => "claims",
+    }
+}

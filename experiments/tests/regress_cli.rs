@@ -1,0 +1,186 @@
+//! `syncbench regress`: it catches what it should (a changed sim CSV, a claim that stopped
+//! passing), stays quiet on an unchanged run, and keeps its exit codes apart (0 ok, 1
+//! regressed, 2 no baseline or no results, 4 the required device is absent).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const SYNCBENCH: &str = env!("CARGO_BIN_EXE_syncbench");
+
+fn regress(args: &[&str], results: &Path, baseline: &Path) -> Output {
+    Command::new(SYNCBENCH)
+        .arg("regress")
+        .args(args)
+        .arg("--results")
+        .arg(results)
+        .arg("--baseline")
+        .arg(baseline)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A figure directory as the experiments write it.
+fn figure(results: &Path, name: &str, driver: &str, claims: &[(&str, &str)]) {
+    let d = results.join(name);
+    std::fs::create_dir_all(d.join("seeds/2")).unwrap();
+    std::fs::write(
+        d.join("manifest.json"),
+        format!("{{\"experiment\": \"{name}\", \"driver\": \"{driver}\"}}"),
+    )
+    .unwrap();
+    std::fs::write(d.join("summary.csv"), "mode,time\nbsp,1.5\n").unwrap();
+    std::fs::write(d.join("seeds/2/summary.csv"), "mode,time\nbsp,1.6\n").unwrap();
+    let mut c = String::from("claim_id,statement,paper_value,measured_value,verdict\n");
+    for (id, v) in claims {
+        c.push_str(&format!("{name}/{id},s,p,m,{v}\n"));
+    }
+    std::fs::write(d.join("claims.csv"), c).unwrap();
+}
+
+#[test]
+fn regressions_are_caught_named_and_kept_apart_by_exit_code() {
+    let dir = common::tmpdir("regress");
+    let (results, baseline) = (dir.join("results"), dir.join("baselines/here.json"));
+    figure(&results, "sim-fig", "sim", &[("a", "pass"), ("b", "fail")]);
+    figure(
+        &results,
+        "timed-fig",
+        "threads",
+        &[("c", "pass"), ("d", "fail")],
+    );
+
+    // no baseline yet: an infrastructure error, naming the file
+    let o = regress(&[], &results, &baseline);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no baseline at"), "{}", text(&o));
+
+    let o = regress(&["accept"], &results, &baseline);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // summary.csv, seeds/2/summary.csv and claims.csv of the sim figure
+    assert!(text(&o).contains("3 sim CSVs, 4 claims"), "{}", text(&o));
+
+    // base against base: quiet
+    let o = regress(&[], &results, &baseline);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let md = std::fs::read_to_string(results.join("regress.md")).unwrap();
+    assert!(md.contains("Every sim CSV and every claim"), "{md}");
+    assert!(results.join("regress.json").is_file());
+
+    // a threads figure's bytes move run to run: not compared
+    std::fs::write(results.join("timed-fig/summary.csv"), "mode,time\nbsp,9\n").unwrap();
+    let o = regress(&[], &results, &baseline);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    // a changed sim result (a seed's file): exact tier, the file named
+    std::fs::write(
+        results.join("sim-fig/seeds/2/summary.csv"),
+        "mode,time\nbsp,1.7\n",
+    )
+    .unwrap();
+    let o = regress(&[], &results, &baseline);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("REGRESSED  exact   sim-fig/seeds/2/summary.csv"),
+        "{}",
+        text(&o)
+    );
+    std::fs::write(
+        results.join("sim-fig/seeds/2/summary.csv"),
+        "mode,time\nbsp,1.6\n",
+    )
+    .unwrap();
+
+    // a claim that stopped passing (in a figure whose bytes are not compared): claims tier;
+    // one that started passing is an improvement, not a failure
+    figure(
+        &results,
+        "timed-fig",
+        "threads",
+        &[("c", "fail"), ("d", "fail")],
+    );
+    let o = regress(&[], &results, &baseline);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("REGRESSED  claims  timed-fig/c"),
+        "{}",
+        text(&o)
+    );
+    // (in a sim figure the claim's change would also be a byte change of its claims.csv)
+    figure(
+        &results,
+        "timed-fig",
+        "threads",
+        &[("c", "pass"), ("d", "pass")],
+    );
+    let o = regress(
+        &["--history", dir.join("history.jsonl").to_str().unwrap()],
+        &results,
+        &baseline,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("improved"), "{}", text(&o));
+    let history = std::fs::read_to_string(dir.join("history.jsonl")).unwrap();
+    assert!(history.contains("\"improved\":1"), "{history}");
+
+    // nothing to compare: an error, never an empty pass
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = regress(&[], &empty, &baseline);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no figure directories"), "{}", text(&o));
+
+    // a testbed run on a machine without RDMA: a skip (4), not a pass
+    if !experiments::regress::fingerprint::Fingerprint::here().has_active_rdma() {
+        for action in ["compare", "check"] {
+            let o = regress(&[action, "--require", "rdma"], &results, &baseline);
+            assert_eq!(o.status.code(), Some(4), "{}", text(&o));
+            assert!(text(&o).contains("skipped"), "{}", text(&o));
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A real sim experiment: the same seed reproduces the baseline's bytes; a changed setting
+/// (one more iteration) is caught in the exact tier, naming the figure's files.
+#[test]
+fn a_real_sim_run_reproduces_its_baseline_and_a_changed_one_is_caught() {
+    let dir = common::tmpdir("regress-real");
+    let run = |iterations: u64, out: &Path| {
+        let cfg = dir.join(format!("ps-{iterations}.toml"));
+        std::fs::write(&cfg, common::ps_config(4, iterations, 50_000.0)).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_ps-modes"))
+            .args(["--seeds", "1", "--driver", "sim", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+    };
+    let baseline = dir.join("b.json");
+    run(20, &dir.join("a"));
+    assert_eq!(
+        regress(&["accept"], &dir.join("a"), &baseline)
+            .status
+            .code(),
+        Some(0)
+    );
+    run(20, &dir.join("again"));
+    let o = regress(&[], &dir.join("again"), &baseline);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    run(21, &dir.join("changed"));
+    let o = regress(&[], &dir.join("changed"), &baseline);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("exact   ps-modes/"), "{}", text(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
