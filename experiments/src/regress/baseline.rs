@@ -14,7 +14,7 @@ pub struct Baseline {
     pub testbed: String,
     /// Where it was measured.
     pub fingerprint: Fingerprint,
-    /// Code revision of the accepted run.
+    /// Code revision of the accepted run (from its manifests).
     pub revision: String,
     /// When it was accepted (seconds since the Unix epoch).
     pub accepted_unix: u64,

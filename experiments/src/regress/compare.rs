@@ -120,6 +120,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             not_hashed: Vec::new(),
+            revisions: Vec::new(),
         }
     }
 

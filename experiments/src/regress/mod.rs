@@ -112,7 +112,7 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
             let b = Baseline {
                 testbed,
                 fingerprint: here,
-                revision: bench_core::metrics::git_revision(),
+                revision: now.revision(),
                 accepted_unix: unix_now(),
                 snapshot: now,
             };
@@ -130,7 +130,7 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
         Action::Compare => {
             let base = Baseline::read(&path)?;
             let findings = compare(&base.snapshot, &now);
-            let rep = report::Report::new(&base, &here, findings);
+            let rep = report::Report::new(&base, &now, &here, findings);
             print!("{}", rep.table());
             let out = args.out.clone().unwrap_or_else(|| args.results.clone());
             write_atomic(&out.join("regress.json"), &rep.json()?)?;

@@ -15,7 +15,7 @@ pub struct Report {
     pub testbed: String,
     /// The baseline's revision.
     pub baseline_revision: String,
-    /// This run's revision.
+    /// The compared results' revision (from their manifests).
     pub revision: String,
     /// Whether this machine's fingerprint matches the baseline's (absolute numbers compare).
     pub same_testbed: bool,
@@ -24,12 +24,17 @@ pub struct Report {
 }
 
 impl Report {
-    /// A report of `findings` against `base`, measured on `here`.
-    pub fn new(base: &Baseline, here: &Fingerprint, findings: Vec<Finding>) -> Report {
+    /// A report of `findings` of the results `now` against `base`, compared on `here`.
+    pub fn new(
+        base: &Baseline,
+        now: &super::snapshot::Snapshot,
+        here: &Fingerprint,
+        findings: Vec<Finding>,
+    ) -> Report {
         Report {
             testbed: base.testbed.clone(),
             baseline_revision: base.revision.clone(),
-            revision: bench_core::metrics::git_revision(),
+            revision: now.revision(),
             same_testbed: base.fingerprint.matches(here),
             findings,
         }

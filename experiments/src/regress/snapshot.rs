@@ -21,6 +21,9 @@ pub struct Snapshot {
     /// Figures whose CSVs are not byte-reproducible (threads or cluster driver, host timing):
     /// their claims count, their bytes do not.
     pub not_hashed: Vec<String>,
+    /// The code revisions the figures' manifests name (one, unless the directory mixes runs).
+    #[serde(default)]
+    pub revisions: Vec<String>,
 }
 
 impl Snapshot {
@@ -53,8 +56,18 @@ impl Snapshot {
                     .with_context(|| format!("{}/manifest.json", dir.display()))?,
             )
             .with_context(|| format!("{}/manifest.json is not JSON", dir.display()))?;
-            let sim_only = manifest.get("driver").and_then(|d| d.as_str()) == Some("sim");
-            if sim_only && !TIMED_SIM_FIGURES.contains(&figure.as_str()) {
+            // "sim", or "none (...)" for figures computed without a driver (linear algebra).
+            let driver = manifest
+                .get("driver")
+                .and_then(|d| d.as_str())
+                .unwrap_or("");
+            let deterministic = driver == "sim" || driver.starts_with("none");
+            if let Some(r) = manifest.get("git_revision").and_then(|r| r.as_str()) {
+                if !snap.revisions.iter().any(|x| x == r) {
+                    snap.revisions.push(r.to_string());
+                }
+            }
+            if deterministic && !TIMED_SIM_FIGURES.contains(&figure.as_str()) {
                 hash_csvs(&dir, &dir, &figure, &mut snap.exact)?;
             } else {
                 snap.not_hashed.push(figure.clone());
@@ -64,7 +77,17 @@ impl Snapshot {
                 read_claims(&claims, &mut snap.claims)?;
             }
         }
+        snap.revisions.sort();
         Ok(snap)
+    }
+
+    /// The revisions as one label ("unknown" when no manifest names one).
+    pub fn revision(&self) -> String {
+        if self.revisions.is_empty() {
+            "unknown".into()
+        } else {
+            self.revisions.join("+")
+        }
     }
 }
 
