@@ -10,13 +10,16 @@
 #   make soak                    that cluster smoke 100 times per transport: failures / runs
 #   make faults                  the fault matrix (results/faults/REPORT.md)
 #   make fuzz                    every fuzz target for 10 minutes (results/fuzz/REPORT.md)
-#   make regress                 results against baselines/<host>.json (BASELINE=...; exit 1 = regressed)
+#   make regress                 results against baselines/$(TESTBED).json (TESTBED=, BASELINE=); make
+#                                exits 2 on any failure: run target/release/syncbench regress for its codes
 #   make regress-accept          write that baseline from the results of a confirmed run
 SCALE   ?= quick
 SEED    ?= 1
 # Seeds per verdict (empty: the binaries' default, 3 at quick scale and 5 at paper scale).
 SEEDS   ?=
 RESULTS ?= results
+# The testbed `make regress` compares on (baselines/$(TESTBED).json); empty: this host's name.
+TESTBED ?=
 # CNN=1: build with the CNN workloads (feature `cnn`: burn, a larger build); asap-fig8 then
 # trains its VGG instead of writing its claims as not applicable.
 CNN     ?=
@@ -52,10 +55,10 @@ report: build
 
 # The exact (sim CSV bytes) and claims tiers against a committed baseline.
 regress: build
-	$(BIN)/syncbench regress --results $(RESULTS) $(if $(BASELINE),--baseline $(BASELINE))
+	$(BIN)/syncbench regress --results $(RESULTS) $(if $(TESTBED),--testbed $(TESTBED)) $(if $(BASELINE),--baseline $(BASELINE))
 
 regress-accept: build
-	$(BIN)/syncbench regress accept --results $(RESULTS) $(if $(BASELINE),--baseline $(BASELINE))
+	$(BIN)/syncbench regress accept --results $(RESULTS) $(if $(TESTBED),--testbed $(TESTBED)) $(if $(BASELINE),--baseline $(BASELINE))
 
 # The figure ids, one a line.
 figures:

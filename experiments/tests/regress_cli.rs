@@ -132,6 +132,45 @@ fn regressions_are_caught_named_and_kept_apart_by_exit_code() {
     let history = std::fs::read_to_string(dir.join("history.jsonl")).unwrap();
     assert!(history.contains("\"improved\":1"), "{history}");
 
+    // a figure that disappears is a regression of its own (its claims are only "removed")
+    std::fs::remove_dir_all(results.join("timed-fig")).unwrap();
+    let o = regress(&[], &results, &baseline);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("REGRESSED  figures timed-fig"),
+        "{}",
+        text(&o)
+    );
+
+    // results of mixed revisions are not accepted as a baseline unless forced
+    let mixed = dir.join("mixed");
+    figure(&mixed, "x", "sim", &[("a", "pass")]);
+    figure(&mixed, "y", "sim", &[("b", "pass")]);
+    for (f, rev) in [("x", "aaa"), ("y", "bbb")] {
+        std::fs::write(
+            mixed.join(f).join("manifest.json"),
+            format!("{{\"driver\": \"sim\", \"git_revision\": \"{rev}\", \"scale\": \"quick\"}}"),
+        )
+        .unwrap();
+    }
+    let other = dir.join("mixed.json");
+    let o = regress(&["accept"], &mixed, &other);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("2 revisions"), "{}", text(&o));
+    let o = regress(&["accept", "--force"], &mixed, &other);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // results of another scale are not comparable: an error, not a list of changed files
+    for f in ["x", "y"] {
+        std::fs::write(
+            mixed.join(f).join("manifest.json"),
+            "{\"driver\": \"sim\", \"git_revision\": \"aaa\", \"scale\": \"paper\"}",
+        )
+        .unwrap();
+    }
+    let o = regress(&[], &mixed, &other);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not comparable"), "{}", text(&o));
+
     // nothing to compare: an error, never an empty pass
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
@@ -169,12 +208,9 @@ fn a_real_sim_run_reproduces_its_baseline_and_a_changed_one_is_caught() {
     };
     let baseline = dir.join("b.json");
     run(20, &dir.join("a"));
-    assert_eq!(
-        regress(&["accept"], &dir.join("a"), &baseline)
-            .status
-            .code(),
-        Some(0)
-    );
+    // --force: a working tree under development may be dirty
+    let o = regress(&["accept", "--force"], &dir.join("a"), &baseline);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     run(20, &dir.join("again"));
     let o = regress(&[], &dir.join("again"), &baseline);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));

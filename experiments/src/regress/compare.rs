@@ -4,6 +4,8 @@
 //!   the run; a new one is listed.
 //! - claims: a claim that passed in the baseline and does not now (fail, or not applicable)
 //!   fails the run; new, removed and improved claims are listed.
+//! - figures: a figure of the baseline missing from the run, or run under another driver
+//!   (which takes it out of the exact tier), fails the run; a new figure is listed.
 
 use super::snapshot::Snapshot;
 use serde::Serialize;
@@ -13,6 +15,8 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
+    /// The figures present and their drivers.
+    Figures,
     /// Sim CSV bytes.
     Exact,
     /// Claim verdicts.
@@ -31,6 +35,8 @@ pub enum Outcome {
     New,
     /// A claim that failed in the baseline and passes now.
     Improved,
+    /// Another value that neither regresses nor improves (a fail that became n.a.).
+    Changed,
     /// As in the baseline.
     Same,
 }
@@ -60,11 +66,26 @@ pub struct Finding {
 /// Every finding of the exact and claims tiers, most severe first, then by tier and metric.
 pub fn compare(base: &Snapshot, now: &Snapshot) -> Vec<Finding> {
     let mut out = Vec::new();
+    let names: BTreeSet<&String> = base.figures.keys().chain(now.figures.keys()).collect();
+    for f in names {
+        let (b, n) = (base.figures.get(f), now.figures.get(f));
+        out.push(Finding {
+            tier: Tier::Figures,
+            metric: f.clone(),
+            baseline: b.map_or("-".into(), |d| format!("driver {d}")),
+            now: n.map_or("-".into(), |d| format!("driver {d}")),
+            outcome: match (b, n) {
+                (Some(b), Some(n)) if b == n => Outcome::Same,
+                (Some(_), _) => Outcome::Regressed,
+                (None, _) => Outcome::New,
+            },
+        });
+    }
     let short = |h: &String| h.chars().take(12).collect::<String>();
     let files: BTreeSet<&String> = base.exact.keys().chain(now.exact.keys()).collect();
     for f in files {
         let (b, n) = (base.exact.get(f), now.exact.get(f));
-        // A figure the run did not hash (another driver now) is not a byte change.
+        // A figure the run did not hash (another driver now) is a figures-tier finding.
         let figure = f.split('/').next().unwrap_or_default();
         if b.is_some() && n.is_none() && now.not_hashed.iter().any(|x| x == figure) {
             continue;
@@ -89,7 +110,7 @@ pub fn compare(base: &Snapshot, now: &Snapshot) -> Vec<Finding> {
             (Some(b), Some(n)) if b == n => Outcome::Same,
             (Some("pass"), Some(_)) => Outcome::Regressed,
             (Some(_), Some("pass")) => Outcome::Improved,
-            (Some(_), Some(_)) => Outcome::Same,
+            (Some(_), Some(_)) => Outcome::Changed,
             (Some(_), None) => Outcome::Removed,
             (None, _) => Outcome::New,
         };
@@ -121,6 +142,8 @@ mod tests {
                 .collect(),
             not_hashed: Vec::new(),
             revisions: Vec::new(),
+            figures: Default::default(),
+            scales: Vec::new(),
         }
     }
 
@@ -172,10 +195,22 @@ mod tests {
     }
 
     #[test]
-    fn a_figure_now_run_under_another_driver_is_not_a_byte_change() {
-        let base = snap(&[("a/x.csv", "h1")], &[]);
+    fn a_figure_lost_or_moved_to_another_driver_regresses_once() {
+        let mut base = snap(&[("a/x.csv", "h1")], &[]);
+        base.figures.insert("a".into(), "sim".into());
+        base.figures.insert("b".into(), "threads".into());
         let mut now = snap(&[], &[]);
         now.not_hashed.push("a".into());
-        assert!(compare(&base, &now).is_empty());
+        now.figures.insert("a".into(), "threads".into());
+        let f = compare(&base, &now);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(outcome(&f, "a"), Outcome::Regressed, "moved to threads");
+        assert_eq!(outcome(&f, "b"), Outcome::Regressed, "lost");
+        // a fail that became n.a. is listed, not failing
+        let c = compare(
+            &snap(&[], &[("a/p", "fail")]),
+            &snap(&[], &[("a/p", "n.a.")]),
+        );
+        assert_eq!(outcome(&c, "a/p"), Outcome::Changed);
     }
 }

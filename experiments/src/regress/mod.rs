@@ -53,7 +53,7 @@ pub enum Device {
     Rdma,
 }
 
-/// `syncbench regress [compare|accept]`.
+/// `syncbench regress [compare|accept|check]`.
 #[derive(Debug, Clone, Args)]
 pub struct RegressArgs {
     /// compare (default), accept, or check (the --require device only).
@@ -77,6 +77,9 @@ pub struct RegressArgs {
     /// Exit 4 (a skip) unless this device is present and active, before anything is compared.
     #[arg(long, value_enum)]
     pub require: Option<Device>,
+    /// accept: write the baseline even from results of mixed or uncommitted revisions.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Runs `syncbench regress`, printing its table; returns the exit code.
@@ -109,6 +112,14 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
     let now = Snapshot::collect(&args.results)?;
     match args.action {
         Action::Accept => {
+            let doubts = now.doubts();
+            if !doubts.is_empty() && !args.force {
+                anyhow::bail!(
+                    "not accepting {} as a baseline: {} (--force to accept anyway)",
+                    args.results.display(),
+                    doubts.join("; ")
+                );
+            }
             let b = Baseline {
                 testbed,
                 fingerprint: here,
@@ -129,6 +140,15 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
         Action::Check => unreachable!("returned above"),
         Action::Compare => {
             let base = Baseline::read(&path)?;
+            if !base.snapshot.scales.is_empty() && base.snapshot.scales != now.scales {
+                anyhow::bail!(
+                    "{} is a baseline of scale {:?}, the results in {} are {:?}: not comparable",
+                    path.display(),
+                    base.snapshot.scales,
+                    args.results.display(),
+                    now.scales
+                );
+            }
             let findings = compare(&base.snapshot, &now);
             let rep = report::Report::new(&base, &now, &here, findings);
             print!("{}", rep.table());

@@ -52,9 +52,10 @@ impl Report {
     pub fn verdict(&self) -> String {
         let r = self.count(Outcome::Regressed);
         format!(
-            "{}: {r} regressed, {} improved, {} new, {} removed, {} unchanged",
+            "{}: {r} regressed, {} improved, {} changed, {} new, {} removed, {} unchanged",
             if r > 0 { "REGRESSED" } else { "ok" },
             self.count(Outcome::Improved),
+            self.count(Outcome::Changed),
             self.count(Outcome::New),
             self.count(Outcome::Removed),
             self.count(Outcome::Same)
@@ -78,7 +79,7 @@ impl Report {
             if self.same_testbed {
                 ""
             } else {
-                "; another testbed: only exact and claims tiers compare"
+                "; this machine's fingerprint differs from the baseline's"
             }
         );
         let _ = writeln!(
@@ -148,6 +149,7 @@ impl Report {
             "baseline_revision": self.baseline_revision,
             "regressed": self.count(Outcome::Regressed),
             "improved": self.count(Outcome::Improved),
+            "changed": self.count(Outcome::Changed),
             "new": self.count(Outcome::New),
             "removed": self.count(Outcome::Removed),
             "unchanged": self.count(Outcome::Same),
@@ -161,12 +163,14 @@ fn outcome_word(o: Outcome) -> &'static str {
         Outcome::Removed => "removed",
         Outcome::New => "new",
         Outcome::Improved => "improved",
+        Outcome::Changed => "changed",
         Outcome::Same => "same",
     }
 }
 
 fn tier_word(f: &Finding) -> &'static str {
     match f.tier {
+        super::compare::Tier::Figures => "figures",
         super::compare::Tier::Exact => "exact",
         super::compare::Tier::Claims => "claims",
     }

@@ -24,6 +24,14 @@ pub struct Snapshot {
     /// The code revisions the figures' manifests name (one, unless the directory mixes runs).
     #[serde(default)]
     pub revisions: Vec<String>,
+    /// Every figure and the driver its manifest names: a figure that disappears, or moves to
+    /// another driver (and so out of the exact tier), is a finding of its own.
+    #[serde(default)]
+    pub figures: BTreeMap<String, String>,
+    /// The scales the manifests name ("quick", "paper"): results of another scale are not
+    /// comparable at all.
+    #[serde(default)]
+    pub scales: Vec<String>,
 }
 
 impl Snapshot {
@@ -36,7 +44,10 @@ impl Snapshot {
         let mut snap = Snapshot::default();
         let mut dirs: Vec<_> = std::fs::read_dir(results)
             .with_context(|| format!("cannot read results directory {}", results.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
+            .map(|e| e.map(|e| e.path()))
+            .collect::<std::io::Result<Vec<_>>>()
+            .with_context(|| format!("cannot read results directory {}", results.display()))?
+            .into_iter()
             .filter(|p| p.join("manifest.json").is_file())
             .collect();
         dirs.sort();
@@ -62,11 +73,17 @@ impl Snapshot {
                 .and_then(|d| d.as_str())
                 .unwrap_or("");
             let deterministic = driver == "sim" || driver.starts_with("none");
-            if let Some(r) = manifest.get("git_revision").and_then(|r| r.as_str()) {
-                if !snap.revisions.iter().any(|x| x == r) {
-                    snap.revisions.push(r.to_string());
+            for (key, list) in [
+                ("git_revision", &mut snap.revisions),
+                ("scale", &mut snap.scales),
+            ] {
+                if let Some(v) = manifest.get(key).and_then(|r| r.as_str()) {
+                    if !list.iter().any(|x| x == v) {
+                        list.push(v.to_string());
+                    }
                 }
             }
+            snap.figures.insert(figure.clone(), driver.to_string());
             if deterministic && !TIMED_SIM_FIGURES.contains(&figure.as_str()) {
                 hash_csvs(&dir, &dir, &figure, &mut snap.exact)?;
             } else {
@@ -78,7 +95,25 @@ impl Snapshot {
             }
         }
         snap.revisions.sort();
+        snap.scales.sort();
         Ok(snap)
+    }
+
+    /// Why these results should not become a baseline as they are (mixed or uncommitted
+    /// revisions), if they should not.
+    pub fn doubts(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.revisions.len() > 1 {
+            v.push(format!(
+                "the figures come from {} revisions ({}): accept a single run's results",
+                self.revisions.len(),
+                self.revisions.join(", ")
+            ));
+        }
+        if self.revisions.iter().any(|r| r.ends_with("-dirty")) {
+            v.push("some figures ran from a working tree with uncommitted changes".into());
+        }
+        v
     }
 
     /// The revisions as one label ("unknown" when no manifest names one).
