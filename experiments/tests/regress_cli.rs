@@ -108,10 +108,11 @@ fn regressions_are_caught_named_and_kept_apart_by_exit_code() {
         "threads",
         &[("c", "fail"), ("d", "fail")],
     );
+    // (a threads figure's claim rests on wall-clock timings: noisy, exit 3, until confirmed)
     let o = regress(&[], &results, &baseline);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(
-        text(&o).contains("REGRESSED  claims  timed-fig/c"),
+        text(&o).contains("noisy      claims  timed-fig/c"),
         "{}",
         text(&o)
     );

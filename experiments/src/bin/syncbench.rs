@@ -85,7 +85,8 @@ enum Command {
     /// named) and the claims tier (a claim that passed in the baseline and does not now fails;
     /// new, removed and improved claims are listed). Writes regress.json and regress.md.
     /// `syncbench regress accept` writes the baseline from a confirmed run. Exit codes: 0 ok,
-    /// 1 regressed, 2 usage or infrastructure error, 4 the device --require names is absent.
+    /// 1 regressed, 2 usage or infrastructure error, 3 only a timing claim flipped (noisy),
+    /// 4 the device --require names is absent.
     Regress(experiments::regress::RegressArgs),
     /// Analyse a communication graph: nodes, edges, degrees, regularity, connectivity,
     /// shortest paths and both spectral gaps (ASAP's 1 - sigma_2(P), Hop's |l1| - |l2|).

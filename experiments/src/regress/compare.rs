@@ -29,6 +29,10 @@ pub enum Tier {
 pub enum Outcome {
     /// A confirmed regression: changed bytes, a lost file, a claim that stopped passing.
     Regressed,
+    /// A claim of a figure whose bytes are not reproducible (threads or cluster driver, host
+    /// timing) that stopped passing: it rests on wall-clock measurements, so one flip is noise
+    /// until a re-run confirms it (exit 3 when nothing else regressed).
+    Noisy,
     /// In the baseline, not in this run (a claim; listed, not failing).
     Removed,
     /// In this run, not in the baseline.
@@ -106,8 +110,11 @@ pub fn compare(base: &Snapshot, now: &Snapshot) -> Vec<Finding> {
     let ids: BTreeSet<&String> = base.claims.keys().chain(now.claims.keys()).collect();
     for id in ids {
         let (b, n) = (base.claims.get(id), now.claims.get(id));
+        let figure = id.split('/').next().unwrap_or_default();
+        let timed = now.not_hashed.iter().any(|x| x == figure);
         let outcome = match (b.map(String::as_str), n.map(String::as_str)) {
             (Some(b), Some(n)) if b == n => Outcome::Same,
+            (Some("pass"), Some(_)) if timed => Outcome::Noisy,
             (Some("pass"), Some(_)) => Outcome::Regressed,
             (Some(_), Some("pass")) => Outcome::Improved,
             (Some(_), Some(_)) => Outcome::Changed,
@@ -189,6 +196,11 @@ mod tests {
         assert!(compare(&base, &base)
             .iter()
             .all(|x| x.outcome == Outcome::Same));
+        // a timed figure's claim that stops passing is noise until confirmed
+        let mut timed = snap(&[], &[("t/p", "fail")]);
+        timed.not_hashed.push("t".into());
+        let c = compare(&snap(&[], &[("t/p", "pass")]), &timed);
+        assert_eq!(outcome(&c, "t/p"), Outcome::Noisy);
         // a pass that becomes not applicable is a lost check
         let na = snap(&[], &[("a/p", "n.a.")]);
         assert_eq!(outcome(&compare(&base, &na), "a/p"), Outcome::Regressed);

@@ -7,8 +7,8 @@
 //!
 //! Exit codes keep kinds apart: 0 nothing regressed (improvements included), 1 a confirmed
 //! regression, 2 a usage or infrastructure error (no baseline, no results), 3 only noisy
-//! metrics (reserved for the ratio tier), 4 the required device is absent (a skip, never a
-//! pass).
+//! findings (a claim of a threads or cluster figure, which rests on wall-clock timings, stopped
+//! passing: re-run to confirm), 4 the required device is absent (a skip, never a pass).
 
 pub mod baseline;
 pub mod compare;
@@ -30,6 +30,8 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_REGRESSED: u8 = 1;
 /// Exit code: usage or infrastructure error.
 pub const EXIT_ERROR: u8 = 2;
+/// Exit code: nothing regressed, but a timing claim flipped (re-run to confirm).
+pub const EXIT_NOISY: u8 = 3;
 /// Exit code: the required device is absent on this machine.
 pub const EXIT_NO_DEVICE: u8 = 4;
 
@@ -165,6 +167,8 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
             );
             Ok(if rep.count(Outcome::Regressed) > 0 {
                 EXIT_REGRESSED
+            } else if rep.count(Outcome::Noisy) > 0 {
+                EXIT_NOISY
             } else {
                 EXIT_OK
             })

@@ -52,8 +52,15 @@ impl Report {
     pub fn verdict(&self) -> String {
         let r = self.count(Outcome::Regressed);
         format!(
-            "{}: {r} regressed, {} improved, {} changed, {} new, {} removed, {} unchanged",
-            if r > 0 { "REGRESSED" } else { "ok" },
+            "{}: {r} regressed, {} noisy, {} improved, {} changed, {} new, {} removed, {} unchanged",
+            if r > 0 {
+                "REGRESSED"
+            } else if self.count(Outcome::Noisy) > 0 {
+                "noisy"
+            } else {
+                "ok"
+            },
+            self.count(Outcome::Noisy),
             self.count(Outcome::Improved),
             self.count(Outcome::Changed),
             self.count(Outcome::New),
@@ -148,6 +155,7 @@ impl Report {
             "testbed": testbed,
             "baseline_revision": self.baseline_revision,
             "regressed": self.count(Outcome::Regressed),
+            "noisy": self.count(Outcome::Noisy),
             "improved": self.count(Outcome::Improved),
             "changed": self.count(Outcome::Changed),
             "new": self.count(Outcome::New),
@@ -160,6 +168,7 @@ impl Report {
 fn outcome_word(o: Outcome) -> &'static str {
     match o {
         Outcome::Regressed => "REGRESSED",
+        Outcome::Noisy => "noisy",
         Outcome::Removed => "removed",
         Outcome::New => "new",
         Outcome::Improved => "improved",
