@@ -11,6 +11,7 @@ use crate::async_setup::{
 use crate::cli::driver_tag;
 use crate::experiment::{Experiment, NoArgs, Run};
 use crate::output::progress;
+use crate::parallel::map_runs;
 use crate::profiled::show;
 use crate::sensitivity::Sensitivity;
 use crate::ExperimentOutput;
@@ -213,22 +214,34 @@ pub fn run<E: Experiment<Config = CdsConfig>>(
                 target, settings.target_relative_error, settings.sampling_rate
             ));
             let mut points: Vec<(Point, Point)> = Vec::new();
+            // Every (delay, variant) run; simulator runs share the cores
+            // (crate::parallel), the rows are written in this order either way.
+            let jobs: Vec<(f64, bool)> = cfg
+                .delays
+                .iter()
+                .flat_map(|&delay| [(delay, true), (delay, false)])
+                .collect();
+            let mut recs = map_runs(driver == DriverKind::Sim, &jobs, |&(delay, sync)| {
+                let label = variant_label(method, sync);
+                pb.set_message(format!("{} {label} delay {delay}", data.name));
+                let r = run_variant(
+                    driver,
+                    &cfg.common,
+                    &data,
+                    &settings,
+                    Variant { method, sync },
+                    &stragglers(cfg, delay),
+                    seed,
+                )?;
+                pb.inc(1);
+                Ok(r)
+            })?
+            .into_iter();
             for &delay in &cfg.delays {
-                let stragglers = stragglers(cfg, delay);
                 let mut pair = Vec::new();
                 for sync in [true, false] {
                     let label = variant_label(method, sync);
-                    pb.set_message(format!("{} {label} delay {delay}", data.name));
-                    let r = run_variant(
-                        driver,
-                        &cfg.common,
-                        &data,
-                        &settings,
-                        Variant { method, sync },
-                        &stragglers,
-                        seed,
-                    )?;
-                    pb.inc(1);
+                    let r = recs.next().expect("one run per (delay, variant)");
                     let variant = driver_tag(label, "-", driver, &drivers);
                     for p in &r.progress {
                         curves.push(CurveRow {
@@ -356,6 +369,7 @@ fn step_sensitivity(
     let labels = (variant_label(method, true), variant_label(method, false));
     Sensitivity::sweep(
         &format!("{fig} sensitivity"),
+        true,
         grid_points,
         headline,
         |&k, _| {
@@ -363,25 +377,36 @@ fn step_sensitivity(
             for (ds, d) in cfg.datasets.iter().zip(&data) {
                 let mut settings = ds.settings(method);
                 settings.step *= k;
-                let mut points = Vec::new();
-                for &delay in &cfg.delays {
-                    let [s, a] = [true, false].map(|sync| {
-                        run_variant(
-                            DriverKind::Sim,
-                            &cfg.common,
-                            d,
-                            &settings,
-                            Variant { method, sync },
-                            &stragglers(cfg, delay),
-                            seed,
-                        )
-                        .map(|r| Point {
-                            time: r.time_to_loss(settings.target_relative_error * d.initial_error),
-                            wait: mean_wait_ms(&r),
-                        })
-                    });
-                    points.push((s?, a?));
-                }
+                let jobs: Vec<(f64, bool)> = cfg
+                    .delays
+                    .iter()
+                    .flat_map(|&delay| [(delay, true), (delay, false)])
+                    .collect();
+                let runs = map_runs(true, &jobs, |&(delay, sync)| {
+                    run_variant(
+                        DriverKind::Sim,
+                        &cfg.common,
+                        d,
+                        &settings,
+                        Variant { method, sync },
+                        &stragglers(cfg, delay),
+                        seed,
+                    )
+                    .map(|r| Point {
+                        time: r.time_to_loss(settings.target_relative_error * d.initial_error),
+                        wait: mean_wait_ms(&r),
+                    })
+                })?;
+                let mut runs = runs.into_iter();
+                let points: Vec<(Point, Point)> = cfg
+                    .delays
+                    .iter()
+                    .map(|_| {
+                        let s = runs.next().expect("synchronous run");
+                        let a = runs.next().expect("asynchronous run");
+                        (s, a)
+                    })
+                    .collect();
                 let tag = driver_tag(&d.name, "/", DriverKind::Sim, drivers);
                 claims.extend(conv_claims(fig, &tag, cfg, &points, labels));
             }

@@ -49,9 +49,10 @@ pub struct CommonArgs {
     /// scale, 5 at paper scale.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub seeds: Option<u64>,
-    /// Seeds run at once when every driver is `sim` (virtual time: each seed's bytes are those
-    /// of a run on its own). Default: the machine's cores. Runs under `threads` or `cluster`
-    /// always take one seed at a time, so that their timings are not shared with another run.
+    /// Threads for simulator runs when every driver is `sim`: seeds, and the independent runs
+    /// of a seed (modes, sensitivity points), run at once (virtual time: each run's bytes are
+    /// those of a run on its own). Default: the machine's cores. Runs under `threads` or
+    /// `cluster` always run one at a time, so that their timings are not shared.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub jobs: Option<u64>,
     /// Results root; each figure writes `<out>/<figure-id>/`.
@@ -112,15 +113,24 @@ impl CommonArgs {
         (0..n).map(|k| self.seed.wrapping_add(k)).collect()
     }
 
-    /// How many of `seeds` seeds run at once under `drivers`: one unless every driver is the
-    /// simulator, else `--jobs` (default: the machine's cores), at most `seeds`.
-    pub fn seed_jobs(&self, drivers: &[DriverKind], seeds: usize) -> usize {
-        if drivers.iter().any(|d| *d != DriverKind::Sim) {
+    /// Threads for simulator runs: `--jobs`, default the machine's cores, when some driver is
+    /// `sim` (or none is named: linear algebra) and none is `cluster` (other ranks share the
+    /// host); else one. Seeds take several of them only when every driver is `sim`
+    /// ([`Self::seeds_in_parallel`]); a `threads` run never shares the cores.
+    pub fn sim_jobs(&self, drivers: &[DriverKind]) -> usize {
+        if drivers.contains(&DriverKind::Cluster)
+            || (!drivers.is_empty() && !drivers.contains(&DriverKind::Sim))
+        {
             return 1;
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let jobs = self.jobs.map_or(cores, |j| j as usize);
-        jobs.clamp(1, seeds.max(1))
+        self.jobs.map_or(cores, |j| j as usize).max(1)
+    }
+
+    /// Whether seeds run at once: only when every driver is `sim` (a `threads` or `cluster`
+    /// run measures real time, and another seed's runs would share its cores).
+    pub fn seeds_in_parallel(drivers: &[DriverKind]) -> bool {
+        drivers.iter().all(|d| *d == DriverKind::Sim)
     }
 
     /// `--data`, or its default for the scale.
@@ -215,20 +225,24 @@ mod tests {
     #[test]
     fn only_simulator_runs_take_several_seeds_at_once() {
         let sim = [DriverKind::Sim];
-        assert_eq!(common(&["--jobs", "4"]).seed_jobs(&sim, 3), 3);
-        assert_eq!(common(&["--jobs", "2"]).seed_jobs(&sim, 3), 2);
-        assert_eq!(common(&["--jobs", "1"]).seed_jobs(&sim, 3), 1);
-        assert_eq!(common(&["--jobs", "4"]).seed_jobs(&sim, 0), 1);
-        // Threads and cluster runs measure real time: one seed at a time, whatever --jobs says.
-        for drivers in [
-            vec![DriverKind::Threads],
-            vec![DriverKind::Sim, DriverKind::Threads],
-            vec![DriverKind::Cluster],
-        ] {
-            assert_eq!(common(&["--jobs", "4"]).seed_jobs(&drivers, 3), 1);
+        assert_eq!(common(&["--jobs", "4"]).sim_jobs(&sim), 4);
+        assert_eq!(common(&["--jobs", "1"]).sim_jobs(&sim), 1);
+        // Threads and cluster runs measure real time: one seed at a time, whatever --jobs says;
+        // a mixed run's simulator runs may still share the cores, its threads runs never.
+        for drivers in [vec![DriverKind::Threads], vec![DriverKind::Cluster]] {
+            assert_eq!(common(&["--jobs", "4"]).sim_jobs(&drivers), 1);
+            assert!(!CommonArgs::seeds_in_parallel(&drivers));
         }
+        let mixed = [DriverKind::Sim, DriverKind::Threads];
+        assert_eq!(common(&["--jobs", "4"]).sim_jobs(&mixed), 4);
+        assert!(!CommonArgs::seeds_in_parallel(&mixed));
+        assert!(CommonArgs::seeds_in_parallel(&sim));
+        assert_eq!(
+            common(&["--jobs", "4"]).sim_jobs(&[DriverKind::Sim, DriverKind::Cluster]),
+            1
+        );
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        assert_eq!(common(&[]).seed_jobs(&sim, 64), cores.min(64));
+        assert_eq!(common(&[]).sim_jobs(&sim), cores);
         assert!(Cli::try_parse_from(["x", "--jobs", "0"]).is_err());
     }
 }

@@ -18,8 +18,7 @@ use bench_core::driver::DriverKind;
 use clap::{Args, CommandFactory, FromArgMatches};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What is particular to one experiment binary.
 pub trait Experiment: Sized {
@@ -163,8 +162,9 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         .map(|f| ExperimentOutput::new(&common.out, f))
         .collect::<Result<Vec<_>>>()?;
     let seeds = common.seed_list();
-    let jobs = if E::SEEDS_IN_PARALLEL {
-        common.seed_jobs(&drivers, seeds.len())
+    // Measured computation times (compute.measured) are real time too: one run at a time.
+    let jobs = if E::SEEDS_IN_PARALLEL && !crate::parallel::measures_real_time(&cfg) {
+        common.sim_jobs(&drivers)
     } else {
         1
     };
@@ -177,16 +177,10 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         outputs: &outputs,
         seeds: &seeds,
     };
-    let done = if jobs <= 1 {
-        // One at a time, on this thread (threads and cluster runs: their timings are their own).
-        let mut done = Vec::new();
-        for k in 0..seeds.len() {
-            done.push(ctx.run(k)?);
-        }
-        done
-    } else {
-        ctx.run_parallel(jobs)?
-    };
+    // One pool for the seeds and every simulator run inside them (crate::parallel); with one
+    // thread (threads or cluster runs only) everything is serial, and seeds take turns
+    // whenever a threads run is among them.
+    let done = crate::parallel::pool(jobs)?.install(|| ctx.run_all())?;
     let (mut notes, mut driver_label) = (Vec::new(), None);
     for (k, seed_done) in done.into_iter().enumerate() {
         for (out, part) in outputs.iter_mut().zip(seed_done.parts) {
@@ -274,36 +268,36 @@ impl<E: Experiment> SeedContext<'_, E> {
         })
     }
 
-    /// Runs every seed, `jobs` at a time on their own threads (simulator runs only: their
-    /// bytes do not depend on what else runs). After a failure no further seed starts; the
-    /// first failing seed's error (in seed order) is returned.
-    fn run_parallel(&self, jobs: usize) -> Result<Vec<SeedDone>> {
-        let next = AtomicUsize::new(0);
+    /// Runs every seed, in parallel on the current pool when it has several threads. After a
+    /// failure no further seed starts; the first failing seed's error (in seed order) is
+    /// returned.
+    fn run_all(&self) -> Result<Vec<SeedDone>> {
+        if rayon::current_num_threads() <= 1 || !CommonArgs::seeds_in_parallel(self.drivers) {
+            return (0..self.seeds.len()).map(|k| self.run(k)).collect();
+        }
         let failed = AtomicBool::new(false);
-        let slots: Vec<Mutex<Option<Result<SeedDone>>>> =
-            self.seeds.iter().map(|_| Mutex::new(None)).collect();
-        std::thread::scope(|scope| {
-            for _ in 0..jobs {
-                scope.spawn(|| loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    if k >= self.seeds.len() || failed.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let r = self.run(k);
-                    if r.is_err() {
-                        failed.store(true, Ordering::Relaxed);
-                    }
-                    *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                });
+        let ks: Vec<usize> = (0..self.seeds.len()).collect();
+        let slots = crate::parallel::map_runs(true, &ks, |&k| {
+            if failed.load(Ordering::Relaxed) {
+                return Ok(None);
             }
-        });
+            let r = self.run(k);
+            if r.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            Ok(Some(r))
+        })?;
         let mut done = Vec::with_capacity(slots.len());
+        let mut skipped = false;
         for slot in slots {
-            match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            match slot {
                 Some(r) => done.push(r?),
-                // Not started after an earlier failure: that failure was returned above.
-                None => bail!("a seed did not run"),
+                None => skipped = true,
             }
+        }
+        if skipped {
+            // Not started after a failure, which an earlier slot would have returned.
+            bail!("a seed did not run");
         }
         Ok(done)
     }

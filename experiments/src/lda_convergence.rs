@@ -92,11 +92,15 @@ pub fn run(
     for &driver in drivers {
         let d = driver.label();
         let mut runs: BTreeMap<String, RunRecords> = BTreeMap::new();
-        for &mode in &modes {
+        let recs = crate::parallel::map_runs(driver == DriverKind::Sim, &modes, |&mode| {
             pb.set_message(format!("lda {d} {}", mode.label()));
             let rec = part
                 .run(driver, mode, tables, stragglers, threads, seed)
                 .with_context(|| format!("LDA {} under {d}", mode.label()))?;
+            pb.inc(1);
+            Ok(rec)
+        })?;
+        for (&mode, rec) in modes.iter().zip(recs) {
             for p in &rec.progress {
                 curves.push(CurveRow {
                     driver: d.into(),
@@ -107,7 +111,6 @@ pub fn run(
                 });
             }
             runs.insert(mode.label(), rec);
-            pb.inc(1);
         }
         let all: Vec<&[ProgressRow]> = runs.values().map(|r| r.progress.as_slice()).collect();
         let (target, rule) = comparison_target(reference.as_ref(), &all);

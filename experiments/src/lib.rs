@@ -23,6 +23,7 @@ pub mod ls_twin_calibration;
 pub mod matrix_mode;
 pub mod mf_setup;
 pub mod output;
+pub mod parallel;
 pub mod peer_setup;
 pub mod profiled;
 pub mod reference;

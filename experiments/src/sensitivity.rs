@@ -67,25 +67,37 @@ impl Sensitivity {
 
     /// Derives the claims at every point of a grid (`(setting, is the headline, point)`), with
     /// a progress bar named `what`; the headline point takes `headline`'s claims instead of
-    /// running again.
+    /// running again. `parallel`: every run `derive` makes is a simulator run, so the points
+    /// may share the cores ([`crate::parallel::map_runs`]).
     ///
     /// # Errors
     /// The first error of `derive`.
-    pub fn sweep<P>(
+    pub fn sweep<P: Sync>(
         what: &str,
+        parallel: bool,
         points: Vec<(Setting<'_>, bool, P)>,
         headline: &[Claim],
-        mut derive: impl FnMut(&P, &[(&str, String)]) -> Result<Vec<Claim>>,
+        derive: impl Fn(&P, &[(&str, String)]) -> Result<Vec<Claim>> + Sync,
     ) -> Result<Self> {
         let mut out = Sensitivity::default();
         let pb = crate::output::progress(points.len() as u64, what);
-        for (setting, is_headline, point) in &points {
-            if *is_headline {
-                out.record(setting, true, headline);
-            } else {
-                out.record(setting, false, &derive(point, setting)?);
+        // Points of simulator runs (`parallel`) share the cores; the claims are recorded in
+        // grid order either way.
+        let derived =
+            crate::parallel::map_runs(parallel, &points, |(setting, is_headline, point)| {
+                let claims = if *is_headline {
+                    None
+                } else {
+                    Some(derive(point, setting)?)
+                };
+                pb.inc(1);
+                Ok(claims)
+            })?;
+        for ((setting, _, _), claims) in points.iter().zip(derived) {
+            match claims {
+                None => out.record(setting, true, headline),
+                Some(claims) => out.record(setting, false, &claims),
             }
-            pb.inc(1);
         }
         pb.finish_and_clear();
         Ok(out)

@@ -14,6 +14,7 @@ use crate::error::{CoreError, Result};
 use crate::learning::{payload_words, Learning, Payload, PayloadEffect};
 use crate::protocol::table::{RowAccess, RowKey};
 use crate::protocol::{Action, Message, NodeId, Role};
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
 use std::sync::Arc;
@@ -225,7 +226,7 @@ pub struct TableNode<L> {
     /// Shard: dense rows in the MF model's layout (empty on workers).
     values: Vec<f32>,
     /// Worker: the cached rows.
-    cache: HashMap<RowKey, Vec<f32>>,
+    cache: FxHashMap<RowKey, Vec<f32>>,
     /// Worker index (None: a shard).
     me: Option<usize>,
     /// Worker: what the model keeps on the worker besides the cache (e.g. LDA's topic
@@ -373,7 +374,7 @@ impl<M: TableModel> Learning for TableLearning<M> {
             } else {
                 Vec::new()
             },
-            cache: HashMap::new(),
+            cache: FxHashMap::default(),
             local: me.map(|w| self.model.local(w, workers)),
             me,
             applied: vec![0; if me.is_none() { workers } else { 0 }],

@@ -11,6 +11,7 @@ use experiments::async_setup::{mean_wait_ms, run_variant, AsyncCommon, AsyncData
 use experiments::cli::driver_tag;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
+use experiments::parallel::map_runs;
 use experiments::profiled::show;
 use experiments::ExperimentOutput;
 use serde::{Deserialize, Serialize};
@@ -131,6 +132,27 @@ impl Experiment for AsyncFig7To8 {
                 let data = ds.prepare(seed)?;
                 let tag = driver_tag(&data.name, "/", driver, &drivers);
                 let mut waits = [0.0f64; 4];
+                // The four (method, variant) runs; simulator runs share the cores
+                // (experiments::parallel), the rows are written in this order either way.
+                let jobs: Vec<Variant> = [Method::Sgd, Method::Saga]
+                    .into_iter()
+                    .flat_map(|method| [true, false].map(|sync| Variant { method, sync }))
+                    .collect();
+                let recs = map_runs(driver == DriverKind::Sim, &jobs, |&variant| {
+                    pb.set_message(format!("{} {}", data.name, variant.label()));
+                    let r = run_variant(
+                        driver,
+                        &cfg.common,
+                        &data,
+                        &ds.settings(variant.method),
+                        variant,
+                        &stragglers,
+                        seed,
+                    )?;
+                    pb.inc(1);
+                    Ok(r)
+                })?;
+                let mut recs = recs.into_iter();
                 for (k, method) in [Method::Sgd, Method::Saga].into_iter().enumerate() {
                     let settings = ds.settings(method);
                     let target = settings.target_relative_error * data.initial_error;
@@ -142,17 +164,7 @@ impl Experiment for AsyncFig7To8 {
                     let mut runs: Vec<(Variant, RunRecords)> = Vec::new();
                     for sync in [true, false] {
                         let variant = Variant { method, sync };
-                        pb.set_message(format!("{} {}", data.name, variant.label()));
-                        let r = run_variant(
-                            driver,
-                            &cfg.common,
-                            &data,
-                            &settings,
-                            variant,
-                            &stragglers,
-                            seed,
-                        )?;
-                        pb.inc(1);
+                        let r = recs.next().expect("one run per (method, variant)");
                         waits[2 * k + usize::from(!sync)] = mean_wait_ms(&r);
                         let curves = if method == Method::Sgd {
                             &mut curves7

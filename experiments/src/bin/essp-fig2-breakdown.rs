@@ -10,6 +10,7 @@ use bench_core::protocol::SyncMode;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::mf_setup::MfExperimentConfig as Config;
 use experiments::output::progress;
+use experiments::parallel::map_runs;
 use experiments::ExperimentOutput;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -112,15 +113,19 @@ impl Experiment for EsspFig2Breakdown {
         for &driver in &drivers {
             let d = driver.label();
             let mut by_mode: BTreeMap<String, BreakdownRow> = BTreeMap::new();
-            for &mode in &modes {
+            let sim = driver == DriverKind::Sim;
+            let recs = map_runs(sim, &modes, |&mode| {
                 pb.set_message(format!("{d} mf {}", mode.label()));
                 let rec = cfg
                     .run(driver, mode, &tables, seed)
                     .with_context(|| format!("MF {} under {d}", mode.label()))?;
+                pb.inc(1);
+                Ok(rec)
+            })?;
+            for (&mode, rec) in modes.iter().zip(recs) {
                 let row = breakdown(driver, "mf", mode, &rec);
                 by_mode.insert(mode.label(), row.clone());
                 rows.push(row);
-                pb.inc(1);
             }
             claims(
                 out,
@@ -131,7 +136,7 @@ impl Experiment for EsspFig2Breakdown {
             );
             if let Some((part, lda_modes, lda_tables)) = &lda {
                 let mut by_mode: BTreeMap<String, BreakdownRow> = BTreeMap::new();
-                for &mode in lda_modes {
+                let recs = map_runs(sim, lda_modes, |&mode| {
                     pb.set_message(format!("{d} lda {}", mode.label()));
                     let rec = part
                         .run(
@@ -143,10 +148,13 @@ impl Experiment for EsspFig2Breakdown {
                             seed,
                         )
                         .with_context(|| format!("LDA {} under {d}", mode.label()))?;
+                    pb.inc(1);
+                    Ok(rec)
+                })?;
+                for (&mode, rec) in lda_modes.iter().zip(recs) {
                     let row = breakdown(driver, "lda", mode, &rec);
                     by_mode.insert(mode.label(), row.clone());
                     rows.push(row);
-                    pb.inc(1);
                 }
                 claims(
                     out,

@@ -11,6 +11,7 @@ use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::mf_setup::{MfExperimentConfig as Config, MfSensitivity};
 use experiments::output::progress;
+use experiments::parallel::map_runs;
 use experiments::sensitivity::Sensitivity;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -109,11 +110,15 @@ impl Experiment for EsspFig2Staleness {
         let mut headline = None;
         for &driver in &drivers {
             let mut profiles: BTreeMap<String, Profile> = BTreeMap::new();
-            for &mode in &modes {
+            let recs = map_runs(driver == DriverKind::Sim, &modes, |&mode| {
                 pb.set_message(format!("{} {}", driver.label(), mode.label()));
                 let rec = cfg
                     .run(driver, mode, &tables, seed)
                     .with_context(|| format!("{} under {}", mode.label(), driver.label()))?;
+                pb.inc(1);
+                Ok(rec)
+            })?;
+            for (&mode, rec) in modes.iter().zip(recs) {
                 let dir = format!("{}-{}", driver.label(), mode.label());
                 out.csv(&format!("{dir}/iterations.csv"), &rec.iterations)?;
                 out.csv(&format!("{dir}/progress.csv"), &rec.progress)?;
@@ -140,7 +145,6 @@ impl Experiment for EsspFig2Staleness {
                     bytes_total: rec.bytes_sent.iter().sum(),
                 });
                 profiles.insert(mode.label(), p);
-                pb.inc(1);
             }
             let derived = claims(driver, &cfg.staleness, &profiles);
             if driver == DriverKind::Sim {
@@ -211,6 +215,7 @@ fn sensitivity(
     }
     Sensitivity::sweep(
         "essp-fig2 sensitivity",
+        true,
         points,
         &headline,
         |&(jitter, steps), setting| {
@@ -219,11 +224,12 @@ fn sensitivity(
             c.steps_per_clock = steps;
             let tables = c.tables(seed, data)?;
             let mut profiles = BTreeMap::new();
-            for &mode in &modes {
-                let rec = c
-                    .run(DriverKind::Sim, mode, &tables, seed)
-                    .with_context(|| format!("sensitivity run {} at {setting:?}", mode.label()))?;
-                profiles.insert(mode.label(), Profile::of(&rec));
+            let recs = map_runs(true, &modes, |&mode| {
+                c.run(DriverKind::Sim, mode, &tables, seed)
+                    .with_context(|| format!("sensitivity run {} at {setting:?}", mode.label()))
+            })?;
+            for (&mode, rec) in modes.iter().zip(&recs) {
+                profiles.insert(mode.label(), Profile::of(rec));
             }
             Ok(claims(DriverKind::Sim, &c.staleness, &profiles))
         },

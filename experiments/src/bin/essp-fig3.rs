@@ -11,6 +11,7 @@ use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::mf_setup::{MfExperimentConfig as Config, MfSensitivity};
 use experiments::output::progress;
+use experiments::parallel::map_runs;
 use experiments::reference::{
     comparison_target, loss_spans, near_optimum_claim, reference_rows, Reference,
 };
@@ -127,15 +128,22 @@ impl Experiment for EsspFig3 {
         for &driver in &drivers {
             let d = driver.label();
             let mut runs: BTreeMap<String, RunRecords> = BTreeMap::new();
-            let jobs = modes
+            let jobs: Vec<_> = modes
                 .iter()
                 .map(|m| (*m, cfg.mf.step, &workload))
-                .chain(big_modes.iter().map(|m| (*m, large_step, &big_workload)));
-            for (mode, step, w) in jobs {
+                .chain(big_modes.iter().map(|m| (*m, large_step, &big_workload)))
+                .collect();
+            // Simulator runs share the cores (experiments::parallel); the rows are written in
+            // the jobs' order either way.
+            let recs = map_runs(driver == DriverKind::Sim, &jobs, |&(mode, step, w)| {
                 pb.set_message(format!("{d} {} step {step}", mode.label()));
                 let rec = cfg
                     .run(driver, mode, w, seed)
                     .with_context(|| format!("{} (step {step}) under {d}", mode.label()))?;
+                pb.inc(1);
+                Ok(rec)
+            })?;
+            for (&(mode, step, _), rec) in jobs.iter().zip(recs) {
                 for p in &rec.progress {
                     curves.push(CurveRow {
                         driver: d.into(),
@@ -147,7 +155,6 @@ impl Experiment for EsspFig3 {
                     });
                 }
                 runs.insert(format!("{}@{step}", mode.label()), rec);
-                pb.inc(1);
             }
             // Target: 90% of the way from the initial held-out loss to the optimum's.
             // Without a reference the shared fallback (the largest final loss) is taken over
@@ -363,6 +370,7 @@ fn sensitivity(
     }
     Sensitivity::sweep(
         "essp-fig3 sensitivity",
+        true,
         points,
         &headline,
         |&(step, jitter), _| {
@@ -371,11 +379,14 @@ fn sensitivity(
             let mut mf = c.mf;
             mf.step = step;
             let tables = c.tables_with(mf, seed, data)?;
-            let runs = [SyncMode::bsp(), SyncMode::ssp(s_max), SyncMode::essp(s_max)]
-                .map(|m| c.run(DriverKind::Sim, m, &tables, seed));
-            let [bsp, ssp, essp] = runs;
-            let (bsp, ssp, essp) = (bsp?, ssp?, essp?);
-            Ok(large_step_claims("sim", s_max, step, [&bsp, &ssp, &essp]))
+            let modes = [SyncMode::bsp(), SyncMode::ssp(s_max), SyncMode::essp(s_max)];
+            let runs = map_runs(true, &modes, |&m| c.run(DriverKind::Sim, m, &tables, seed))?;
+            Ok(large_step_claims(
+                "sim",
+                s_max,
+                step,
+                [&runs[0], &runs[1], &runs[2]],
+            ))
         },
     )
 }

@@ -314,6 +314,7 @@ fn sensitivity(
     }
     Sensitivity::sweep(
         "hop-fig13 sensitivity",
+        setup.driver == DriverKind::Sim,
         points,
         headline,
         |&(aggregation, bandwidth), _| {

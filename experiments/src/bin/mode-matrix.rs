@@ -15,6 +15,7 @@ use bench_core::workload::{Aggregation, SvmConfig};
 use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::matrix_mode::{mean_wait_us, MatrixMode, RunShape};
+use experiments::parallel::map_runs;
 use experiments::reference::{
     comparison_target, loss_spans, near_optimum_claim, reached_and_held, reference_rows, Reference,
     ReferenceRow,
@@ -464,9 +465,10 @@ fn matrix(
 ) -> Result<()> {
     let modes = parse_modes(cfg)?;
     let baseline = MatrixMode::parse(&cfg.baseline, cfg.iterations)?.label();
-    let mut runs: Vec<(String, String, RunRecords)> = Vec::new();
-    for p in &cfg.patterns {
-        let settings = RunSettings {
+    let settings: Vec<RunSettings> = cfg
+        .patterns
+        .iter()
+        .map(|p| RunSettings {
             network: cfg.network.clone(),
             compute: cfg.compute,
             stragglers: p.stragglers.clone(),
@@ -474,28 +476,42 @@ fn matrix(
             threads: cfg.threads.clone(),
             iteration_ns: None,
             wire_bytes: None,
-        };
-        for m in &modes {
-            if let Some(pb) = pb {
-                pb.set_message(format!("{} {} {}", driver.label(), p.name, m.label()));
-            }
-            let rec = m.run(
-                driver,
-                &RunShape {
-                    workers: cfg.workers,
-                    iterations: cfg.iterations,
-                    aggregation: cfg.aggregation,
-                },
-                &settings,
-                workload,
-                seed,
-            )?;
-            runs.push((p.name.clone(), m.label(), rec));
-            if let Some(pb) = pb {
-                pb.inc(1);
-            }
+        })
+        .collect();
+    let cells: Vec<(usize, &MatrixMode)> = (0..cfg.patterns.len())
+        .flat_map(|p| modes.iter().map(move |m| (p, m)))
+        .collect();
+    // Simulator cells share the cores (experiments::parallel), in cell order either way.
+    let recs = map_runs(driver == DriverKind::Sim, &cells, |&(p, m)| {
+        if let Some(pb) = pb {
+            pb.set_message(format!(
+                "{} {} {}",
+                driver.label(),
+                cfg.patterns[p].name,
+                m.label()
+            ));
         }
-    }
+        let rec = m.run(
+            driver,
+            &RunShape {
+                workers: cfg.workers,
+                iterations: cfg.iterations,
+                aggregation: cfg.aggregation,
+            },
+            &settings[p],
+            workload,
+            seed,
+        )?;
+        if let Some(pb) = pb {
+            pb.inc(1);
+        }
+        Ok(rec)
+    })?;
+    let runs: Vec<(String, String, RunRecords)> = cells
+        .iter()
+        .zip(recs)
+        .map(|(&(p, m), rec)| (cfg.patterns[p].name.clone(), m.label(), rec))
+        .collect();
     let progress: Vec<&[_]> = runs.iter().map(|r| &r.2.progress[..]).collect();
     let (target, how) = comparison_target(reference, &progress);
     let spans = loss_spans(
@@ -635,6 +651,7 @@ fn sensitivity(
     }
     Sensitivity::sweep(
         "mode-matrix sensitivity",
+        true,
         points,
         headline,
         |&(eta, jitter), _| {

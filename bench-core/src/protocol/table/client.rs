@@ -5,7 +5,8 @@ use crate::error::{CoreError, Result};
 use crate::protocol::{
     Action, Event, Input, IterationRecord, Message, Nanos, NodeId, Protocol, Role,
 };
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +56,7 @@ pub struct TableClient {
     /// The rows of the current step.
     needed: Vec<RowKey>,
     /// Stamp of each cached row.
-    cache: HashMap<RowKey, u64>,
+    cache: FxHashMap<RowKey, u64>,
     views: Vec<ShardView>,
     start: Nanos,
     phase: Phase,
@@ -84,7 +85,7 @@ impl TableClient {
             staleness: 0,
             differentials: BTreeMap::new(),
             needed: Vec::new(),
-            cache: HashMap::new(),
+            cache: FxHashMap::default(),
             views: (0..shards).map(|_| ShardView::default()).collect(),
             start: 0,
             phase: Phase::Idle,

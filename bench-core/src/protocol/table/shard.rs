@@ -3,7 +3,8 @@
 use super::{RowAccess, RowKey, TableMode};
 use crate::error::{CoreError, Result};
 use crate::protocol::{Action, Input, Message, Nanos, NodeId, Protocol, Role};
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// A shard: the clocks every worker completed here, what it sent each worker, the rows each
@@ -18,13 +19,13 @@ pub struct TableShard {
     /// `completed[w]`: worker `w`'s RowInc of clocks `< completed[w]` arrived.
     completed: Vec<u64>,
     /// Per worker, the stamp of the latest copy of each row sent to it.
-    sent: Vec<HashMap<RowKey, u64>>,
+    sent: Vec<FxHashMap<RowKey, u64>>,
     /// ESSP: per worker, the rows it registered.
-    registered: Vec<BTreeSet<RowKey>>,
+    registered: Vec<FxHashSet<RowKey>>,
     /// ESSP: per row, the workers that registered it.
-    registrants: HashMap<RowKey, Vec<usize>>,
+    registrants: FxHashMap<RowKey, Vec<usize>>,
     /// ESSP: per worker, registered rows changed (or never sent) since the last copy sent.
-    dirty: Vec<BTreeSet<RowKey>>,
+    dirty: Vec<FxHashSet<RowKey>>,
     /// Per worker, requests received.
     requests: Vec<u64>,
     /// Requests waiting: (worker, clock, step).
@@ -52,10 +53,10 @@ impl TableShard {
             mode,
             access,
             completed: vec![0; workers],
-            sent: vec![HashMap::new(); workers],
-            registered: vec![BTreeSet::new(); workers],
-            registrants: HashMap::new(),
-            dirty: vec![BTreeSet::new(); workers],
+            sent: vec![FxHashMap::default(); workers],
+            registered: vec![FxHashSet::default(); workers],
+            registrants: FxHashMap::default(),
+            dirty: vec![FxHashSet::default(); workers],
             requests: vec![0; workers],
             pending: Vec::new(),
             deferred: Vec::new(),
@@ -126,7 +127,9 @@ impl TableShard {
             for r in &self.registered[w] {
                 self.sent[w].insert(*r, stamp);
             }
-            let rows: Vec<RowKey> = std::mem::take(&mut self.dirty[w]).into_iter().collect();
+            // Sorted, as the row lists of requests are.
+            let mut rows: Vec<RowKey> = self.dirty[w].drain().collect();
+            rows.sort_unstable();
             let to = self.node_of(w);
             self.actions.push_back(Action::RowSet { peer: to, rows });
             self.actions.push_back(Action::Send {
