@@ -345,10 +345,10 @@ impl Learning for AsyncLearning {
     /// `(objective - optimum, sign accuracy)` of the coordinator's model.
     fn evaluate(&self, state: &AsyncNode) -> (f64, f64) {
         match state {
-            AsyncNode::Server(s) => (
-                self.problem.objective(&s.model) - self.optimum,
-                self.problem.sign_accuracy(&s.model),
-            ),
+            AsyncNode::Server(s) => {
+                let (objective, accuracy) = self.problem.objective_and_accuracy(&s.model);
+                (objective - self.optimum, accuracy)
+            }
             AsyncNode::Worker(_) => (f64::NAN, f64::NAN),
         }
     }
