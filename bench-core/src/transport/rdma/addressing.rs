@@ -1,6 +1,7 @@
 //! The addressing decisions of a connection, as pure functions of what the device reports, so
 //! that they are tested without a device: which port (and whether it can carry traffic), which
-//! GID, which path MTU both ends can use, and the initial packet sequence numbers.
+//! GID, whether packets carry a global route header and with which traffic class and hop
+//! limit, which path MTU both ends can use, and the initial packet sequence numbers.
 
 use super::err;
 use crate::error::Result;
@@ -26,6 +27,45 @@ pub(super) fn port_number(var: Option<&str>) -> Result<u8> {
             ))),
         },
     }
+}
+
+/// The traffic class of the global route header: `$SYNCBENCH_RDMA_TCLASS` (`var`), else 0.
+/// On RoCE v2 its upper six bits are the packets' DSCP and its lower two their ECN bits.
+///
+/// # Errors
+/// A value that is not a traffic class (0-255).
+pub(super) fn traffic_class(var: Option<&str>) -> Result<u8> {
+    match var {
+        None => Ok(0),
+        Some(v) => v.trim().parse::<u8>().map_err(|_| {
+            err(format!(
+                "SYNCBENCH_RDMA_TCLASS={v:?} is not a traffic class (0-255: DSCP x 4 + ECN bits, e.g. 106 for DSCP 26; ask the fabric's admin which class is lossless)"
+            ))
+        }),
+    }
+}
+
+/// The hop limit of the global route header: `$SYNCBENCH_RDMA_HOP_LIMIT` (`var`), else 64.
+///
+/// # Errors
+/// A value that is not a hop limit (1-255).
+pub(super) fn hop_limit(var: Option<&str>) -> Result<u8> {
+    match var {
+        None => Ok(64),
+        Some(v) => match v.trim().parse::<u8>() {
+            Ok(h) if h >= 1 => Ok(h),
+            _ => Err(err(format!(
+                "SYNCBENCH_RDMA_HOP_LIMIT={v:?} is not a hop limit (1-255; default 64)"
+            ))),
+        },
+    }
+}
+
+/// Whether a connection's packets carry a global route header (`is_global`), decided by the
+/// local port's link layer: always on Ethernet (RoCE is routed by GID), never on InfiniBand
+/// (one subnet, routed by LID).
+pub(super) fn is_global(link_layer: u8) -> bool {
+    link_layer == LINK_ETHERNET
 }
 
 /// A port state's verbs name.
@@ -183,6 +223,39 @@ mod tests {
         for bad in ["0", "x", "256", ""] {
             assert!(port_number(Some(bad)).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn traffic_class_and_hop_limit_come_from_the_environment_with_clear_errors() {
+        assert_eq!(traffic_class(None).unwrap(), 0);
+        assert_eq!(traffic_class(Some(" 106 ")).unwrap(), 106);
+        assert_eq!(traffic_class(Some("0")).unwrap(), 0);
+        assert_eq!(traffic_class(Some("255")).unwrap(), 255);
+        for bad in ["256", "-1", "x", ""] {
+            let e = traffic_class(Some(bad)).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("SYNCBENCH_RDMA_TCLASS={bad:?}")) && e.contains("0-255"),
+                "{e}"
+            );
+        }
+        assert_eq!(hop_limit(None).unwrap(), 64);
+        assert_eq!(hop_limit(Some("1")).unwrap(), 1);
+        assert_eq!(hop_limit(Some(" 255")).unwrap(), 255);
+        for bad in ["0", "256", "x", ""] {
+            let e = hop_limit(Some(bad)).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("SYNCBENCH_RDMA_HOP_LIMIT={bad:?}")) && e.contains("1-255"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_global_route_header_is_decided_by_the_local_link_layer() {
+        assert!(is_global(LINK_ETHERNET));
+        assert!(!is_global(LINK_INFINIBAND));
+        // 0 (IBV_LINK_LAYER_UNSPECIFIED) is how old drivers report InfiniBand.
+        assert!(!is_global(0));
     }
 
     #[test]

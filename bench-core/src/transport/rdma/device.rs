@@ -1,11 +1,16 @@
 //! An opened RDMA device: its context, protection domain and one port's addressing (the port,
-//! its state, link layer, GID and MTU, chosen and checked by [`super::addressing`]).
+//! its state, link layer, GID and MTU, chosen and checked by [`super::addressing`]), and the
+//! fatal asynchronous events it reported ([`super::async_events`]).
 
 use super::addressing::{self, GidEntry, LINK_ETHERNET};
+use super::async_events::{self, AsyncFailure, Subject, SubjectKind};
 use super::err;
 use crate::error::Result;
 use ibverbs_sys as ffi;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Fatal asynchronous events kept per device (a device that reports more is long dead).
+const MAX_ASYNC_FAILURES: usize = 64;
 
 /// An opened RDMA device: context, protection domain, one port and its addressing.
 pub struct RdmaDevice {
@@ -20,6 +25,13 @@ pub struct RdmaDevice {
     mtu: ffi::ibv_mtu,
     /// Entries a completion queue may have.
     max_cqe: usize,
+    /// Traffic class of the global route header (`SYNCBENCH_RDMA_TCLASS`).
+    tclass: u8,
+    /// Hop limit of the global route header (`SYNCBENCH_RDMA_HOP_LIMIT`).
+    hop_limit: u8,
+    /// The fatal asynchronous events read so far ([`RdmaDevice::async_failures`]); every
+    /// endpoint of the device reads them and reports those that concern it.
+    events: Mutex<Vec<AsyncFailure>>,
 }
 
 // SAFETY: verbs objects may be used from any thread (libibverbs is thread-safe); the pointers
@@ -58,11 +70,15 @@ impl RdmaDevice {
     /// Opens `name` (else `$SYNCBENCH_RDMA_DEVICE`, else the first device), on port
     /// `$SYNCBENCH_RDMA_PORT` (else 1), which must be ACTIVE (and on InfiniBand have a LID);
     /// the GID index is `$SYNCBENCH_RDMA_GID`, else chosen from the port's GID table
-    /// ([`addressing::choose_gid`]: on RoCE the IPv4-mapped RoCE v2 entry).
+    /// ([`addressing::choose_gid`]: on RoCE the IPv4-mapped RoCE v2 entry). The global route
+    /// header's traffic class is `$SYNCBENCH_RDMA_TCLASS` (else 0) and its hop limit
+    /// `$SYNCBENCH_RDMA_HOP_LIMIT` (else 64). The context's asynchronous event channel is made
+    /// non-blocking, so that endpoints can poll it in their health checks.
     ///
     /// # Errors
     /// [`CoreError::Transport`] when there is no device, none of that name, the device cannot
-    /// be opened or queried, or the port cannot carry traffic.
+    /// be opened or queried, the port cannot carry traffic, or an environment variable above
+    /// holds no valid value.
     pub fn open(name: Option<&str>) -> Result<Arc<Self>> {
         let wanted = name
             .map(str::to_string)
@@ -90,6 +106,10 @@ impl RdmaDevice {
         };
         let port_num =
             addressing::port_number(std::env::var("SYNCBENCH_RDMA_PORT").ok().as_deref())?;
+        let tclass =
+            addressing::traffic_class(std::env::var("SYNCBENCH_RDMA_TCLASS").ok().as_deref())?;
+        let hop_limit =
+            addressing::hop_limit(std::env::var("SYNCBENCH_RDMA_HOP_LIMIT").ok().as_deref())?;
         // SAFETY: plain verbs calls; every pointer is checked before use and freed in Drop (or
         // here on failure).
         unsafe {
@@ -108,6 +128,17 @@ impl RdmaDevice {
                     "cannot open device {}: {}",
                     names[index],
                     std::io::Error::last_os_error()
+                )));
+            }
+            // health() reads asynchronous events without waiting for one.
+            let fd = (*ctx).async_fd;
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+                let e = std::io::Error::last_os_error();
+                ffi::ibv_close_device(ctx);
+                return Err(err(format!(
+                    "cannot make the event channel of {} non-blocking: {e}",
+                    names[index]
                 )));
             }
             let mut port: ffi::ibv_port_attr = Default::default();
@@ -187,6 +218,9 @@ impl RdmaDevice {
                 gid_index,
                 mtu: port.active_mtu.min(ffi::IBV_MTU_4096),
                 max_cqe: attr.max_cqe.max(0) as usize,
+                tclass,
+                hop_limit,
+                events: Mutex::new(Vec::new()),
             }))
         }
     }
@@ -216,9 +250,19 @@ impl RdmaDevice {
         self.port
     }
 
-    /// Whether the port is Ethernet (RoCE: every packet carries a global route header).
-    pub(super) fn is_ethernet(&self) -> bool {
-        self.link_layer == LINK_ETHERNET
+    /// The port's link layer (verbs value; [`LINK_ETHERNET`] on RoCE).
+    pub(super) fn link_layer(&self) -> u8 {
+        self.link_layer
+    }
+
+    /// The traffic class of the global route header (`$SYNCBENCH_RDMA_TCLASS`, else 0).
+    pub(super) fn traffic_class(&self) -> u8 {
+        self.tclass
+    }
+
+    /// The hop limit of the global route header (`$SYNCBENCH_RDMA_HOP_LIMIT`, else 64).
+    pub(super) fn hop_limit(&self) -> u8 {
+        self.hop_limit
     }
 
     /// The GID this process uses, and its index.
@@ -234,6 +278,43 @@ impl RdmaDevice {
     /// The port's active MTU (at most 4096); a connection uses the smaller of both ends'.
     pub(super) fn mtu(&self) -> ffi::ibv_mtu {
         self.mtu
+    }
+
+    /// The fatal asynchronous events ([`async_events::is_fatal`]) this device has reported so
+    /// far, after reading those pending. Every event read is acknowledged at once (destroying a
+    /// queue pair waits for its events' acknowledgements); informational ones are dropped.
+    pub(super) fn async_failures(&self) -> Vec<AsyncFailure> {
+        let mut seen = self.events.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            let mut ev = ffi::ibv_async_event::default();
+            // SAFETY: the context is valid until Drop, and its event channel is non-blocking
+            // (open): with no event pending this returns -1 at once; `ev` is a valid
+            // out-parameter.
+            if unsafe { ffi::ibv_get_async_event(self.ctx, &mut ev) } != 0 {
+                break;
+            }
+            let code = ev.event_type;
+            // SAFETY: libibverbs fills the member of `element` that the event's type names
+            // (async_events::subject_kind); a queue pair an event names is not destroyed before
+            // the event is acknowledged (below), so its number can be read.
+            let subject = unsafe {
+                match async_events::subject_kind(code) {
+                    SubjectKind::Qp if !ev.element.qp.is_null() => {
+                        Subject::Qp((*ev.element.qp).qp_num)
+                    }
+                    SubjectKind::Cq => Subject::Cq(ev.element.cq as usize),
+                    SubjectKind::Port => Subject::Port(ev.element.port_num),
+                    SubjectKind::Device => Subject::Device,
+                    SubjectKind::Qp | SubjectKind::Srq | SubjectKind::Wq => Subject::Other,
+                }
+            };
+            // SAFETY: `ev` was filled by ibv_get_async_event above and is acknowledged once.
+            unsafe { ffi::ibv_ack_async_event(&mut ev) };
+            if async_events::is_fatal(code) && seen.len() < MAX_ASYNC_FAILURES {
+                seen.push(AsyncFailure { code, subject });
+            }
+        }
+        seen.clone()
     }
 }
 

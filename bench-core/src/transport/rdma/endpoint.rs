@@ -4,10 +4,12 @@
 //! [`PreparedEndpoint::connect`] with every node's address gives the [`RdmaEndpoint`] that
 //! moves messages.
 
+use super::async_events::{describe, Owned};
 use super::completion::{checked_entries, status_name, CompletionQueue};
-use super::memory::MemoryRegion;
+use super::memory::{self, MemoryRegion};
 use super::queue_pair::{ConnectedQp, PreparedQp, RemoteQp};
 use super::send_window::{SendWindow, STAGED_ENTRIES};
+use super::slot_write::{slot_write_plan, SLOT_WRITE_WRS};
 use super::wr_id::{decode, encode, slot_tag, WrKind};
 use super::{err, RdmaDevice, QUEUE};
 use crate::error::{CoreError, Result, TransportFault};
@@ -101,6 +103,8 @@ pub struct RdmaEndpoint {
     cq: VecDeque<Completion>,
     next_wr: u64,
     failures: Vec<(TransportFault, String)>,
+    /// The device, whose asynchronous events health() reads.
+    dev: Arc<RdmaDevice>,
 }
 
 impl std::fmt::Debug for RdmaEndpoint {
@@ -157,11 +161,13 @@ impl RdmaEndpoint {
         let region =
             MemoryRegion::register(&dev, AlignedWords::zeroed(offset.max(PAGE_WORDS)), true)?;
         // Send completions: per peer at most STAGED_ENTRIES chains in flight, each of at most
-        // 3 requests, every one of which completes when it fails (parts are unsignaled).
+        // SLOT_WRITE_WRS + 1 requests (header, length and payload, footer, notification),
+        // every one of which completes when it fails (parts are unsignaled).
         // Receive completions: one per posted receive request.
+        let chain = SLOT_WRITE_WRS as usize + 1;
         let send_cq = Arc::new(CompletionQueue::create(
             &dev,
-            checked_entries(3 * STAGED_ENTRIES * remote.len(), dev.max_cqe(), "send")?,
+            checked_entries(chain * STAGED_ENTRIES * remote.len(), dev.max_cqe(), "send")?,
         )?);
         let recv_cq = Arc::new(CompletionQueue::create(
             &dev,
@@ -174,12 +180,14 @@ impl RdmaEndpoint {
         let mut psn = HashMap::new();
         let mut peers = HashMap::new();
         for peer in all {
+            // Notification entries, then a copy of each remote slot, laid out as the remote
+            // ring (the same stride), so that one word offset names a segment in both.
             let cap = remote.get(&peer).map_or(1, |s| s.capacity);
             let staging = AlignedWords::zeroed(
                 STAGED_ENTRIES * ENTRY_WORDS
                     + remote
                         .get(&peer)
-                        .map_or(0, |s| s.depth * (round_page(slot_words(cap)) + 8)),
+                        .map_or(0, |s| s.depth * round_page(slot_words(cap))),
             );
             let staging = MemoryRegion::register(&dev, staging, false)?;
             let qp = PreparedQp::create(&dev, &send_cq, &recv_cq, QUEUE as u32)
@@ -233,6 +241,7 @@ impl PreparedEndpoint {
             cq: VecDeque::new(),
             next_wr: 0,
             failures: Vec::new(),
+            dev: self.dev.clone(),
         };
         let mut prepared: Vec<(NodeId, (PreparedQp, MemoryRegion))> =
             self.peers.into_iter().collect();
@@ -281,11 +290,34 @@ impl PreparedEndpoint {
                 }
             }
         }
+        eprintln!(
+            "rdma: node {node}: connected to {} peer(s) on {} port {}; {} pinned by this endpoint, {} by this process",
+            ep.peers.len(),
+            ep.dev.name(),
+            ep.dev.port(),
+            mib(ep.pinned_bytes()),
+            mib(memory::pinned_bytes())
+        );
         Ok(ep)
     }
 }
 
+/// `bytes` as MiB, with the exact count.
+fn mib(bytes: u64) -> String {
+    format!(
+        "{:.1} MiB ({bytes} bytes)",
+        bytes as f64 / f64::from(1u32 << 20)
+    )
+}
+
 impl RdmaEndpoint {
+    /// Bytes this endpoint has registered (pinned): its receive region and the staging region
+    /// of each peer.
+    pub fn pinned_bytes(&self) -> u64 {
+        let staging: u64 = self.peers.values().map(|p| p.staging.bytes()).sum();
+        self.region.bytes() + staging
+    }
+
     fn post_recv(&mut self, peer: NodeId) -> Result<()> {
         let node = self.node;
         let p = self
@@ -541,7 +573,7 @@ impl Endpoint for RdmaEndpoint {
         }
         // Room first, so that no staging entry is written while a chain in flight reads it;
         // then the staging slot's previous write must have completed.
-        self.wait_for_room(to, 2 + u32::from(notify.is_some()))?;
+        self.wait_for_room(to, SLOT_WRITE_WRS + u32::from(notify.is_some()))?;
         let started = Instant::now();
         while self.peers[&to].window.slot_busy(slot_tag(slot)) {
             self.poll_send();
@@ -560,7 +592,8 @@ impl Endpoint for RdmaEndpoint {
         let p = self.peers.get_mut(&to).expect("peer");
         let lkey = p.staging.lkey();
         let st = p.staging.words().as_slice();
-        let base = STAGED_ENTRIES * ENTRY_WORDS + slot * (stride + 8);
+        // The staged copy of the slot, laid out as the remote slot.
+        let base = STAGED_ENTRIES * ENTRY_WORDS + slot * stride;
         st[base].store(version, Ordering::Relaxed);
         st[base + 1].store(len as u64, Ordering::Relaxed);
         if let Some(d) = &data {
@@ -569,45 +602,36 @@ impl Endpoint for RdmaEndpoint {
                 &d.as_slice()[..len],
             );
         }
-        let footer = base + stride;
-        st[footer].store(version, Ordering::Relaxed);
+        st[base + e.capacity + 2].store(version, Ordering::Relaxed);
         let saddr = p.staging.addr();
         let remote_slot = addr + ((e.ring + slot * stride) * 8) as u64;
-        let mut sges = [
-            ffi::ibv_sge {
-                addr: saddr + (base * 8) as u64,
-                length: ((2 + len) * 8) as u32,
-                lkey,
-            },
-            ffi::ibv_sge {
-                addr: saddr + (footer * 8) as u64,
-                length: 8,
-                lkey,
-            },
-            ffi::ibv_sge {
-                addr: 0,
-                length: (ENTRY_WORDS * 8) as u32,
-                lkey,
-            },
-        ];
-        let mut wrs = Vec::with_capacity(3);
-        let [s0, s1, s2] = &mut sges;
-        wrs.push(Self::write_wr(
-            s0,
-            remote_slot,
-            rkey,
-            ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE,
-            part_id,
-            false,
-        ));
-        wrs.push(Self::write_wr(
-            s1,
-            remote_slot + ((e.capacity + 2) * 8) as u64,
-            rkey,
-            ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE,
-            final_id,
-            notify.is_none(),
-        ));
+        // Header, then length and payload, then footer: three WRITEs, placed in this order
+        // (slot_write), so that a reader polling the slot never takes a payload of v + 1
+        // between a header and a footer of v. Unsignaled but for the chain's last request.
+        let plan = slot_write_plan(e.capacity, len);
+        let mut sges = plan.map(|seg| ffi::ibv_sge {
+            addr: saddr + ((base + seg.word) * 8) as u64,
+            length: seg.bytes,
+            lkey,
+        });
+        let mut wrs = Vec::with_capacity(plan.len() + 1);
+        let last = plan.len() - 1;
+        for (i, (sge, seg)) in sges.iter_mut().zip(plan).enumerate() {
+            let final_request = i == last && notify.is_none();
+            wrs.push(Self::write_wr(
+                sge,
+                remote_slot + seg.byte_offset(),
+                rkey,
+                ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE,
+                if final_request { final_id } else { part_id },
+                final_request,
+            ));
+        }
+        let mut note_sge = ffi::ibv_sge {
+            addr: 0,
+            length: (ENTRY_WORDS * 8) as u32,
+            lkey,
+        };
         if let Some(imm) = notify {
             let (t, entry) = p.window.next_notification();
             let ent = entry * ENTRY_WORDS;
@@ -617,13 +641,11 @@ impl Endpoint for RdmaEndpoint {
             {
                 st[ent + i].store(v, Ordering::Relaxed);
             }
-            s2.addr = saddr + (ent * 8) as u64;
+            note_sge.addr = saddr + (ent * 8) as u64;
             let remote_entry =
                 addr + ((e.queue + 8 + (t as usize % QUEUE) * ENTRY_WORDS) * 8) as u64;
-            wrs[1].wr_id = part_id;
-            wrs[1].send_flags = 0;
             let mut w = Self::write_wr(
-                s2,
+                &mut note_sge,
                 remote_entry,
                 rkey,
                 ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE_WITH_IMM,
@@ -707,9 +729,24 @@ impl Endpoint for RdmaEndpoint {
         Ok(read_slot(s, e.capacity, out))
     }
 
+    /// The first failure this endpoint noticed (a refused post, a failed completion, an
+    /// out-of-order notification), else the first fatal asynchronous event of the device that
+    /// concerns it: one of its queue pairs (naming the peer), its completion queues, its port,
+    /// or the whole device.
     fn health(&self) -> Result<()> {
-        match self.failures.first() {
-            Some((fault, message)) => Err(CoreError::transport(*fault, message.clone())),
+        if let Some((fault, message)) = self.failures.first() {
+            return Err(CoreError::transport(*fault, message.clone()));
+        }
+        let peer_of_qp = |qpn: u32| self.by_qpn.get(&qpn).copied();
+        let owned = Owned {
+            node: self.node,
+            peer_of_qp: &peer_of_qp,
+            cqs: &[self.send_cq.raw() as usize, self.recv_cq.raw() as usize],
+            port: self.dev.port(),
+        };
+        let events = self.dev.async_failures();
+        match events.iter().find_map(|f| describe(f, &owned)) {
+            Some((fault, message)) => Err(CoreError::transport(fault, message)),
             None => Ok(()),
         }
     }

@@ -59,6 +59,18 @@ fn may_lock_any(status: &str) -> bool {
         .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
 }
 
+/// The access a registration asks for: local writes, and with `remote`, RDMA writes from
+/// peers. Never IBV_ACCESS_RELAXED_ORDERING: the seqlock of a slot that a reader polls
+/// without a notification relies on the responder placing one queue pair's WRITEs in posting
+/// order ([`super`]).
+pub(super) fn access_flags(remote: bool) -> ffi::ibv_access_flags {
+    let mut access = ffi::ibv_access_flags::IBV_ACCESS_LOCAL_WRITE;
+    if remote {
+        access |= ffi::ibv_access_flags::IBV_ACCESS_REMOTE_WRITE;
+    }
+    access
+}
+
 /// A registered, page-aligned buffer of words.
 pub(super) struct MemoryRegion {
     mr: NonNull<ffi::ibv_mr>,
@@ -82,10 +94,7 @@ impl MemoryRegion {
     pub fn register(dev: &Arc<RdmaDevice>, words: AlignedWords, remote: bool) -> Result<Self> {
         let bytes = ((words.len().max(1) * 8).next_multiple_of(PAGE)) as u64;
         check_memlock(memlock_limit(), pinned_bytes(), bytes)?;
-        let mut access = ffi::ibv_access_flags::IBV_ACCESS_LOCAL_WRITE;
-        if remote {
-            access |= ffi::ibv_access_flags::IBV_ACCESS_REMOTE_WRITE;
-        }
+        let access = access_flags(remote);
         // SAFETY: the protection domain is valid while `dev` lives (the region keeps an Arc);
         // the address range is the buffer's own allocation, which is page-aligned and whole
         // pages long (AlignedWords), and the region owns it until after deregistration.
@@ -117,6 +126,11 @@ impl MemoryRegion {
     /// The registered buffer.
     pub fn words(&self) -> &AlignedWords {
         &self.words
+    }
+
+    /// Bytes registered (pinned): the buffer rounded up to whole pages.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     /// The buffer's address, as work requests name it.
@@ -165,6 +179,18 @@ mod tests {
             e.contains("69632 bytes in all") && e.contains("ulimit -l"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn registrations_never_ask_for_relaxed_ordering() {
+        let relaxed = ffi::ibv_access_flags::IBV_ACCESS_RELAXED_ORDERING.0;
+        assert_ne!(relaxed, 0);
+        for remote in [false, true] {
+            assert_eq!(access_flags(remote).0 & relaxed, 0, "remote {remote}");
+        }
+        // Exactly local write, and remote write for the receive region.
+        assert_eq!(access_flags(false).0, 1);
+        assert_eq!(access_flags(true).0, 1 | 2);
     }
 
     #[test]

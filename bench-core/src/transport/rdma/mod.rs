@@ -2,19 +2,44 @@
 //! node laid out as the shm backend's segment (a notification queue and a slot ring per sender),
 //! one-sided RDMA WRITEs into remote slots, and RDMA WRITE_WITH_IMM for notifications.
 //!
-//! A write posts, on the queue pair to the receiver, (1) the header, length and payload staged in
-//! a registered buffer into the remote slot, (2) the footer word into the slot's footer, and with
-//! a notification (3) a WRITE_WITH_IMM of the 64-byte queue entry into the receiver's queue, whose
-//! receive completion tells the receiver that the entry, and every write before it on that
-//! queue pair, has landed (the RC ordering rule). The seqlock of the slot is the same as every
-//! backend's, so a reader overlapping a later write sees a torn buffer, as in ASAP. Receivers
-//! post one receive request per queue entry and repost after consuming it, so a sender can
-//! never overrun a queue: the hardware holds it back (receiver-not-ready retries).
+//! A write stages the slot in a registered buffer and posts, as one chain on the queue pair to
+//! the receiver, (1) an RDMA WRITE of the header (version) word alone, (2) one of the length
+//! and payload, (3) one of the footer word ([`slot_write`]), and with a notification (4) a
+//! WRITE_WITH_IMM of the 64-byte queue entry into the receiver's queue. Only the chain's last
+//! request is signaled. The seqlock of the slot is the same as every backend's, so a reader
+//! overlapping a later write sees a torn buffer, as in ASAP. Receivers post one receive request
+//! per queue entry and repost after consuming it, so a sender can never overrun a queue: the
+//! hardware holds it back (receiver-not-ready retries).
+//!
+//! # Write ordering: what each reader relies on
+//!
+//! Verbs do not order the bytes inside one RDMA WRITE, which is why the header, the payload
+//! and the footer go in WRITEs of their own. Between WRITEs, readers rely on one of two
+//! guarantees:
+//!
+//! 1. Readers that wait for the notification (NOTIFY-ACK, the parameter server, Hop: every
+//!    mode whose receiver reads a slot after its WRITE_WITH_IMM's receive completion) rely only
+//!    on that completion arriving after every WRITE posted before it on the queue pair has
+//!    landed: the RC in-order completion rule, which every device keeps.
+//! 2. Readers that poll a slot without a notification (ASAP's receive-buffer reduce, and the
+//!    torn-buffer detection of any reader overlapping a later write) rely on the responder
+//!    placing the WRITEs of one queue pair in memory in posting order, as the host sees them:
+//!    header before payload before footer. That holds only without relaxed ordering, so it is
+//!    a requirement of this backend: no registration asks for IBV_ACCESS_RELAXED_ORDERING
+//!    ([`memory::access_flags`], checked by a unit test), and the adapter must not force PCIe
+//!    relaxed ordering on every write (mlx5: `mlxconfig ... query PCI_WR_ORDERING` must show
+//!    `per_mkey(0)`, not `force_relax(1)`; README, Cluster runs). A version per cache line or
+//!    a payload checksum would free these readers from this requirement; neither is done.
 //!
 //! Devices: `SYNCBENCH_RDMA_DEVICE` names one (else the first), `SYNCBENCH_RDMA_PORT` the port
 //! (else 1; it must be ACTIVE), `SYNCBENCH_RDMA_GID` the GID index (else, on RoCE, the
-//! IPv4-mapped RoCE v2 entry of the port's table; 0 on InfiniBand). With no device,
-//! [`RdmaDevice::open`] returns a [`CoreError::Transport`] saying so; nothing panics.
+//! IPv4-mapped RoCE v2 entry of the port's table; 0 on InfiniBand), and on RoCE
+//! `SYNCBENCH_RDMA_TCLASS` (0-255, else 0) and `SYNCBENCH_RDMA_HOP_LIMIT` (1-255, else 64) the
+//! global route header's traffic class and hop limit. With no device, [`RdmaDevice::open`]
+//! returns a [`CoreError::Transport`] saying so; nothing panics. An endpoint's health check
+//! also reads the device's asynchronous events ([`async_events`]): a fatal one that concerns
+//! it (its queue pair, naming the peer; its completion queues; its port; the device) is
+//! reported as a failure. At connection set-up each endpoint prints how much memory it pinned.
 //!
 //! The `ibverbs` crate lists devices; its `-sys` layer (same project) provides the verbs that
 //! the safe crate does not wrap (RDMA WRITE, WRITE_WITH_IMM, queue pair transitions by hand).
@@ -25,17 +50,21 @@
 //! (completion queues), [`queue_pair`] (an RC queue pair, typed by state: prepared, then
 //! connected), and [`endpoint`] (the ring transport built from them: prepared, then connected;
 //! on drop it reaps what is in flight, then moves its queue pairs to the error state). The
-//! decisions that need no device are pure and unit-tested: [`addressing`] (port, GID, path
-//! MTU, initial PSNs), [`wr_id`] (every request names its peer and kind) and [`send_window`]
-//! (what is in flight per peer; nothing staged is rewritten before its chain completes).
+//! decisions that need no device are pure and unit-tested: [`addressing`] (port, GID, global
+//! routing, traffic class and hop limit, path MTU, initial PSNs), [`slot_write`] (the WRITEs
+//! of a slot write and their order), [`async_events`] (which events are fatal, what they
+//! name), [`wr_id`] (every request names its peer and kind) and [`send_window`] (what is in
+//! flight per peer; nothing staged is rewritten before its chain completes).
 
 mod addressing;
+mod async_events;
 mod completion;
 mod device;
 mod endpoint;
 mod memory;
 mod queue_pair;
 mod send_window;
+mod slot_write;
 mod wr_id;
 
 pub use device::RdmaDevice;

@@ -155,13 +155,15 @@ impl PreparedQp {
         };
         a.ah_attr.dlid = remote.lid;
         a.ah_attr.port_num = dev.port();
-        if dev.is_ethernet() || remote.lid == 0 {
-            // RoCE (decided by the local port's link layer): routed by GID.
+        if addressing::is_global(dev.link_layer()) {
+            // RoCE (decided by the local port's link layer): routed by GID, with the traffic
+            // class and hop limit of SYNCBENCH_RDMA_TCLASS / SYNCBENCH_RDMA_HOP_LIMIT.
             let (_, gid_index) = dev.gid();
             a.ah_attr.is_global = 1;
             a.ah_attr.grh.dgid.raw = remote.gid;
             a.ah_attr.grh.sgid_index = gid_index;
-            a.ah_attr.grh.hop_limit = 64;
+            a.ah_attr.grh.hop_limit = dev.hop_limit();
+            a.ah_attr.grh.traffic_class = dev.traffic_class();
         }
         let mask = M::IBV_QP_STATE
             | M::IBV_QP_AV
@@ -173,10 +175,12 @@ impl PreparedQp {
         let rc = unsafe { ffi::ibv_modify_qp(qp, &mut a, mask.0 as i32) };
         if rc != 0 {
             return Err(err(format!(
-                "{what} refused ready-to-receive: {} (path MTU {}, GID index {}: check SYNCBENCH_RDMA_GID and that both ends are on the same network)",
+                "{what} refused ready-to-receive: {} (path MTU {}, GID index {}, traffic class {}, hop limit {}: check SYNCBENCH_RDMA_GID and that both ends are on the same network)",
                 std::io::Error::from_raw_os_error(rc),
                 addressing::path_mtu(dev.mtu(), remote.mtu),
-                dev.gid().1
+                dev.gid().1,
+                dev.traffic_class(),
+                dev.hop_limit()
             )));
         }
         // rnr_retry 7: retry forever while the receiver has no receive request posted, which

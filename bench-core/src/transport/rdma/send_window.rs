@@ -69,6 +69,7 @@ impl SendWindow {
 
 #[cfg(test)]
 mod tests {
+    use super::super::slot_write::SLOT_WRITE_WRS;
     use super::super::wr_id::{encode, slot_tag};
     use super::*;
     use rand::{Rng, SeedableRng};
@@ -95,7 +96,7 @@ mod tests {
                     // A chain without a slot is post_notify's, which always stages an entry.
                     let notify = slot.is_none() || rng.gen_bool(0.6);
                     let wrs = if slot.is_some() {
-                        2 + u32::from(notify)
+                        SLOT_WRITE_WRS + u32::from(notify)
                     } else {
                         1
                     };
