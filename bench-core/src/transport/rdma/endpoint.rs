@@ -8,9 +8,9 @@ use super::async_events::{describe, Owned};
 use super::completion::{checked_entries, status_name, CompletionQueue};
 use super::memory::{self, MemoryRegion};
 use super::queue_pair::{ConnectedQp, PreparedQp, RemoteQp};
-use super::send_window::{SendWindow, STAGED_ENTRIES};
+use super::send_tracker::{Chain, PostError, SendTracker, SendVerbs, Wc};
+use super::send_window::STAGED_ENTRIES;
 use super::slot_write::{slot_write_plan, SLOT_WRITE_WRS};
-use super::wr_id::{decode, encode, slot_tag, WrKind};
 use super::{err, RdmaDevice, QUEUE};
 use crate::error::{CoreError, Result, TransportFault};
 use crate::transport::ring::{poll_with_backoff, read_slot, slot_words};
@@ -18,10 +18,10 @@ use crate::transport::{
     AlignedWords, Completion, Endpoint, NodeId, Notification, RingShape, SlotRead, IMM_WORDS,
 };
 use ibverbs_sys as ffi;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const PAGE_WORDS: usize = crate::transport::aligned::PAGE / 8;
 const ENTRY_WORDS: usize = 8;
@@ -61,17 +61,13 @@ pub struct RdmaAddress {
 }
 
 /// Per peer: the connected queue pair, and what this node writes there. The queue pair is
-/// the first field, so it is destroyed before the staging region it reads from.
+/// the first field, so it is destroyed before the staging region it reads from. What is in
+/// flight to the peer, and whether it failed, is the send tracker's.
 struct Peer {
     qp: ConnectedQp,
     /// Where this node writes at the peer.
     remote: Option<(u64, u32, RegionEntry)>,
     staging: MemoryRegion,
-    /// Chains in flight and the staging they read.
-    window: SendWindow,
-    /// The connection failed (a refused post or a failed completion): the queue pair is in
-    /// the error state, and writes to this peer are refused.
-    dead: bool,
 }
 
 /// What create makes and connect needs: the verbs objects of one node before its queue
@@ -100,9 +96,9 @@ pub struct RdmaEndpoint {
     /// Next entry to consume per sender.
     heads: HashMap<NodeId, u64>,
     by_qpn: HashMap<u32, NodeId>,
-    cq: VecDeque<Completion>,
-    next_wr: u64,
-    failures: Vec<(TransportFault, String)>,
+    /// The send side's bookkeeping: chains in flight per peer and the staging they read,
+    /// finished writes, peers given up, and every failure noticed ([`SendTracker`]).
+    sends: SendTracker,
     /// The device, whose asynchronous events health() reads.
     dev: Arc<RdmaDevice>,
 }
@@ -238,9 +234,7 @@ impl PreparedEndpoint {
             heads: self.senders.keys().map(|&k| (k, 0)).collect(),
             senders: self.senders,
             by_qpn: HashMap::new(),
-            cq: VecDeque::new(),
-            next_wr: 0,
-            failures: Vec::new(),
+            sends: SendTracker::new(node),
             dev: self.dev.clone(),
         };
         let mut prepared: Vec<(NodeId, (PreparedQp, MemoryRegion))> =
@@ -280,10 +274,9 @@ impl PreparedEndpoint {
                         .get(&node)
                         .map(|entry| (theirs.addr, theirs.rkey, *entry)),
                     staging,
-                    window: SendWindow::default(),
-                    dead: false,
                 },
             );
+            ep.sends.add_peer(peer);
             if ep.senders.contains_key(&peer) {
                 for _ in 0..QUEUE {
                     ep.post_recv(peer)?;
@@ -331,101 +324,15 @@ impl RdmaEndpoint {
         })
     }
 
-    /// Polls the send completion queue once; retires final work requests.
-    fn poll_send(&mut self) {
-        let mut wc = [ffi::ibv_wc::default(); 16];
-        let n = self.send_cq.poll(&mut wc);
-        for c in wc.iter().take(n) {
-            let id = c.wr_id();
-            let (peer, kind, seq) = decode(id);
-            let failed = c.error();
-            let first_failure = failed.is_some()
-                && self
-                    .peers
-                    .get_mut(&peer)
-                    .is_some_and(|p| !std::mem::replace(&mut p.dead, true));
-            if let (true, Some((status, vendor))) = (first_failure, failed) {
-                let what = match kind {
-                    WrKind::Write(_) => "a write",
-                    WrKind::Notify => "a notification",
-                    WrKind::Part => "part of a write",
-                };
-                self.failures.push((TransportFault::PeerLost, format!(
-                    "node {}: {what} to node {peer} (request {seq}) failed: {}, vendor error {vendor}: peer lost or unreachable",
-                    self.node,
-                    status_name(status)
-                )));
-            }
-            // Parts of a chain are unsignaled: they complete only on error, and are no
-            // finished write. A failed final request is reported through health(), not as a
-            // completion.
-            let finished = match self.peers.get_mut(&peer) {
-                Some(p) if kind != WrKind::Part => p.window.completed(id),
-                _ => false,
-            };
-            if finished && failed.is_none() {
-                self.cq.push_back(Completion { wr_id: seq });
-            }
-        }
-    }
-
-    /// Waits (polling completions) until a chain of `wrs` requests to `to` may be staged and
-    /// posted: room in the send queue and fewer than [`STAGED_ENTRIES`] chains in flight, so
-    /// that the staging entry about to be written is no longer read by the device.
-    fn wait_for_room(&mut self, to: NodeId, wrs: u32) -> Result<()> {
-        if self.peers[&to].dead {
-            return Err(CoreError::transport(
-                TransportFault::PeerLost,
-                format!(
-                    "rdma: node {}: the connection to node {to} failed earlier",
-                    self.node
-                ),
-            ));
-        }
-        let started = Instant::now();
-        while !self.peers[&to].window.has_room(wrs) {
-            self.poll_send();
-            if started.elapsed() > Duration::from_secs(30) {
-                return Err(err(format!(
-                    "node {}: no send completions from node {to} for 30 s",
-                    self.node
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// Posts `wrs` (linked) on the queue pair to `to`, waiting for room.
-    ///
-    /// # Safety
-    /// As [`ConnectedQp::post_send`]: the scatter entries name this endpoint's staging region
-    /// of `to`, unchanged until the chain's final request completes.
-    unsafe fn post(
-        &mut self,
-        to: NodeId,
-        wrs: &mut [ffi::ibv_send_wr],
-        final_id: u64,
-    ) -> Result<()> {
-        let n = wrs.len() as u32;
-        self.wait_for_room(to, n)?;
-        let node = self.node;
-        let p = self.peers.get_mut(&to).expect("peer");
-        // SAFETY: the caller's obligation (above).
-        if let Err((rc, posted)) = unsafe { p.qp.post_send(wrs) } {
-            // The connection is given up: to the error state (what was posted is flushed),
-            // and later writes to this peer are refused rather than staged over a chain the
-            // device may still read.
-            p.qp.enter_error_state();
-            p.dead = true;
-            return Err(err(format!(
-                "node {node}: posting to node {to} failed after {posted} of {} requests: {}",
-                wrs.len(),
-                std::io::Error::from_raw_os_error(rc)
-            )));
-        }
-        let p = self.peers.get_mut(&to).expect("peer");
-        p.window.posted(final_id, n);
-        Ok(())
+    /// The send bookkeeping and the verbs it drives, borrowed together.
+    fn send_side(&mut self) -> (&mut SendTracker, Hardware<'_>) {
+        (
+            &mut self.sends,
+            Hardware {
+                peers: &mut self.peers,
+                send_cq: &self.send_cq,
+            },
+        )
     }
 
     fn write_wr(
@@ -469,58 +376,114 @@ impl RdmaEndpoint {
         let c = wc[0];
         let from = *self.by_qpn.get(&c.qp_num)?;
         if let Some((status, vendor)) = c.error() {
-            self.failures.push((
+            self.sends.record(
                 TransportFault::PeerLost,
                 format!(
                     "node {}: the connection from node {from} failed: {}, vendor error {vendor}",
                     self.node,
                     status_name(status)
                 ),
-            ));
+            );
             return None;
         }
         let e = *self.senders.get(&from)?;
         let h = self.heads.get_mut(&from)?;
-        // The entry is the one the immediate names (the sender's notification number t, whose
-        // entry holds t + 1): a number the sender skipped (a post it gave up) does not shift
-        // every later notification onto its predecessor's entry.
         let t = c.imm_data().map(u32::from_be);
-        let index = t.map_or(*h as usize, |t| t as usize);
-        let at = e.queue + 8 + (index % QUEUE) * ENTRY_WORDS;
+        let at = e.queue + 8 + entry_index(t, *h) * ENTRY_WORDS;
         let w = &self.region.words().as_slice()[at..at + ENTRY_WORDS];
         let v = |j: usize| w[j].load(Ordering::Acquire);
-        let expected = match t {
-            Some(t) => v(0) as u32 == t.wrapping_add(1),
-            None => v(0) == *h + 1,
-        };
-        *h = if expected { v(0) } else { *h + 1 };
-        if !expected {
-            self.failures.push((
-                TransportFault::Malformed,
-                format!(
-                "node {}: notification {} from node {from} arrived out of order (entry holds {})",
-                self.node,
-                *h,
-                v(0)
-            ),
-            ));
-            // The receive request was consumed all the same: repost it, or the sender would
-            // eventually stall on a queue with no receive posted.
-            if let Err(e) = self.post_recv(from) {
-                self.failures.push((TransportFault::Device, e.to_string()));
-            }
-            return None;
-        }
-        let note = Notification {
+        let (expected, next) = accept_entry(t, *h, v(0));
+        *h = next;
+        let note = expected.then(|| Notification {
             from,
             slot: v(1) as usize,
             version: v(2),
             imm: [v(3), v(4)],
-        };
-        if let Err(e) = self.post_recv(from) {
-            self.failures.push((TransportFault::Device, e.to_string()));
+        });
+        if !expected {
+            self.sends.record(
+                TransportFault::Malformed,
+                format!(
+                    "node {}: notification {next} from node {from} arrived out of order (entry holds {})",
+                    self.node,
+                    v(0)
+                ),
+            );
         }
-        Some(note)
+        // The receive request was consumed either way: repost it, or the sender would
+        // eventually stall on a queue with no receive posted.
+        if let Err(e) = self.post_recv(from) {
+            self.sends.record(TransportFault::Device, e.to_string());
+        }
+        note
+    }
+}
+
+/// The queue entry a notification's receive completion names: the one of its immediate (the
+/// sender's notification number), else the next expected from the sender (`head`), so that a
+/// number the sender skipped (a post it gave up) does not shift every later notification onto
+/// its predecessor's entry.
+fn entry_index(imm: Option<u32>, head: u64) -> usize {
+    imm.map_or(head as usize, |t| t as usize) % QUEUE
+}
+
+/// Whether the queue entry whose first word is `word` holds the notification announced (the
+/// entry of number t holds t + 1; without an immediate, the one after `head`), and the head
+/// after it: the entry's number when it does; else `head + 1`, the entry skipped (an
+/// out-of-order notification: reported, and its receive request reposted all the same).
+fn accept_entry(imm: Option<u32>, head: u64, word: u64) -> (bool, u64) {
+    let expected = match imm {
+        Some(t) => word as u32 == t.wrapping_add(1),
+        None => word == head + 1,
+    };
+    (expected, if expected { word } else { head + 1 })
+}
+
+/// The send verbs on an endpoint's queue pairs and send completion queue, which its send
+/// bookkeeping ([`SendTracker`]) drives.
+struct Hardware<'a> {
+    peers: &'a mut HashMap<NodeId, Peer>,
+    send_cq: &'a CompletionQueue,
+}
+
+impl SendVerbs for Hardware<'_> {
+    type Wr = ffi::ibv_send_wr;
+
+    unsafe fn post_send(
+        &mut self,
+        peer: NodeId,
+        chain: &mut [ffi::ibv_send_wr],
+    ) -> std::result::Result<(), PostError> {
+        let Some(p) = self.peers.get_mut(&peer) else {
+            return Err(PostError {
+                errno: libc::EINVAL,
+                posted: 0,
+            });
+        };
+        // SAFETY: the caller's obligation (SendVerbs::post_send), which is
+        // ConnectedQp::post_send's.
+        unsafe { p.qp.post_send(chain) }.map_err(|(errno, posted)| PostError { errno, posted })
+    }
+
+    fn poll_send(&mut self, out: &mut [Wc]) -> usize {
+        let mut wc = [ffi::ibv_wc::default(); 16];
+        let room = out.len().min(wc.len());
+        let n = self.send_cq.poll(&mut wc[..room]).min(room);
+        for (o, c) in out.iter_mut().zip(&wc[..n]) {
+            let (status, vendor_err) = c.error().unwrap_or((0, 0));
+            *o = Wc {
+                wr_id: c.wr_id(),
+                status,
+                vendor_err,
+            };
+        }
+        n
+    }
+
+    fn enter_error_state(&mut self, peer: NodeId) {
+        if let Some(p) = self.peers.get_mut(&peer) {
+            p.qp.enter_error_state();
+        }
     }
 }
 
@@ -530,19 +493,8 @@ impl RdmaEndpoint {
 /// fields drop (queue pairs before the staging they read, completion queues after).
 impl Drop for RdmaEndpoint {
     fn drop(&mut self) {
-        let started = Instant::now();
-        while self
-            .peers
-            .values()
-            .any(|p| !p.dead && p.window.in_flight() > 0)
-            && started.elapsed() < Duration::from_secs(2)
-        {
-            self.poll_send();
-            std::thread::yield_now();
-        }
-        for p in self.peers.values_mut() {
-            p.qp.enter_error_state();
-        }
+        let (sends, mut hw) = self.send_side();
+        sends.teardown(&mut hw, Duration::from_secs(2));
     }
 }
 
@@ -571,23 +523,15 @@ impl Endpoint for RdmaEndpoint {
                 self.node, e.depth, e.capacity
             )));
         }
-        // Room first, so that no staging entry is written while a chain in flight reads it;
-        // then the staging slot's previous write must have completed.
-        self.wait_for_room(to, SLOT_WRITE_WRS + u32::from(notify.is_some()))?;
-        let started = Instant::now();
-        while self.peers[&to].window.slot_busy(slot_tag(slot)) {
-            self.poll_send();
-            if started.elapsed() > Duration::from_secs(30) {
-                return Err(err(format!(
-                    "node {}: a write to node {to} never completed",
-                    self.node
-                )));
-            }
-        }
-        self.next_wr += 1;
-        let id = self.next_wr;
-        let final_id = encode(to, WrKind::Write(slot_tag(slot)), id);
-        let part_id = encode(to, WrKind::Part, id);
+        // Admitted first (SendTracker::admit), so that no staging entry is written while a
+        // chain in flight reads it: room in the window, then the slot's previous write
+        // completed.
+        let chain = Chain::Write {
+            slot,
+            notify: notify.is_some(),
+        };
+        let (sends, mut hw) = self.send_side();
+        let admitted = sends.admit(&mut hw, to, chain)?;
         let stride = round_page(slot_words(e.capacity));
         let p = self.peers.get_mut(&to).expect("peer");
         let lkey = p.staging.lkey();
@@ -607,7 +551,8 @@ impl Endpoint for RdmaEndpoint {
         let remote_slot = addr + ((e.ring + slot * stride) * 8) as u64;
         // Header, then length and payload, then footer: three WRITEs, placed in this order
         // (slot_write), so that a reader polling the slot never takes a payload of v + 1
-        // between a header and a footer of v. Unsignaled but for the chain's last request.
+        // between a header and a footer of v. Unsignaled but for the chain's last request
+        // (Admitted::request).
         let plan = slot_write_plan(e.capacity, len);
         let mut sges = plan.map(|seg| ffi::ibv_sge {
             addr: saddr + ((base + seg.word) * 8) as u64,
@@ -615,16 +560,15 @@ impl Endpoint for RdmaEndpoint {
             lkey,
         });
         let mut wrs = Vec::with_capacity(plan.len() + 1);
-        let last = plan.len() - 1;
         for (i, (sge, seg)) in sges.iter_mut().zip(plan).enumerate() {
-            let final_request = i == last && notify.is_none();
+            let (id, signaled) = admitted.request(i);
             wrs.push(Self::write_wr(
                 sge,
                 remote_slot + seg.byte_offset(),
                 rkey,
                 ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE,
-                if final_request { final_id } else { part_id },
-                final_request,
+                id,
+                signaled,
             ));
         }
         let mut note_sge = ffi::ibv_sge {
@@ -632,8 +576,7 @@ impl Endpoint for RdmaEndpoint {
             length: (ENTRY_WORDS * 8) as u32,
             lkey,
         };
-        if let Some(imm) = notify {
-            let (t, entry) = p.window.next_notification();
+        if let (Some(imm), Some((t, entry))) = (notify, admitted.notification) {
             let ent = entry * ENTRY_WORDS;
             for (i, v) in [t + 1, slot as u64, version, imm[0], imm[1]]
                 .into_iter()
@@ -644,36 +587,40 @@ impl Endpoint for RdmaEndpoint {
             note_sge.addr = saddr + (ent * 8) as u64;
             let remote_entry =
                 addr + ((e.queue + 8 + (t as usize % QUEUE) * ENTRY_WORDS) * 8) as u64;
+            let (id, signaled) = admitted.request(wrs.len());
             let mut w = Self::write_wr(
                 &mut note_sge,
                 remote_entry,
                 rkey,
                 ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE_WITH_IMM,
-                final_id,
-                true,
+                id,
+                signaled,
             );
             w.__bindgen_anon_1.imm_data = (t as u32).to_be();
             wrs.push(w);
         }
-        // SAFETY: every scatter entry names the staging region of `to` with its lkey; the
-        // entry and slot staged above were free (this write waited, before staging, for fewer
+        let (sends, mut hw) = self.send_side();
+        // SAFETY: every scatter entry names the staging region of `to` with its lkey, which
+        // outlives the queue pair; the entry and slot staged above were free (admitted: fewer
         // than STAGED_ENTRIES chains in flight, so the entry's previous chain had completed,
-        // and for the slot's previous write), and neither is rewritten before this chain
-        // completes (SendWindow; its property test).
-        unsafe { self.post(to, &mut wrs, final_id)? };
-        Ok(id)
+        // and no write to the slot's tag in flight), and neither is restaged before this
+        // chain's final completion is polled (SendTracker; its property test against a mock
+        // of the verbs).
+        unsafe { sends.post(&mut hw, &admitted, wrs.as_mut_slice())? };
+        Ok(admitted.id)
     }
 
     fn post_notify(&mut self, to: NodeId, imm: [u64; IMM_WORDS]) -> Result<u64> {
         let (addr, rkey, e) = self.target(to)?;
-        // Room first: the notification's staging entry must not be read by a chain in flight.
-        self.wait_for_room(to, 1)?;
-        self.next_wr += 1;
-        let id = self.next_wr;
-        let final_id = encode(to, WrKind::Notify, id);
+        // Admitted first: the notification's staging entry must not be read by a chain in
+        // flight.
+        let (sends, mut hw) = self.send_side();
+        let admitted = sends.admit(&mut hw, to, Chain::Notify)?;
+        let (t, entry) = admitted
+            .notification
+            .expect("a notification is staged in an entry");
         let p = self.peers.get_mut(&to).expect("peer");
         let lkey = p.staging.lkey();
-        let (t, entry) = p.window.next_notification();
         let ent = entry * ENTRY_WORDS;
         let st = p.staging.words().as_slice();
         for (i, v) in [t + 1, 0, 0, imm[0], imm[1]].into_iter().enumerate() {
@@ -685,26 +632,26 @@ impl Endpoint for RdmaEndpoint {
             lkey,
         };
         let remote_entry = addr + ((e.queue + 8 + (t as usize % QUEUE) * ENTRY_WORDS) * 8) as u64;
+        let (id, signaled) = admitted.request(0);
         let mut w = Self::write_wr(
             &mut sge,
             remote_entry,
             rkey,
             ffi::ibv_wr_opcode::IBV_WR_RDMA_WRITE_WITH_IMM,
-            final_id,
-            true,
+            id,
+            signaled,
         );
         w.__bindgen_anon_1.imm_data = (t as u32).to_be();
-        // SAFETY: the scatter entry names the staging region of `to` with its lkey (see
-        // post_write).
-        unsafe { self.post(to, &mut [w], final_id)? };
-        Ok(id)
+        let (sends, mut hw) = self.send_side();
+        // SAFETY: the scatter entry names the staging region of `to` with its lkey, and the
+        // entry was admitted (see post_write).
+        unsafe { sends.post(&mut hw, &admitted, std::slice::from_mut(&mut w))? };
+        Ok(admitted.id)
     }
 
     fn poll_completion(&mut self) -> Option<Completion> {
-        if self.cq.is_empty() {
-            self.poll_send();
-        }
-        self.cq.pop_front()
+        let (sends, mut hw) = self.send_side();
+        sends.poll_completion(&mut hw)
     }
 
     fn wait_notification(&mut self, timeout: Duration) -> Option<Notification> {
@@ -734,7 +681,7 @@ impl Endpoint for RdmaEndpoint {
     /// concerns it: one of its queue pairs (naming the peer), its completion queues, its port,
     /// or the whole device.
     fn health(&self) -> Result<()> {
-        if let Some((fault, message)) = self.failures.first() {
+        if let Some((fault, message)) = self.sends.failures().first() {
             return Err(CoreError::transport(*fault, message.clone()));
         }
         let peer_of_qp = |qpn: u32| self.by_qpn.get(&qpn).copied();
@@ -755,6 +702,26 @@ impl Endpoint for RdmaEndpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_out_of_order_entry_is_skipped_and_the_head_moves_on_by_one() {
+        // In order, by the immediate: notification 4 is in entry 4, which holds 5.
+        assert_eq!(entry_index(Some(4), 0), 4);
+        assert_eq!(accept_entry(Some(4), 4, 5), (true, 5));
+        // A number the sender skipped (a post it gave up) does not shift the next one.
+        assert_eq!(accept_entry(Some(6), 5, 7), (true, 7));
+        // Without an immediate: the entry after the head.
+        assert_eq!(entry_index(None, 9), 9);
+        assert_eq!(accept_entry(None, 9, 10), (true, 10));
+        // The entry holds something else: skipped, reported, and the head moves on by one
+        // (pop reposts the receive request on both paths).
+        assert_eq!(accept_entry(Some(4), 4, 3), (false, 5));
+        assert_eq!(accept_entry(None, 9, 0), (false, 10));
+        // Numbers wrap the queue's entries, and the immediate's 32 bits.
+        assert_eq!(entry_index(Some(QUEUE as u32 + 3), 0), 3);
+        assert_eq!(entry_index(None, QUEUE as u64 * 2 + 1), 1);
+        assert_eq!(accept_entry(Some(u32::MAX), 7, 1 << 32), (true, 1 << 32));
+    }
 
     #[test]
     fn a_missing_device_is_a_clear_error_not_a_panic() {

@@ -53,8 +53,14 @@
 //! decisions that need no device are pure and unit-tested: [`addressing`] (port, GID, global
 //! routing, traffic class and hop limit, path MTU, initial PSNs), [`slot_write`] (the WRITEs
 //! of a slot write and their order), [`async_events`] (which events are fatal, what they
-//! name), [`wr_id`] (every request names its peer and kind) and [`send_window`] (what is in
-//! flight per peer; nothing staged is rewritten before its chain completes).
+//! name), [`wr_id`] (every request names its peer and kind), [`send_window`] (what is in
+//! flight per peer; nothing staged is rewritten before its chain completes) and
+//! [`send_tracker`] (the send side's bookkeeping: which chain may be staged and posted, what
+//! each completion means, which peers are given up, teardown's reaping). The endpoint drives
+//! the tracker through a trait over the send verbs (post, poll, error state); its tests drive
+//! it through a mock of them that delays, reorders and fails completions and refuses posts
+//! part-way, and a property test checks that nothing staged is rewritten in flight and that
+//! every failure reaches the caller naming its peer.
 
 mod addressing;
 mod async_events;
@@ -63,6 +69,7 @@ mod device;
 mod endpoint;
 mod memory;
 mod queue_pair;
+mod send_tracker;
 mod send_window;
 mod slot_write;
 mod wr_id;

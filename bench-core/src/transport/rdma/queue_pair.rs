@@ -301,16 +301,47 @@ impl ConnectedQp {
         if rc == 0 {
             return Ok(());
         }
-        // Requests before `bad` were posted; `bad` and those after were not.
-        let first: *const ffi::ibv_send_wr = wrs.as_ptr();
-        // No `bad` named: assume everything went out (the safe side for memory in flight).
-        let posted = if bad.is_null() {
-            wrs.len()
-        } else {
-            ((bad as usize).saturating_sub(first as usize)
-                / std::mem::size_of::<ffi::ibv_send_wr>())
-            .min(wrs.len())
-        };
+        let posted = requests_posted(
+            wrs.as_ptr() as usize,
+            bad as usize,
+            std::mem::size_of::<ffi::ibv_send_wr>(),
+            wrs.len(),
+        );
         Err((rc, posted))
+    }
+}
+
+/// How many requests of a refused chain went out: those before the one `ibv_post_send` named
+/// in `bad_wr` (`bad`, an address; the chain starts at `first` and holds `len` requests of
+/// `size` bytes), never more than the chain; all of them when it named none (`bad` 0), the
+/// safe side for memory in flight.
+fn requests_posted(first: usize, bad: usize, size: usize, len: usize) -> usize {
+    if bad == 0 {
+        len
+    } else {
+        (bad.saturating_sub(first) / size.max(1)).min(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_post_counts_the_requests_before_bad_wr_and_all_when_none_is_named() {
+        let wrs = [ffi::ibv_send_wr::default(); 4];
+        let size = std::mem::size_of::<ffi::ibv_send_wr>();
+        let first = wrs.as_ptr() as usize;
+        for (i, wr) in wrs.iter().enumerate() {
+            let bad: *const ffi::ibv_send_wr = wr;
+            assert_eq!(requests_posted(first, bad as usize, size, wrs.len()), i);
+        }
+        // None named: every request counts as posted (its memory stays in use).
+        assert_eq!(requests_posted(first, 0, size, 4), 4);
+        // An address inside a request counts those wholly before it.
+        assert_eq!(requests_posted(first, first + size + 8, size, 4), 1);
+        // An address outside the chain counts neither more than the chain nor wraps.
+        assert_eq!(requests_posted(first, first + 10 * size, size, 4), 4);
+        assert_eq!(requests_posted(first, first - size, size, 4), 0);
     }
 }
