@@ -68,12 +68,16 @@ pub struct SlotRead {
     pub footer: u64,
     /// Payload words copied out.
     pub len: usize,
+    /// False when the payload disagrees with the checksum written with it (the rdma backend,
+    /// whose polling readers cannot rely on the order bytes land in); true where a backend
+    /// writes none.
+    pub checksum_ok: bool,
 }
 
 impl SlotRead {
     /// True when no write overlapped the read and the payload is all of one version.
     pub fn consistent(&self) -> bool {
-        self.header == self.footer
+        self.header == self.footer && self.checksum_ok
     }
 }
 

@@ -106,16 +106,29 @@ pub(crate) fn write_slot(
 
 /// The seqlock read of one slot: footer first (acquire), then length and payload, header last.
 pub(crate) fn read_slot(s: &[AtomicU64], capacity: usize, out: &mut Vec<u64>) -> SlotRead {
+    read_slot_with_check(s, capacity, out).0
+}
+
+/// [`read_slot`], and the high half of the length word, where a backend may carry a check of
+/// the payload (the rdma backend's checksum; zero elsewhere). The low half is the length.
+pub(crate) fn read_slot_with_check(
+    s: &[AtomicU64],
+    capacity: usize,
+    out: &mut Vec<u64>,
+) -> (SlotRead, u32) {
     let footer = s[capacity + 2].load(Ordering::Acquire);
-    let len = (s[1].load(Ordering::Relaxed) as usize).min(capacity);
+    let word = s[1].load(Ordering::Relaxed);
+    let len = ((word & u64::from(u32::MAX)) as usize).min(capacity);
     load_words(&s[2..2 + len], out);
     fence(Ordering::Acquire);
     let header = s[0].load(Ordering::Relaxed);
-    SlotRead {
+    let read = SlotRead {
         header,
         footer,
         len,
-    }
+        checksum_ok: true,
+    };
+    (read, (word >> 32) as u32)
 }
 
 #[derive(Debug, Default)]

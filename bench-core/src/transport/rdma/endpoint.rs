@@ -10,10 +10,10 @@ use super::memory::{self, MemoryRegion};
 use super::queue_pair::{ConnectedQp, PreparedQp, RemoteQp};
 use super::send_tracker::{Chain, PostError, SendTracker, SendVerbs, Wc};
 use super::send_window::STAGED_ENTRIES;
-use super::slot_write::{slot_write_plan, SLOT_WRITE_WRS};
+use super::slot_write::{length_word, payload_checksum, slot_write_plan, SLOT_WRITE_WRS};
 use super::{err, RdmaDevice, QUEUE};
 use crate::error::{CoreError, Result, TransportFault};
-use crate::transport::ring::{poll_with_backoff, read_slot, slot_words};
+use crate::transport::ring::{poll_with_backoff, read_slot_with_check, slot_words};
 use crate::transport::{
     AlignedWords, Completion, Endpoint, NodeId, Notification, RingShape, SlotRead, IMM_WORDS,
 };
@@ -539,13 +539,20 @@ impl Endpoint for RdmaEndpoint {
         // The staged copy of the slot, laid out as the remote slot.
         let base = STAGED_ENTRIES * ENTRY_WORDS + slot * stride;
         st[base].store(version, Ordering::Relaxed);
-        st[base + 1].store(len as u64, Ordering::Relaxed);
         if let Some(d) = &data {
             crate::transport::aligned::copy_words(
                 &st[base + 2..base + 2 + len],
                 &d.as_slice()[..len],
             );
         }
+        // The payload's checksum rides above its length (slot_write::payload_checksum).
+        let payload = st[base + 2..base + 2 + len]
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed));
+        st[base + 1].store(
+            length_word(len, payload_checksum(payload)),
+            Ordering::Relaxed,
+        );
         st[base + e.capacity + 2].store(version, Ordering::Relaxed);
         let saddr = p.staging.addr();
         let remote_slot = addr + ((e.ring + slot * stride) * 8) as u64;
@@ -673,7 +680,9 @@ impl Endpoint for RdmaEndpoint {
         }
         let start = e.ring + slot * round_page(slot_words(e.capacity));
         let s = &self.region.words().as_slice()[start..start + slot_words(e.capacity)];
-        Ok(read_slot(s, e.capacity, out))
+        let (mut read, checksum) = read_slot_with_check(s, e.capacity, out);
+        read.checksum_ok = payload_checksum(out.iter().copied()) == checksum;
+        Ok(read)
     }
 
     /// The first failure this endpoint noticed (a refused post, a failed completion, an

@@ -22,14 +22,16 @@
 //!    on that completion arriving after every WRITE posted before it on the queue pair has
 //!    landed: the RC in-order completion rule, which every device keeps.
 //! 2. Readers that poll a slot without a notification (ASAP's receive-buffer reduce, and the
-//!    torn-buffer detection of any reader overlapping a later write) rely on the responder
-//!    placing the WRITEs of one queue pair in memory in posting order, as the host sees them:
-//!    header before payload before footer. That holds only without relaxed ordering, so it is
-//!    a requirement of this backend: no registration asks for IBV_ACCESS_RELAXED_ORDERING
-//!    ([`memory::access_flags`], checked by a unit test), and the adapter must not force PCIe
-//!    relaxed ordering on every write (mlx5: `mlxconfig ... query PCI_WR_ORDERING` must show
-//!    `per_mkey(0)`, not `force_relax(1)`; README, Cluster runs). A version per cache line or
-//!    a payload checksum would free these readers from this requirement; neither is done.
+//!    torn-buffer detection of any reader overlapping a later write) cannot lean on a
+//!    completion. Each slot write carries a checksum of its payload above its length
+//!    ([`slot_write::payload_checksum`]), and the reader takes a payload only when header,
+//!    footer and checksum agree: a payload partly of a later write is caught whatever order
+//!    its bytes land in (a 2^-32 chance of a miss). The order header, payload, footer keeps the
+//!    versions honest where the responder places one queue pair's WRITEs in posting order,
+//!    which holds without relaxed ordering: no registration asks for
+//!    IBV_ACCESS_RELAXED_ORDERING ([`memory::access_flags`], checked by a unit test), and the
+//!    adapter should not force PCIe relaxed ordering (mlx5: `mlxconfig ... query
+//!    PCI_WR_ORDERING` shows `per_mkey(0)`, not `force_relax(1)`; README, Cluster runs).
 //!
 //! Devices: `SYNCBENCH_RDMA_DEVICE` names one (else the first), `SYNCBENCH_RDMA_PORT` the port
 //! (else 1; it must be ACTIVE), `SYNCBENCH_RDMA_GID` the GID index (else, on RoCE, the
