@@ -13,20 +13,30 @@ pub(super) const PORT_ACTIVE: u32 = 4;
 /// The largest path MTU verbs name (IBV_MTU_4096; 1 is IBV_MTU_256).
 pub(super) const MTU_4096: u32 = 5;
 
+/// A one-byte setting from the environment variable `name` (its value `var`): `default` when
+/// unset, else a number from `min` to 255; an error names the variable, the value and `hint`.
+fn byte_setting(name: &str, var: Option<&str>, default: u8, min: u8, hint: &str) -> Result<u8> {
+    match var {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<u8>() {
+            Ok(b) if b >= min => Ok(b),
+            _ => Err(err(format!("{name}={v:?} is not {hint}"))),
+        },
+    }
+}
+
 /// The port to use: `$SYNCBENCH_RDMA_PORT` (`var`), else 1.
 ///
 /// # Errors
 /// A value that is not a port number (1-255).
 pub(super) fn port_number(var: Option<&str>) -> Result<u8> {
-    match var {
-        None => Ok(1),
-        Some(v) => match v.trim().parse::<u8>() {
-            Ok(p) if p >= 1 => Ok(p),
-            _ => Err(err(format!(
-                "SYNCBENCH_RDMA_PORT={v:?} is not a port number (1-255; `ibv_devinfo` lists them)"
-            ))),
-        },
-    }
+    byte_setting(
+        "SYNCBENCH_RDMA_PORT",
+        var,
+        1,
+        1,
+        "a port number (1-255; `ibv_devinfo` lists them)",
+    )
 }
 
 /// The traffic class of the global route header: `$SYNCBENCH_RDMA_TCLASS` (`var`), else 0.
@@ -35,14 +45,13 @@ pub(super) fn port_number(var: Option<&str>) -> Result<u8> {
 /// # Errors
 /// A value that is not a traffic class (0-255).
 pub(super) fn traffic_class(var: Option<&str>) -> Result<u8> {
-    match var {
-        None => Ok(0),
-        Some(v) => v.trim().parse::<u8>().map_err(|_| {
-            err(format!(
-                "SYNCBENCH_RDMA_TCLASS={v:?} is not a traffic class (0-255: DSCP x 4 + ECN bits, e.g. 106 for DSCP 26; ask the fabric's admin which class is lossless)"
-            ))
-        }),
-    }
+    byte_setting(
+        "SYNCBENCH_RDMA_TCLASS",
+        var,
+        0,
+        0,
+        "a traffic class (0-255: DSCP x 4 + ECN bits, e.g. 106 for DSCP 26; ask the fabric's admin which class is lossless)",
+    )
 }
 
 /// The hop limit of the global route header: `$SYNCBENCH_RDMA_HOP_LIMIT` (`var`), else 64.
@@ -50,15 +59,13 @@ pub(super) fn traffic_class(var: Option<&str>) -> Result<u8> {
 /// # Errors
 /// A value that is not a hop limit (1-255).
 pub(super) fn hop_limit(var: Option<&str>) -> Result<u8> {
-    match var {
-        None => Ok(64),
-        Some(v) => match v.trim().parse::<u8>() {
-            Ok(h) if h >= 1 => Ok(h),
-            _ => Err(err(format!(
-                "SYNCBENCH_RDMA_HOP_LIMIT={v:?} is not a hop limit (1-255; default 64)"
-            ))),
-        },
-    }
+    byte_setting(
+        "SYNCBENCH_RDMA_HOP_LIMIT",
+        var,
+        64,
+        1,
+        "a hop limit (1-255; default 64)",
+    )
 }
 
 /// Whether a connection's packets carry a global route header (`is_global`), decided by the
