@@ -8,7 +8,9 @@ use crate::experiment::{Experiment, NoArgs, Run};
 use crate::output::progress;
 use crate::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use crate::profiled::show;
-use crate::reference::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
+use crate::reference::{
+    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
+};
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
@@ -39,6 +41,11 @@ pub struct CompareConfig {
     pub settings: Vec<SettingConfig>,
     /// Iteration-time speedup over standard each compared setting must reach.
     pub min_iteration_speedup: f64,
+    /// Per-step cost (Hop Fig 15: "receiving one less update hurts the per iteration progress,
+    /// [but] the effect is insignificant"): when set, each compared setting must need at least
+    /// as many iterations as standard to reach the target and at most this many times as many.
+    #[serde(default)]
+    pub max_step_ratio: Option<f64>,
     /// Shared settings.
     pub common: PeerCommon,
 }
@@ -204,6 +211,15 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                 reference.as_ref(),
                 &finals,
             ));
+            out.claim(every_run_reaches_claim(
+                format!("{figure}/{tag}/every-run-reaches-target"),
+                reference.as_ref(),
+                target,
+                &runs
+                    .iter()
+                    .map(|(s, r)| (s.label(), r.time_to_loss(target)))
+                    .collect::<Vec<_>>(),
+            ));
             for (s, r) in &runs {
                 let last = r.progress.last();
                 summary.push(SummaryRow {
@@ -243,6 +259,16 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                     matches!((t, base_t), (Some(a), Some(b)) if a < b)
                         || (t.is_some() && base_t.is_none()),
                 ));
+                if let Some(limit) = cfg.max_step_ratio {
+                    out.claim(step_cost_claim(
+                        format!("{figure}/{tag}/{}-per-step-cost", s.label()),
+                        &s.label(),
+                        target,
+                        limit,
+                        iterations_to_loss(&r.progress, target),
+                        iterations_to_loss(&base.progress, target),
+                    ));
+                }
                 let speedup = base_it / seconds_per_iteration(r, cfg.common.iterations);
                 out.claim(Claim::check(
                     format!("{figure}/{tag}/{}-iteration-speedup", s.label()),
@@ -304,4 +330,61 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
     ]);
     run.notes(notes);
     Ok(())
+}
+
+/// The iteration (peer 0's) at which `progress` first reaches `target`.
+pub fn iterations_to_loss(
+    progress: &[bench_core::metrics::ProgressRow],
+    target: f64,
+) -> Option<f64> {
+    progress
+        .iter()
+        .find(|p| p.loss <= target)
+        .map(|p| p.iteration)
+}
+
+/// The claim that `label` pays a small price per step: it needs at least as many iterations as
+/// standard to reach `target` (`its`, `standard`) and at most `limit` times as many.
+fn step_cost_claim(
+    id: String,
+    label: &str,
+    target: f64,
+    limit: f64,
+    its: Option<f64>,
+    standard: Option<f64>,
+) -> Claim {
+    let ratio = match (its, standard) {
+        (Some(a), Some(b)) if b > 0.0 => a / b,
+        _ => f64::NAN,
+    };
+    let shown = |x: Option<f64>| x.map_or("never".to_string(), |x| format!("{x:.0}"));
+    Claim::check(
+        id,
+        format!("{label} needs 1x to {limit}x standard's iterations to reach loss {target:.4}"),
+        "one less update hurts per-iteration progress, insignificantly",
+        format!(
+            "{label} {} iterations, standard {} ({ratio:.2}x)",
+            shown(its),
+            shown(standard)
+        ),
+        (1.0..=limit).contains(&ratio),
+    )
+    .with_value(ratio)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::claims::Verdict;
+
+    #[test]
+    fn a_setting_that_learns_more_per_step_or_far_less_fails_the_step_cost_claim() {
+        let v = |its, std| step_cost_claim("x".into(), "b", 0.3, 1.5, its, std).verdict;
+        assert_eq!(v(Some(110.0), Some(100.0)), Verdict::Pass);
+        assert_eq!(v(Some(100.0), Some(100.0)), Verdict::Pass);
+        assert_eq!(v(Some(90.0), Some(100.0)), Verdict::Fail);
+        assert_eq!(v(Some(200.0), Some(100.0)), Verdict::Fail);
+        assert_eq!(v(None, Some(100.0)), Verdict::Fail);
+        assert_eq!(v(Some(100.0), None), Verdict::Fail);
+    }
 }

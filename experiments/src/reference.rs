@@ -262,9 +262,65 @@ pub fn near_reference_claim(
     .with_value(covered)
 }
 
+/// The claim that every compared run reaches the comparison `target`
+/// ([`comparison_target`]) within its budget: the papers' figures show each compared mode
+/// converging (some later than others), so a mode that never gets near the optimum is a
+/// different picture even when the time comparisons among the others pass. `runs` are
+/// `(name, time to the target)`. Not applicable without a reference optimum: the target is then
+/// the largest final loss of the runs, which the slowest run reaches by construction.
+pub fn every_run_reaches_claim(
+    id: String,
+    reference: Option<&Reference>,
+    target: f64,
+    runs: &[(String, Option<f64>)],
+) -> Claim {
+    let statement =
+        format!("every compared run reaches the near-optimum loss {target:.4} within its budget");
+    let paper = "every compared mode converges in the paper's figure";
+    if reference.is_none() || !target.is_finite() {
+        return Claim::not_applicable(
+            id,
+            statement,
+            paper,
+            "no reference optimum: the target is the largest final loss of the runs, reached by construction",
+        );
+    }
+    let missed: Vec<&str> = runs
+        .iter()
+        .filter(|(_, t)| t.is_none())
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let reached = runs.len() - missed.len();
+    let slowest = runs
+        .iter()
+        .filter_map(|(name, t)| t.map(|t| (name, t)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let measured = match (missed.is_empty(), slowest) {
+        (true, Some((name, t))) => format!(
+            "{reached} of {} reach it; the last, {name}, at {}",
+            runs.len(),
+            crate::profiled::show(Some(t))
+        ),
+        _ => format!(
+            "{reached} of {} reach it; never: {}",
+            runs.len(),
+            missed.join(", ")
+        ),
+    };
+    Claim::check(
+        id,
+        statement,
+        paper,
+        measured,
+        !runs.is_empty() && missed.is_empty(),
+    )
+    .with_value(reached as f64 / runs.len().max(1) as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_core::claims::Verdict;
 
     fn curve(losses: &[f64]) -> Vec<ProgressRow> {
         losses
@@ -328,5 +384,30 @@ mod tests {
         assert_eq!(rows.len(), 1);
         assert!((rows[0].target_loss - 0.46).abs() < 1e-12);
         assert!(reference_rows("p", None, &[("a".into(), 1.0, 0.8)]).is_empty());
+    }
+
+    #[test]
+    fn every_run_must_reach_the_target_and_without_a_reference_nothing_is_claimed() {
+        let r = reference(0.2);
+        let all = [("a".to_string(), Some(1.0)), ("b".to_string(), Some(3.0))];
+        let c = every_run_reaches_claim("x".into(), Some(&r), 0.3, &all);
+        assert_eq!(c.verdict, Verdict::Pass);
+        assert!(
+            c.measured_value.contains("the last, b,"),
+            "{}",
+            c.measured_value
+        );
+        let one_missed = [("a".to_string(), Some(1.0)), ("b".to_string(), None)];
+        let c = every_run_reaches_claim("x".into(), Some(&r), 0.3, &one_missed);
+        assert_eq!(c.verdict, Verdict::Fail);
+        assert!(
+            c.measured_value.contains("never: b"),
+            "{}",
+            c.measured_value
+        );
+        let c = every_run_reaches_claim("x".into(), None, 0.3, &all);
+        assert_eq!(c.verdict, Verdict::NotApplicable);
+        let c = every_run_reaches_claim("x".into(), Some(&r), 0.3, &[]);
+        assert_eq!(c.verdict, Verdict::Fail);
     }
 }

@@ -5,12 +5,19 @@
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::protocol::buffered::ReduceSync;
-use experiments::buffered_setup::{run_every_mode, BufferedCommon};
+use bench_core::topology::Topology;
+use bench_core::workload::Workload;
+use experiments::buffered_setup::{run_every_mode, BufferedCommon, ModeRuns};
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::show;
-use experiments::reference::{comparison_target, loss_spans, near_optimum_claim, reference_rows};
+use experiments::reference::{
+    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
+    Reference,
+};
+use experiments::sensitivity::{self, Sensitivity, Setting};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 const FIGURE: &str = "asap-fig9";
 
@@ -20,6 +27,23 @@ struct AsapFig9;
 #[serde(deny_unknown_fields)]
 struct Config {
     common: BufferedCommon,
+    /// The knobs the verdicts are re-derived over (sensitivity.csv; first seed, sim driver).
+    #[serde(default)]
+    sensitivity: Option<Grid>,
+}
+
+/// `[sensitivity]`: knobs asap.txt does not pin down for Fig 9, each a list of values tried
+/// besides the configured one (the grid is their product).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Grid {
+    /// Log-normal sigma of the per-iteration compute noise: how far the peers drift apart, which
+    /// a global barrier pays for and NOTIFY-ACK's per-neighbour waits do not.
+    #[serde(default)]
+    jitter_sigma: Vec<f64>,
+    /// NIC bandwidths (Gbit/s): how much of an iteration is communication.
+    #[serde(default)]
+    bandwidth_gbps: Vec<f64>,
 }
 
 #[derive(Serialize)]
@@ -73,9 +97,10 @@ impl Experiment for AsapFig9 {
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
         let mut ref_rows = Vec::new();
         let mut target_notes: Vec<String> = Vec::new();
+        let mut headline = None;
         for &driver in &drivers {
             let runs = run_every_mode(driver, c, &topology, &workload, seed, &pb)?;
-            let (na, bsp, asy) = runs.trio();
+            let (na, bsp, _) = runs.trio();
             // NOTIFY-ACK's and BSP's curves decide the target; ASYNC is asked whether it gets
             // there at all.
             let (target, how) =
@@ -119,38 +144,13 @@ impl Experiment for AsapFig9 {
                 reference.as_ref(),
                 &finals,
             ));
-            let (tn, tb, ta) = (
-                na.time_to_loss(target),
-                bsp.time_to_loss(target),
-                asy.time_to_loss(target),
-            );
-            out.claim(Claim::check(
-                format!("{FIGURE}/notify-ack-before-bsp/{tag}"),
-                format!("under {tag}, NOTIFY-ACK reaches loss {target:.4} before BSP"),
-                "NOTIFY-ACK about 3x faster than BSP",
-                format!(
-                    "NOTIFY-ACK {} s, BSP {} s{}",
-                    show(tn),
-                    show(tb),
-                    match (tn, tb) {
-                        (Some(a), Some(b)) if a > 0.0 => format!(" ({:.2}x)", b / a),
-                        _ => String::new(),
-                    }
-                ),
-                matches!((tn, tb), (Some(a), Some(b)) if a < b),
-            ));
-            out.claim(Claim::check(
-                format!("{FIGURE}/async-misses-target/{tag}"),
-                format!("under {tag}, ASYNC never reaches loss {target:.4}"),
-                "ASYNC does not converge to the correct value",
-                format!(
-                    "ASYNC best loss {:.4}, reaches the target at {} s; {:.0}% of its reduces had every input",
-                    asy.progress.iter().map(|p| p.loss).fold(f64::NAN, f64::min),
-                    show(ta),
-                    100.0 * asy.share_full()
-                ),
-                ta.is_none(),
-            ));
+            let claims = mode_claims(tag, target, reference.as_ref(), &runs);
+            if driver == DriverKind::Sim {
+                headline = Some(claims.clone());
+            }
+            for claim in claims {
+                out.claim(claim);
+            }
         }
         pb.finish_and_clear();
         out.csv("summary.csv", &summary)?;
@@ -168,9 +168,129 @@ impl Experiment for AsapFig9 {
             twin.features,
             c.eval_every
         ));
+        if let (Some(grid), Some(headline)) = (&cfg.sensitivity, headline) {
+            if seed == run.common.seed {
+                let s = sensitivity(
+                    cfg,
+                    grid,
+                    &headline,
+                    &topology,
+                    &workload,
+                    seed,
+                    reference.as_ref(),
+                )?;
+                s.write(run.out())?;
+                notes.push(format!(
+                    "sensitivity.csv (first seed, sim driver): the claims re-derived at jitter_sigma in {:?} x bandwidth_gbps in {:?} (besides the configured {} and {}); verdicts that flip over the grid: {}",
+                    grid.jitter_sigma,
+                    grid.bandwidth_gbps,
+                    c.jitter_sigma,
+                    c.network.bandwidth_gbps,
+                    s.fragile_note()
+                ));
+            }
+        }
         run.notes(notes);
         Ok(())
     }
+}
+
+/// The figure's claims on one driver's runs (`tag` names the driver), against `target`.
+fn mode_claims(
+    tag: &str,
+    target: f64,
+    reference: Option<&Reference>,
+    runs: &ModeRuns,
+) -> Vec<Claim> {
+    let (na, bsp, asy) = runs.trio();
+    let mut claims = vec![every_run_reaches_claim(
+        format!("{FIGURE}/notify-ack-and-bsp-reach-target/{tag}"),
+        reference,
+        target,
+        &[
+            ("notify-ack".into(), na.time_to_loss(target)),
+            ("bsp".into(), bsp.time_to_loss(target)),
+        ],
+    )];
+    let (tn, tb, ta) = (
+        na.time_to_loss(target),
+        bsp.time_to_loss(target),
+        asy.time_to_loss(target),
+    );
+    claims.push(Claim::check(
+        format!("{FIGURE}/notify-ack-before-bsp/{tag}"),
+        format!("under {tag}, NOTIFY-ACK reaches loss {target:.4} before BSP"),
+        "NOTIFY-ACK about 3x faster than BSP",
+        format!(
+            "NOTIFY-ACK {} s, BSP {} s{}",
+            show(tn),
+            show(tb),
+            match (tn, tb) {
+                (Some(a), Some(b)) if a > 0.0 => format!(" ({:.2}x)", b / a),
+                _ => String::new(),
+            }
+        ),
+        matches!((tn, tb), (Some(a), Some(b)) if a < b),
+    ));
+    claims.push(Claim::check(
+        format!("{FIGURE}/async-misses-target/{tag}"),
+        format!("under {tag}, ASYNC never reaches loss {target:.4}"),
+        "ASYNC does not converge to the correct value",
+        format!(
+            "ASYNC best loss {:.4}, reaches the target at {} s; {:.0}% of its reduces had every input",
+            asy.progress.iter().map(|p| p.loss).fold(f64::NAN, f64::min),
+            show(ta),
+            100.0 * asy.share_full()
+        ),
+        ta.is_none(),
+    ));
+    claims
+}
+
+/// The claims re-derived over `grid` (jitter x bandwidth) under the sim driver; the configured
+/// point is `headline`'s claims, not run again.
+///
+/// # Errors
+/// Any error of the runs.
+fn sensitivity(
+    cfg: &Config,
+    grid: &Grid,
+    headline: &[Claim],
+    topology: &Topology,
+    workload: &Arc<dyn Workload>,
+    seed: u64,
+    reference: Option<&Reference>,
+) -> anyhow::Result<Sensitivity> {
+    let c = &cfg.common;
+    let jitters = sensitivity::grid(&grid.jitter_sigma, c.jitter_sigma);
+    let bandwidths = sensitivity::grid(&grid.bandwidth_gbps, c.network.bandwidth_gbps);
+    let mut points = Vec::new();
+    for &jitter in &jitters {
+        for &bandwidth in &bandwidths {
+            let setting: Setting<'_> = vec![
+                ("jitter_sigma", jitter.to_string()),
+                ("bandwidth_gbps", bandwidth.to_string()),
+            ];
+            let is_headline = jitter == c.jitter_sigma && bandwidth == c.network.bandwidth_gbps;
+            points.push((setting, is_headline, (jitter, bandwidth)));
+        }
+    }
+    Sensitivity::sweep(
+        "asap-fig9 sensitivity",
+        true,
+        points,
+        headline,
+        |&(jitter, bandwidth), _| {
+            let mut c = c.clone();
+            c.jitter_sigma = jitter;
+            c.network.bandwidth_gbps = bandwidth;
+            let hidden = indicatif::ProgressBar::hidden();
+            let runs = run_every_mode(DriverKind::Sim, &c, topology, workload, seed, &hidden)?;
+            let (na, bsp, _) = runs.trio();
+            let (target, _) = comparison_target(reference, &[&na.progress[..], &bsp.progress[..]]);
+            Ok(mode_claims("sim", target, reference, &runs))
+        },
+    )
 }
 
 fn main() -> std::process::ExitCode {

@@ -10,10 +10,12 @@ use bench_core::protocol::SyncMode;
 use bench_core::straggler::StragglerConfig;
 use bench_core::workload::{CnnConfig, SvmConfig};
 use experiments::cnn_setup::ImageData;
+use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
+use experiments::reference::Reference;
+use experiments::sensitivity::{self, Sensitivity, Setting};
 use experiments::svm_setup::SparseData;
-use experiments::ExperimentOutput;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -39,6 +41,23 @@ struct Config {
     /// ResNet under `conv_heavy`, as dssp.txt Fig 3) instead of the proxy (feature `cnn`).
     #[serde(default)]
     cnn: Option<CnnRuns>,
+    /// The knobs the throughput and time claims are re-derived over (sensitivity.csv; first
+    /// seed; proxy learning only).
+    #[serde(default)]
+    sensitivity: Option<Grid>,
+}
+
+/// `[sensitivity]`: knobs dssp.txt does not pin down for Fig 3, each a list of values tried
+/// besides the configured one (the grid is their product).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Grid {
+    /// NIC bandwidths (Gbit/s): how communication-heavy the fc-heavy profile really is.
+    #[serde(default)]
+    bandwidth_gbps: Vec<f64>,
+    /// Log-normal sigma of the per-iteration compute noise: how far the workers drift apart.
+    #[serde(default)]
+    jitter_sigma: Vec<f64>,
 }
 
 /// The CNNs of dssp.txt Fig 3.
@@ -132,48 +151,26 @@ impl Experiment for DsspFig3 {
         let dssp = dssp_of(&modes)?;
         let pb = run.progress(2 * modes.len() as u64);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
+        let mut headline = Vec::new();
         // The proxy's optimum; none when the profiles train CNNs.
         let reference = match cfg.cnn {
             Some(_) => None,
             None => cfg.data.reference(cfg.svm, seed, run.data),
         };
         for (name, profile) in [("fc-heavy", &cfg.fc_heavy), ("conv-heavy", &cfg.conv_heavy)] {
-            let setting = ProfiledSetting {
-                workers: cfg.workers,
-                iterations: cfg.iterations,
-                eval_every: cfg.eval_every,
-                data: &cfg.data,
-                svm: cfg.svm,
+            let (runs, target) = run_profile(
+                cfg,
+                name,
                 profile,
-                network: &cfg.network,
-                stragglers: &cfg.stragglers,
-            };
-            let workload = match &cfg.cnn {
-                Some(c) => {
-                    let (net, images) = if name == "fc-heavy" {
-                        (&c.fc_heavy, &c.images)
-                    } else {
-                        (&c.conv_heavy, c.conv_images.as_ref().unwrap_or(&c.images))
-                    };
-                    images.workload(net, seed, run.data)?
-                }
-                None => setting.workload(seed, run.data)?,
-            };
-            let runs = setting.run_all(&modes, &workload, seed, |m| {
-                pb.set_message(format!("{name} {}", m.label()));
-                pb.inc(1);
-            })?;
-            // Targets relative to the reference optimum's held-out accuracy (real data: to the
-            // best accuracy any mode reaches).
-            // (CNNs: the configured accuracy.)
-            let best = reference.map_or_else(
-                || runs.values().map(best_accuracy).fold(f64::NAN, f64::max),
-                |r| r.test_accuracy,
-            );
-            let target = match &cfg.cnn {
-                Some(c) => c.target_accuracy,
-                None => cfg.target_fraction * best,
-            };
+                &modes,
+                seed,
+                run.data,
+                reference.as_ref(),
+                |m| {
+                    pb.set_message(format!("{name} {}", m.label()));
+                    pb.inc(1);
+                },
+            )?;
             for (label, r) in &runs {
                 summary.push(SummaryRow {
                     profile: name.into(),
@@ -193,7 +190,10 @@ impl Experiment for DsspFig3 {
                     });
                 }
             }
-            claims(run.out(), name, &runs, &dssp, target);
+            for claim in claims(name, &runs, &dssp, target) {
+                headline.push(claim.clone());
+                run.out().claim(claim);
+            }
         }
         pb.finish_and_clear();
         run.out().csv("summary.csv", &summary)?;
@@ -207,7 +207,31 @@ impl Experiment for DsspFig3 {
             ),
             None => "proxy learning: logistic regression on RCV1-shaped synthetic data; target = target_fraction x the reference optimum's held-out accuracy (bench_core::workload::linear_optimum; with real data, the best accuracy any mode reaches under the profile)".into(),
         };
-        run.notes(reference.iter().map(|r| r.note("proxy")).chain([
+        let mut sensitivity_note = Vec::new();
+        if let (Some(grid), None) = (&cfg.sensitivity, &cfg.cnn) {
+            if seed == run.common.seed {
+                let s = sensitivity(
+                    cfg,
+                    grid,
+                    &modes,
+                    &dssp,
+                    &headline,
+                    seed,
+                    run.data,
+                    reference.as_ref(),
+                )?;
+                s.write(run.out())?;
+                sensitivity_note.push(format!(
+                    "sensitivity.csv (first seed): the claims re-derived at bandwidth_gbps in {:?} x jitter_sigma in {:?} (besides the configured {} and {}); verdicts that flip over the grid: {}",
+                    grid.bandwidth_gbps,
+                    grid.jitter_sigma,
+                    cfg.network.bandwidth_gbps,
+                    cfg.stragglers.jitter_sigma,
+                    s.fragile_note()
+                ));
+            }
+        }
+        run.notes(reference.iter().map(|r| r.note("proxy")).chain(sensitivity_note).chain([
             cfg.fc_heavy.describe(),
             cfg.conv_heavy.describe(),
             learning,
@@ -222,13 +246,114 @@ fn main() -> std::process::ExitCode {
     experiment::main::<DsspFig3>()
 }
 
+/// Runs every mode under profile `name` of `cfg`, ticking `tick` per mode; returns the runs
+/// and the held-out accuracy their times are compared at: `target_fraction` of the reference
+/// optimum's (real data: of the best accuracy any mode reaches; CNNs: the configured accuracy).
+///
+/// # Errors
+/// A bad profile, network or workload, or a failed run.
+#[allow(clippy::too_many_arguments)]
+fn run_profile(
+    cfg: &Config,
+    name: &str,
+    profile: &TimeProfile,
+    modes: &[SyncMode],
+    seed: u64,
+    data: &DataSource,
+    reference: Option<&Reference>,
+    tick: impl FnMut(&SyncMode),
+) -> Result<(BTreeMap<String, RunRecords>, f64)> {
+    let setting = ProfiledSetting {
+        workers: cfg.workers,
+        iterations: cfg.iterations,
+        eval_every: cfg.eval_every,
+        data: &cfg.data,
+        svm: cfg.svm,
+        profile,
+        network: &cfg.network,
+        stragglers: &cfg.stragglers,
+    };
+    let workload = match &cfg.cnn {
+        Some(c) => {
+            let (net, images) = if name == "fc-heavy" {
+                (&c.fc_heavy, &c.images)
+            } else {
+                (&c.conv_heavy, c.conv_images.as_ref().unwrap_or(&c.images))
+            };
+            images.workload(net, seed, data)?
+        }
+        None => setting.workload(seed, data)?,
+    };
+    let runs = setting.run_all(modes, &workload, seed, tick)?;
+    let best = reference.map_or_else(
+        || runs.values().map(best_accuracy).fold(f64::NAN, f64::max),
+        |r| r.test_accuracy,
+    );
+    let target = match &cfg.cnn {
+        Some(c) => c.target_accuracy,
+        None => cfg.target_fraction * best,
+    };
+    Ok((runs, target))
+}
+
+/// The claims re-derived over `grid` (bandwidth x jitter) for both profiles; the configured
+/// point is `headline`'s claims, not run again.
+///
+/// # Errors
+/// Any error of the runs.
+#[allow(clippy::too_many_arguments)]
+fn sensitivity(
+    cfg: &Config,
+    grid: &Grid,
+    modes: &[SyncMode],
+    dssp: &SyncMode,
+    headline: &[Claim],
+    seed: u64,
+    data: &DataSource,
+    reference: Option<&Reference>,
+) -> Result<Sensitivity> {
+    let bandwidths = sensitivity::grid(&grid.bandwidth_gbps, cfg.network.bandwidth_gbps);
+    let jitters = sensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma);
+    let mut points = Vec::new();
+    for &bandwidth in &bandwidths {
+        for &jitter in &jitters {
+            let setting: Setting<'_> = vec![
+                ("bandwidth_gbps", bandwidth.to_string()),
+                ("jitter_sigma", jitter.to_string()),
+            ];
+            let is_headline =
+                bandwidth == cfg.network.bandwidth_gbps && jitter == cfg.stragglers.jitter_sigma;
+            points.push((setting, is_headline, (bandwidth, jitter)));
+        }
+    }
+    Sensitivity::sweep(
+        "dssp-fig3 sensitivity",
+        true,
+        points,
+        headline,
+        |&(bandwidth, jitter), _| {
+            let mut c = cfg.clone();
+            c.network.bandwidth_gbps = bandwidth;
+            c.stragglers.jitter_sigma = jitter;
+            let mut claims = Vec::new();
+            for (name, profile) in [("fc-heavy", &c.fc_heavy), ("conv-heavy", &c.conv_heavy)] {
+                let (runs, target) =
+                    run_profile(&c, name, profile, modes, seed, data, reference, |_| {})?;
+                claims.extend(self::claims(name, &runs, dssp, target));
+            }
+            Ok(claims)
+        },
+    )
+}
+
+/// The figure's claims on one profile's runs.
 fn claims(
-    out: &mut ExperimentOutput,
     name: &str,
     runs: &BTreeMap<String, RunRecords>,
     dssp: &SyncMode,
     target: f64,
-) {
+) -> Vec<Claim> {
+    let mut out = Vec::new();
     let dk = dssp.label();
     let d = &runs[&dk];
     let ssp: Vec<(&String, &RunRecords)> =
@@ -238,7 +363,7 @@ fn claims(
         .filter_map(|(_, r)| time_to_accuracy(r, target))
         .collect();
     let dssp_t = time_to_accuracy(d, target);
-    out.claim(Claim::check(
+    out.push(Claim::check(
         format!("{FIGURE}/{name}/dssp-vs-average-ssp"),
         format!("DSSP time to accuracy {target:.4} <= the averaged SSP's"),
         "DSSP >= averaged SSP",
@@ -257,7 +382,7 @@ fn claims(
     ));
     let bound = dssp.bound().unwrap_or(0);
     let worst = d.iterations.iter().map(|x| x.staleness).max().unwrap_or(0);
-    out.claim(Claim::check(
+    out.push(Claim::check(
         format!("{FIGURE}/{name}/dssp-bound"),
         format!("DSSP never exceeds s_L + r_max = {bound}"),
         format!("<= {bound}"),
@@ -275,7 +400,7 @@ fn claims(
         "ASP {asp:.2}, DSSP {ds:.2}, averaged SSP {ssp_rate:.2}, BSP {bsp:.2} iterations/s"
     );
     if name == "fc-heavy" {
-        out.claim(Claim::check(
+        out.push(Claim::check(
             format!("{FIGURE}/{name}/throughput-order"),
             "with fully connected layers (communication-heavy): throughput ASP > DSSP > SSP > BSP",
             "ASP > DSSP > SSP > BSP",
@@ -283,7 +408,7 @@ fn claims(
             asp > ds && ds > ssp_rate && ssp_rate > bsp,
         ));
     } else {
-        out.claim(Claim::check(
+        out.push(Claim::check(
             format!("{FIGURE}/{name}/throughput-order"),
             "without fully connected layers (computation-heavy): throughput ASP < DSSP < SSP < BSP",
             "ascending ASP, DSSP, SSP, BSP",
@@ -291,6 +416,7 @@ fn claims(
             asp < ds && ds < ssp_rate && ssp_rate < bsp,
         ));
     }
+    out
 }
 
 #[cfg(test)]

@@ -8,14 +8,20 @@ use bench_core::driver::{DriverKind, NetworkModel, TimeProfile};
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::SyncMode;
 use bench_core::straggler::StragglerConfig;
+use bench_core::workload::Workload;
 use bench_core::workload::{CnnConfig, SvmConfig};
 use experiments::cnn_setup::ImageData;
+use experiments::data_source::DataSource;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
+use experiments::reference::Reference;
 use experiments::reference::{loss_spans, near_optimum_claim, reference_rows};
+use experiments::sensitivity::{self, Sensitivity, Setting};
 use experiments::svm_setup::SparseData;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 const FIGURE: &str = "dssp-table1";
 
@@ -38,6 +44,52 @@ struct Config {
     /// instead of the proxy (feature `cnn`); `data` and `svm` are then unused.
     #[serde(default)]
     cnn: Option<CnnRun>,
+    /// The knobs the DSSP claims are re-derived over (sensitivity.csv; first seed; proxy
+    /// learning only).
+    #[serde(default)]
+    sensitivity: Option<Grid>,
+}
+
+/// `[sensitivity]`: knobs dssp.txt does not pin down for Table I, each a list of values tried
+/// besides the configured one (the grid is their product).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Grid {
+    /// How many times slower the slowest device is than the fastest (the paper names the GPUs,
+    /// not their times; the configured profile assumes 2x): the slowest device's seconds per
+    /// batch are set to this multiple of the fastest's.
+    #[serde(default)]
+    slow_device_ratio: Vec<f64>,
+    /// Log-normal sigma of the per-iteration compute noise.
+    #[serde(default)]
+    jitter_sigma: Vec<f64>,
+}
+
+/// The ratio of the slowest device's seconds per batch to the fastest's.
+fn slow_ratio(p: &TimeProfile) -> f64 {
+    let t = p.devices.iter().map(|d| d.seconds_per_batch);
+    t.clone().fold(f64::NAN, f64::max) / t.fold(f64::NAN, f64::min)
+}
+
+/// `p` with its slowest device's seconds per batch set to `ratio` times the fastest's.
+fn with_slow_ratio(p: &TimeProfile, ratio: f64) -> TimeProfile {
+    let fastest = p
+        .devices
+        .iter()
+        .map(|d| d.seconds_per_batch)
+        .fold(f64::NAN, f64::min);
+    let slowest = p
+        .devices
+        .iter()
+        .map(|d| d.seconds_per_batch)
+        .fold(f64::NAN, f64::max);
+    let mut q = p.clone();
+    for d in &mut q.devices {
+        if d.seconds_per_batch == slowest {
+            d.seconds_per_batch = fastest * ratio;
+        }
+    }
+    q
 }
 
 /// The network of Table I and its images.
@@ -132,7 +184,7 @@ impl Experiment for DsspTable1 {
         };
         let out = run.out();
         let pb = progress(modes.len() as u64, FIGURE);
-        let runs = setting.run_all(&modes, &workload, seed, |m| {
+        let runs = run_modes(cfg, &modes, &workload, seed, |m| {
             pb.set_message(m.label());
             pb.inc(1);
         })?;
@@ -184,76 +236,10 @@ impl Experiment for DsspTable1 {
                 });
             }
         }
-        let dssp_key = modes
-            .iter()
-            .find(|m| matches!(m, SyncMode::Dssp(_)))
-            .map(|m| m.label());
-        for (ti, &f) in cfg.target_fractions.iter().enumerate() {
-            let target = f * best;
-            let Some(dk) = &dssp_key else {
-                out.claim(Claim::not_applicable(
-                    format!("{FIGURE}/target{ti}"),
-                    "DSSP claims",
-                    "-",
-                    "no DSSP mode configured",
-                ));
-                continue;
-            };
-            let dssp = time_to_accuracy(&runs[dk], target);
-            let paper = |k: &str| {
-                let (a, b) = paper_row(k);
-                show(if ti == 0 { a } else { b })
-            };
-            let beats = |others: Vec<&String>| -> (bool, String) {
-                let mut ok = dssp.is_some();
-                let mut parts = vec![format!("{dk} {}", show(dssp))];
-                for o in others {
-                    let t = time_to_accuracy(&runs[o], target);
-                    parts.push(format!("{o} {}", show(t)));
-                    if let (Some(d), Some(x)) = (dssp, t) {
-                        ok &= d < x;
-                    }
-                }
-                (ok, parts.join(", "))
-            };
-            let ssps: Vec<&String> = runs.keys().filter(|k| k.starts_with("ssp")).collect();
-            let (ok, measured) = beats(ssps.clone());
-            out.claim(Claim::check(
-                format!("{FIGURE}/target{ti}/dssp-before-every-ssp"),
-                format!(
-                    "DSSP reaches {:.0}% of the reference accuracy ({target:.4}) before every SSP",
-                    f * 100.0
-                ),
-                ssps.iter()
-                    .map(|k| format!("{k} {}", paper(k)))
-                    .chain([format!("{dk} {}", paper(dk))])
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                measured,
-                ok,
-            ));
-            if runs.contains_key("bsp") {
-                let bsp_key = "bsp".to_string();
-                let (ok, measured) = beats(vec![&bsp_key]);
-                out.claim(Claim::check(
-                    format!("{FIGURE}/target{ti}/dssp-before-bsp"),
-                    format!("DSSP reaches {target:.4} before BSP"),
-                    format!("bsp {}, {dk} {}", paper("bsp"), paper(dk)),
-                    measured,
-                    ok,
-                ));
-            }
-            if let Some(asp) = runs.get("asp") {
-                let a = time_to_accuracy(asp, target);
-                let ok = matches!((dssp, a), (Some(d), Some(x)) if d <= 1.25 * x);
-                out.claim(Claim::check(
-                    format!("{FIGURE}/target{ti}/dssp-near-asp"),
-                    format!("DSSP within 1.25x of ASP's time to {target:.4}"),
-                    format!("asp {}, {dk} {}", paper("asp"), paper(dk)),
-                    format!("{dk} {}, asp {}", show(dssp), show(a)),
-                    ok,
-                ));
-            }
+        let claims = table_claims(cfg, &runs, &modes, best);
+        let headline = claims.clone();
+        for claim in claims {
+            out.claim(claim);
         }
         out.csv("table.csv", &table)?;
         out.csv("curves.csv", &curves)?;
@@ -271,9 +257,187 @@ impl Experiment for DsspTable1 {
             "aggregation: sum (the server adds every worker's update; dssp.txt's MXNet server sums the workers' pushed gradients); the proxy's step size was set for it".into(),
             "DSSP controller conventions: see bench-core/src/protocol/ps/dssp.rs".into(),
         ]);
+        if let (Some(grid), None) = (&cfg.sensitivity, &cfg.cnn) {
+            if seed == run.common.seed {
+                let s = sensitivity(cfg, grid, &modes, &headline, seed, data, reference.as_ref())?;
+                s.write(run.out())?;
+                notes.push(format!(
+                    "sensitivity.csv (first seed): the DSSP claims re-derived at slow_device_ratio in {:?} x jitter_sigma in {:?} (besides the configured {} and {}); verdicts that flip over the grid: {}",
+                    grid.slow_device_ratio,
+                    grid.jitter_sigma,
+                    slow_ratio(&cfg.profile),
+                    cfg.stragglers.jitter_sigma,
+                    s.fragile_note()
+                ));
+            }
+        }
         run.notes(notes);
         Ok(())
     }
+}
+
+/// Every mode's runs under `cfg`'s profile, ticking `tick` per mode.
+///
+/// # Errors
+/// A bad profile or network, or a failed run.
+fn run_modes(
+    cfg: &Config,
+    modes: &[SyncMode],
+    workload: &Arc<dyn Workload>,
+    seed: u64,
+    tick: impl FnMut(&SyncMode),
+) -> Result<BTreeMap<String, RunRecords>> {
+    ProfiledSetting {
+        workers: cfg.workers,
+        iterations: cfg.iterations,
+        eval_every: cfg.eval_every,
+        data: &cfg.data,
+        svm: cfg.svm,
+        profile: &cfg.profile,
+        network: &cfg.network,
+        stragglers: &cfg.stragglers,
+    }
+    .run_all(modes, workload, seed, tick)
+}
+
+/// The DSSP claims of Table I at each target (`target_fractions` of `best`).
+fn table_claims(
+    cfg: &Config,
+    runs: &BTreeMap<String, RunRecords>,
+    modes: &[SyncMode],
+    best: f64,
+) -> Vec<Claim> {
+    let mut claims = Vec::new();
+    let dssp_key = modes
+        .iter()
+        .find(|m| matches!(m, SyncMode::Dssp(_)))
+        .map(|m| m.label());
+    for (ti, &f) in cfg.target_fractions.iter().enumerate() {
+        let target = f * best;
+        let Some(dk) = &dssp_key else {
+            claims.push(Claim::not_applicable(
+                format!("{FIGURE}/target{ti}"),
+                "DSSP claims",
+                "-",
+                "no DSSP mode configured",
+            ));
+            continue;
+        };
+        let dssp = time_to_accuracy(&runs[dk], target);
+        let paper = |k: &str| {
+            let (a, b) = paper_row(k);
+            show(if ti == 0 { a } else { b })
+        };
+        let beats = |others: Vec<&String>| -> (bool, String) {
+            let mut ok = dssp.is_some();
+            let mut parts = vec![format!("{dk} {}", show(dssp))];
+            for o in others {
+                let t = time_to_accuracy(&runs[o], target);
+                parts.push(format!("{o} {}", show(t)));
+                if let (Some(d), Some(x)) = (dssp, t) {
+                    ok &= d < x;
+                }
+            }
+            (ok, parts.join(", "))
+        };
+        let ssps: Vec<&String> = runs.keys().filter(|k| k.starts_with("ssp")).collect();
+        let (ok, measured) = beats(ssps.clone());
+        claims.push(Claim::check(
+            format!("{FIGURE}/target{ti}/dssp-before-every-ssp"),
+            format!(
+                "DSSP reaches {:.0}% of the reference accuracy ({target:.4}) before every SSP",
+                f * 100.0
+            ),
+            ssps.iter()
+                .map(|k| format!("{k} {}", paper(k)))
+                .chain([format!("{dk} {}", paper(dk))])
+                .collect::<Vec<_>>()
+                .join(", "),
+            measured,
+            ok,
+        ));
+        if runs.contains_key("bsp") {
+            let bsp_key = "bsp".to_string();
+            let (ok, measured) = beats(vec![&bsp_key]);
+            claims.push(Claim::check(
+                format!("{FIGURE}/target{ti}/dssp-before-bsp"),
+                format!("DSSP reaches {target:.4} before BSP"),
+                format!("bsp {}, {dk} {}", paper("bsp"), paper(dk)),
+                measured,
+                ok,
+            ));
+        }
+        if let Some(asp) = runs.get("asp") {
+            let a = time_to_accuracy(asp, target);
+            let ok = matches!((dssp, a), (Some(d), Some(x)) if d <= 1.25 * x);
+            claims.push(Claim::check(
+                format!("{FIGURE}/target{ti}/dssp-near-asp"),
+                format!("DSSP within 1.25x of ASP's time to {target:.4}"),
+                format!("asp {}, {dk} {}", paper("asp"), paper(dk)),
+                format!("{dk} {}, asp {}", show(dssp), show(a)),
+                ok,
+            ));
+        }
+    }
+    claims
+}
+
+/// The DSSP claims re-derived over `grid` (slow-device ratio x jitter) on the proxy; the
+/// configured point is `headline`'s claims, not run again.
+///
+/// # Errors
+/// Any error of the runs.
+fn sensitivity(
+    cfg: &Config,
+    grid: &Grid,
+    modes: &[SyncMode],
+    headline: &[Claim],
+    seed: u64,
+    data: &DataSource,
+    reference: Option<&Reference>,
+) -> Result<Sensitivity> {
+    let configured = slow_ratio(&cfg.profile);
+    let ratios = sensitivity::grid(&grid.slow_device_ratio, configured);
+    let jitters = sensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma);
+    let mut points = Vec::new();
+    for &ratio in &ratios {
+        for &jitter in &jitters {
+            let setting: Setting<'_> = vec![
+                ("slow_device_ratio", ratio.to_string()),
+                ("jitter_sigma", jitter.to_string()),
+            ];
+            let is_headline = ratio == configured && jitter == cfg.stragglers.jitter_sigma;
+            points.push((setting, is_headline, (ratio, jitter)));
+        }
+    }
+    let workload = ProfiledSetting {
+        workers: cfg.workers,
+        iterations: cfg.iterations,
+        eval_every: cfg.eval_every,
+        data: &cfg.data,
+        svm: cfg.svm,
+        profile: &cfg.profile,
+        network: &cfg.network,
+        stragglers: &cfg.stragglers,
+    }
+    .workload(seed, data)?;
+    Sensitivity::sweep(
+        "dssp-table1 sensitivity",
+        true,
+        points,
+        headline,
+        |&(ratio, jitter), _| {
+            let mut c = cfg.clone();
+            c.profile = with_slow_ratio(&cfg.profile, ratio);
+            c.stragglers.jitter_sigma = jitter;
+            let runs = run_modes(&c, modes, &workload, seed, |_| {})?;
+            let best = reference.map_or_else(
+                || runs.values().map(best_accuracy).fold(f64::NAN, f64::max),
+                |r| r.test_accuracy,
+            );
+            Ok(table_claims(&c, &runs, modes, best))
+        },
+    )
 }
 
 fn main() -> std::process::ExitCode {

@@ -10,7 +10,9 @@ use experiments::cli::driver_tag;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
 use experiments::output::progress;
 use experiments::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
-use experiments::reference::{loss_spans, near_optimum_claim, reference_rows};
+use experiments::reference::{
+    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
+};
 use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "hop-fig12";
@@ -83,6 +85,7 @@ impl Experiment for HopFig12 {
             for g in &graphs {
                 let mut per_iter = [0.0f64; 2];
                 let mut spans = Vec::new();
+                let mut progress = Vec::new();
                 let tag = driver_tag(g.name(), "/", driver, &drivers);
                 for (k, slowed) in [false, true].into_iter().enumerate() {
                     let stragglers = StragglerConfig {
@@ -106,6 +109,7 @@ impl Experiment for HopFig12 {
                     per_iter[k] = seconds_per_iteration(&r, cfg.common.iterations);
                     let name = if slowed { "slowed" } else { "standard" };
                     spans.extend(loss_spans([(name, &r.progress[..])]));
+                    progress.push((name, r.progress.clone()));
                     summary.push(SummaryRow {
                         graph: tag.clone(),
                         slowdown: slowed,
@@ -130,6 +134,23 @@ impl Experiment for HopFig12 {
                     format!("{FIGURE}/{tag}/best-run-near-optimum"),
                     reference.as_ref(),
                     &spans,
+                ));
+                // Hop's Fig 12 draws both curves reaching the same loss, the slowed one later.
+                let (target, _) = comparison_target(
+                    reference.as_ref(),
+                    &progress.iter().map(|(_, p)| &p[..]).collect::<Vec<_>>(),
+                );
+                let reach = |p: &[bench_core::metrics::ProgressRow]| {
+                    p.iter().find(|x| x.loss <= target).map(|x| x.time)
+                };
+                out.claim(every_run_reaches_claim(
+                    format!("{FIGURE}/{tag}/every-run-reaches-target"),
+                    reference.as_ref(),
+                    target,
+                    &progress
+                        .iter()
+                        .map(|(n, p)| (n.to_string(), reach(p)))
+                        .collect::<Vec<_>>(),
                 ));
                 ratios.push((g.name().to_string(), per_iter[1] / per_iter[0]));
             }

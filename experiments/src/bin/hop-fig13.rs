@@ -16,7 +16,8 @@ use experiments::output::progress;
 use experiments::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use experiments::profiled::show;
 use experiments::reference::{
-    comparison_target, loss_spans, near_optimum_claim, reference_rows, Reference,
+    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
+    Reference,
 };
 use experiments::runner::{run_ps, RunSettings};
 use experiments::sensitivity::{Sensitivity, Setting};
@@ -256,6 +257,12 @@ fn compare(cfg: &Config, setup: &Setup<'_>, show_progress: bool) -> anyhow::Resu
         &finals,
     )];
     let (td, tp) = (dec.time_to_loss(target), ps.time_to_loss(target));
+    claims.push(every_run_reaches_claim(
+        format!("{FIGURE}/every-run-reaches-target"),
+        reference,
+        target,
+        &[("decentralized".into(), td), ("ps-bsp".into(), tp)],
+    ));
     claims.push(
         Claim::check(
             format!("{FIGURE}/decentralized-before-ps"),
