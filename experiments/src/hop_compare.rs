@@ -46,8 +46,40 @@ pub struct CompareConfig {
     /// as many iterations as standard to reach the target and at most this many times as many.
     #[serde(default)]
     pub max_step_ratio: Option<f64>,
+    /// Time per iteration against a straggler-free run (Hop Fig 18): when set, standard also
+    /// runs without the slow workers and random slowdown, and the claims compare iteration
+    /// times with that run's.
+    #[serde(default)]
+    pub straggler_free: Option<StragglerFree>,
     /// Shared settings.
     pub common: PeerCommon,
+}
+
+/// `[straggler_free]`: how much the stragglers slow an iteration, against standard without them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StragglerFree {
+    /// Standard's seconds per iteration with the stragglers must be at least this many times
+    /// its seconds per iteration without them (the stragglers matter at all).
+    pub standard_min: f64,
+    /// What the paper reports for standard's slowdown.
+    pub paper_standard: String,
+    /// Settings whose slowdown (their seconds per iteration with the stragglers over
+    /// standard's without) must stay at or below a bound.
+    #[serde(default)]
+    pub bounds: Vec<SlowdownBound>,
+}
+
+/// A compared setting's largest allowed slowdown against straggler-free standard.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlowdownBound {
+    /// The setting's label.
+    pub setting: String,
+    /// The largest slowdown that passes.
+    pub max: f64,
+    /// What the paper reports.
+    pub paper: String,
 }
 
 /// One compared setting.
@@ -132,6 +164,31 @@ pub fn validate(cfg: &CompareConfig) -> Result<()> {
     if cfg.graphs.is_empty() || cfg.settings.is_empty() {
         bail!("graphs and settings must be non-empty");
     }
+    if let Some(free) = &cfg.straggler_free {
+        let labels: Vec<String> = cfg
+            .settings
+            .iter()
+            .map(|s| {
+                PeerSettings {
+                    serial: false,
+                    mode: s.mode,
+                    max_i: s.max_i,
+                    iterations: cfg.common.iterations,
+                    skip: s.skip,
+                }
+                .label()
+            })
+            .collect();
+        for b in &free.bounds {
+            if !labels.contains(&b.setting) {
+                bail!(
+                    "straggler_free.bounds: no setting is labelled {} (the settings: {})",
+                    b.setting,
+                    labels.join(", ")
+                );
+            }
+        }
+    }
     Ok(())
 }
 
@@ -180,7 +237,9 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
     let out = run.out();
     let figure = out.figure().to_string();
     let pb = progress(
-        (drivers.len() * graphs.len() * (1 + compared.len())) as u64,
+        (drivers.len()
+            * graphs.len()
+            * (1 + compared.len() + usize::from(cfg.straggler_free.is_some()))) as u64,
         &format!("{figure} seed {seed}"),
     );
     let (mut summary, mut curves) = (Vec::new(), Vec::new());
@@ -300,6 +359,26 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                         || (ta.is_some() && tb.is_none()),
                 ));
             }
+            if let Some(free) = &cfg.straggler_free {
+                pb.set_message(format!("standard without stragglers {}", g.name()));
+                let none = StragglerConfig::default();
+                let r = run_peers(driver, &cfg.common, g, &standard, &none, &workload, seed)?;
+                let free_it = seconds_per_iteration(&r, cfg.common.iterations);
+                summary.push(SummaryRow {
+                    graph: tag.clone(),
+                    setting: "standard-without-stragglers".into(),
+                    seconds_per_iteration: free_it,
+                    seconds_to_target: show(r.time_to_loss(target)),
+                    target_loss: target,
+                    final_loss: r.progress.last().map_or(f64::NAN, |p| p.loss),
+                    final_accuracy: r.progress.last().map_or(f64::NAN, |p| p.accuracy),
+                    dropped_updates: r.dropped_updates,
+                    max_staleness: r.iterations.iter().map(|x| x.staleness).max().unwrap_or(0),
+                });
+                for claim in slowdown_claims(&figure, &tag, free, free_it, &runs, cfg)? {
+                    out.claim(claim);
+                }
+            }
         }
     }
     pb.finish_and_clear();
@@ -330,6 +409,61 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
     ]);
     run.notes(notes);
     Ok(())
+}
+
+/// Hop Fig 18's claims: how much the stragglers slow standard's iterations, and how little
+/// they slow each bounded setting's, against standard's seconds per iteration without them
+/// (`free_it`).
+///
+/// # Errors
+/// A bound names a setting that is not run.
+fn slowdown_claims(
+    figure: &str,
+    tag: &str,
+    free: &StragglerFree,
+    free_it: f64,
+    runs: &[(PeerSettings, RunRecords)],
+    cfg: &CompareConfig,
+) -> Result<Vec<Claim>> {
+    let it = |r: &RunRecords| seconds_per_iteration(r, cfg.common.iterations);
+    let standard = it(&runs[0].1) / free_it;
+    let mut claims = vec![Claim::check(
+        format!("{figure}/{tag}/standard-iteration-slowdown"),
+        format!(
+            "the stragglers slow standard's iterations >= {}x",
+            free.standard_min
+        ),
+        free.paper_standard.clone(),
+        format!(
+            "{standard:.2}x ({:.4} s against {free_it:.4} s without stragglers)",
+            it(&runs[0].1)
+        ),
+        standard >= free.standard_min,
+    )
+    .with_value(standard)];
+    for b in &free.bounds {
+        let Some((_, r)) = runs.iter().find(|(s, _)| s.label() == b.setting) else {
+            bail!(
+                "straggler_free.bounds names a setting that is not run: {}",
+                b.setting
+            );
+        };
+        let slowdown = it(r) / free_it;
+        claims.push(
+            Claim::check(
+                format!("{figure}/{tag}/{}-iteration-slowdown", b.setting),
+                format!(
+                    "with the stragglers, {} iterates within {}x of standard without them",
+                    b.setting, b.max
+                ),
+                b.paper.clone(),
+                format!("{slowdown:.2}x ({:.4} s against {free_it:.4} s)", it(r)),
+                slowdown <= b.max,
+            )
+            .with_value(slowdown),
+        );
+    }
+    Ok(claims)
 }
 
 /// The iteration (peer 0's) at which `progress` first reaches `target`.
