@@ -503,6 +503,29 @@ fn conv_claims(
         measured,
         ok,
     ));
+    // The papers' curves: both variants converge at every delay, the synchronous one later.
+    let missed: Vec<String> = cfg
+        .delays
+        .iter()
+        .zip(points)
+        .flat_map(|(d, (sp, ap))| {
+            [(s, sp), (a, ap)]
+                .into_iter()
+                .filter(|(_, p)| p.time.is_none())
+                .map(move |(v, _)| format!("{v} at {:.0}%", d * 100.0))
+        })
+        .collect();
+    out.push(Claim::check(
+        format!("{fig}/{tag}/every-run-reaches-target"),
+        format!("{s} and {a} reach the target error at every delay"),
+        "every compared run converges in the paper's figure",
+        if missed.is_empty() {
+            format!("{} of {} runs reach it", 2 * points.len(), 2 * points.len())
+        } else {
+            format!("never: {}", missed.join(", "))
+        },
+        missed.is_empty() && !points.is_empty(),
+    ));
     out
 }
 
