@@ -328,4 +328,22 @@ fn claims_for(
             "needs ASP and another mode",
         )),
     }
+    // The rest of the order: the staleness window lets every SSP run ahead of BSP's barrier.
+    let bsp = rates.iter().find(|(l, _)| l == "bsp").map(|x| x.1);
+    let ssp: Vec<&(String, f64)> = rates.iter().filter(|(l, _)| l.starts_with("ssp")).collect();
+    if let (Some(bsp), false) = (bsp, ssp.is_empty()) {
+        out.claim(Claim::check(
+            format!("{FIGURE}/{d}/ssp-faster-than-bsp"),
+            "every SSP mode has a higher iteration rate than BSP",
+            "ASP > SSP > BSP",
+            format!(
+                "{}; bsp {bsp:.1}/s",
+                ssp.iter()
+                    .map(|(l, r)| format!("{l} {r:.1}/s"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            ssp.iter().all(|(_, r)| *r > bsp),
+        ));
+    }
 }
