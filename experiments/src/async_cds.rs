@@ -563,4 +563,17 @@ fn wait_claims(
         format!("{a} waits {} ms: spread {:.1}%", fmt(&aw), sp * 100.0),
         sp < cfg.flat_tolerance,
     ));
+    // async.txt: the difference "is more noticeable when the delay increases to 100%".
+    let gap: Vec<f64> = sw.iter().zip(&aw).map(|(s, a)| s - a).collect();
+    let grows =
+        gap.windows(2).all(|w| w[1] > w[0]) && gap.len() > 1 && gap[0] <= 0.5 * gap[gap.len() - 1];
+    out.claim(Claim::check(
+        format!("{fig}/{tag}/wait-gap-grows"),
+        format!(
+            "{s}'s wait minus {a}'s grows at every delay step, the smallest delay's at most half the largest's"
+        ),
+        "the difference is more noticeable as the delay grows",
+        format!("gap {} ms at delays {:?}", fmt(&gap), cfg.delays),
+        grows,
+    ));
 }

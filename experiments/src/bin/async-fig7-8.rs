@@ -4,7 +4,7 @@
 use anyhow::bail;
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
-use bench_core::metrics::RunRecords;
+use bench_core::metrics::{ProgressRow, RunRecords};
 use bench_core::straggler::{ProductionStragglers, StragglerConfig};
 use bench_core::workload::Method;
 use experiments::async_setup::{mean_wait_ms, run_variant, AsyncCommon, AsyncDataset, Variant};
@@ -287,6 +287,81 @@ fn speedup_claim(
         ),
         speedup >= min,
     ));
+    // The figures' curves: the asynchronous run's error sits at or below the synchronous run's
+    // over the whole run, not only at the target.
+    let (above, compared) = curve_above(&a.1.progress, &s.1.progress);
+    out.claim(Claim::check(
+        format!(
+            "{fig}/{tag}/{}-below-{}-whole-curve",
+            a.0.label(),
+            s.0.label()
+        ),
+        format!(
+            "{}'s error is at or below {}'s at >= {:.0}% of its evaluations while both run",
+            a.0.label(),
+            s.0.label(),
+            (1.0 - CURVE_SLACK) * 100.0
+        ),
+        "the asynchronous curve lies below the synchronous one",
+        format!("above at {above} of {compared} evaluations"),
+        compared > 0 && (above as f64) <= CURVE_SLACK * compared as f64,
+    ));
+}
+
+/// The share of evaluations where the asynchronous curve may sit above the synchronous one (a
+/// noisy crossing) and still count as lying below it.
+const CURVE_SLACK: f64 = 0.05;
+
+/// Of `a`'s evaluations within `s`'s time span, how many have an error above `s`'s latest
+/// error at or before the same time, and how many were compared.
+fn curve_above(a: &[ProgressRow], s: &[ProgressRow]) -> (usize, usize) {
+    let (Some(first), Some(last)) = (s.first(), s.last()) else {
+        return (0, 0);
+    };
+    let mut above = 0;
+    let mut compared = 0;
+    for p in a
+        .iter()
+        .filter(|p| p.time >= first.time && p.time <= last.time)
+    {
+        let q = s
+            .iter()
+            .take_while(|q| q.time <= p.time)
+            .last()
+            .expect("first.time <= p.time");
+        compared += 1;
+        if p.loss > q.loss {
+            above += 1;
+        }
+    }
+    (above, compared)
+}
+
+#[cfg(test)]
+mod curve_tests {
+    use super::*;
+
+    fn curve(points: &[(f64, f64)]) -> Vec<ProgressRow> {
+        points
+            .iter()
+            .map(|&(time, loss)| ProgressRow {
+                time,
+                iteration: time,
+                loss,
+                accuracy: f64::NAN,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_curve_is_compared_with_the_other_s_latest_evaluation_within_its_span() {
+        let s = curve(&[(0.0, 1.0), (2.0, 0.5), (4.0, 0.2)]);
+        let below = curve(&[(0.0, 1.0), (1.0, 0.6), (3.0, 0.3), (5.0, 0.9)]);
+        assert_eq!(curve_above(&below, &s), (0, 3));
+        let crossing = curve(&[(0.0, 1.0), (1.0, 0.6), (3.0, 0.6)]);
+        assert_eq!(curve_above(&crossing, &s), (1, 3));
+        assert_eq!(curve_above(&below, &[]), (0, 0));
+    }
 }
 
 /// Table 3's waits in ms (SGD, ASGD, SAGA, ASAGA; the order `paper_waits` quotes), where the
