@@ -337,33 +337,6 @@ fn curve_above(a: &[ProgressRow], s: &[ProgressRow]) -> (usize, usize) {
     (above, compared)
 }
 
-#[cfg(test)]
-mod curve_tests {
-    use super::*;
-
-    fn curve(points: &[(f64, f64)]) -> Vec<ProgressRow> {
-        points
-            .iter()
-            .map(|&(time, loss)| ProgressRow {
-                time,
-                iteration: time,
-                loss,
-                accuracy: f64::NAN,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_curve_is_compared_with_the_other_s_latest_evaluation_within_its_span() {
-        let s = curve(&[(0.0, 1.0), (2.0, 0.5), (4.0, 0.2)]);
-        let below = curve(&[(0.0, 1.0), (1.0, 0.6), (3.0, 0.3), (5.0, 0.9)]);
-        assert_eq!(curve_above(&below, &s), (0, 3));
-        let crossing = curve(&[(0.0, 1.0), (1.0, 0.6), (3.0, 0.6)]);
-        assert_eq!(curve_above(&crossing, &s), (1, 3));
-        assert_eq!(curve_above(&below, &[]), (0, 0));
-    }
-}
-
 /// Table 3's waits in ms (SGD, ASGD, SAGA, ASAGA; the order `paper_waits` quotes), where the
 /// paper has the dataset.
 fn paper_wait_values(dataset: &str) -> Option<[f64; 4]> {
@@ -406,5 +379,32 @@ fn wait_claims(out: &mut ExperimentOutput, tag: &str, w: &[f64; 4]) {
             format!("{s} {sw:.3} ms, {a} {aw:.3} ms"),
             aw < sw,
         ));
+    }
+}
+
+#[cfg(test)]
+mod curve_tests {
+    use super::*;
+
+    fn curve(points: &[(f64, f64)]) -> Vec<ProgressRow> {
+        points
+            .iter()
+            .map(|&(time, loss)| ProgressRow {
+                time,
+                iteration: time,
+                loss,
+                accuracy: f64::NAN,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_curve_is_compared_with_the_other_s_latest_evaluation_within_its_span() {
+        let s = curve(&[(0.0, 1.0), (2.0, 0.5), (4.0, 0.2)]);
+        let below = curve(&[(0.0, 1.0), (1.0, 0.6), (3.0, 0.3), (5.0, 0.9)]);
+        assert_eq!(curve_above(&below, &s), (0, 3));
+        let crossing = curve(&[(0.0, 1.0), (1.0, 0.6), (3.0, 0.6)]);
+        assert_eq!(curve_above(&crossing, &s), (1, 3));
+        assert_eq!(curve_above(&below, &[]), (0, 0));
     }
 }
