@@ -16,6 +16,7 @@ use experiments::peer_setup::{graph, run_peers, PeerCommon};
 use experiments::profiled::show;
 use experiments::reference::{
     comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
+    target_from_reference,
 };
 use serde::{Deserialize, Serialize};
 
@@ -211,7 +212,10 @@ impl Experiment for AsapFig6 {
                 // ASAP Fig 6 shows every graph converging, the chain in more epochs.
                 out.claim(every_run_reaches_claim(
                     format!("{FIGURE}/{tag}/every-run-reaches-target"),
-                    reference.as_ref(),
+                    target_from_reference(
+                        reference.as_ref(),
+                        &runs.iter().map(|r| &r.progress[..]).collect::<Vec<_>>(),
+                    ),
                     target,
                     &stats.iter().map(|s| (s.0.clone(), s.1)).collect::<Vec<_>>(),
                 ));

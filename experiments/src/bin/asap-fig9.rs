@@ -13,7 +13,7 @@ use experiments::output::progress;
 use experiments::profiled::show;
 use experiments::reference::{
     comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
-    Reference,
+    target_from_reference, Reference,
 };
 use experiments::sensitivity::{self, Sensitivity, Setting};
 use serde::{Deserialize, Serialize};
@@ -205,7 +205,7 @@ fn mode_claims(
     let (na, bsp, asy) = runs.trio();
     let mut claims = vec![every_run_reaches_claim(
         format!("{FIGURE}/notify-ack-and-bsp-reach-target/{tag}"),
-        reference,
+        target_from_reference(reference, &[&na.progress[..], &bsp.progress[..]]),
         target,
         &[
             ("notify-ack".into(), na.time_to_loss(target)),

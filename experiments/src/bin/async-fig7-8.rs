@@ -312,8 +312,9 @@ fn speedup_claim(
 /// noisy crossing) and still count as lying below it.
 const CURVE_SLACK: f64 = 0.05;
 
-/// Of `a`'s evaluations within `s`'s time span, how many have an error above `s`'s latest
-/// error at or before the same time, and how many were compared.
+/// Of `a`'s evaluations within `s`'s time span, how many have an error above `s`'s at the same
+/// time (linearly interpolated between `s`'s evaluations), and how many were compared. A NaN
+/// on either side counts as above.
 fn curve_above(a: &[ProgressRow], s: &[ProgressRow]) -> (usize, usize) {
     let (Some(first), Some(last)) = (s.first(), s.last()) else {
         return (0, 0);
@@ -324,13 +325,16 @@ fn curve_above(a: &[ProgressRow], s: &[ProgressRow]) -> (usize, usize) {
         .iter()
         .filter(|p| p.time >= first.time && p.time <= last.time)
     {
-        let q = s
-            .iter()
-            .take_while(|q| q.time <= p.time)
-            .last()
-            .expect("first.time <= p.time");
+        let k = s.partition_point(|q| q.time <= p.time);
+        let q0 = &s[k - 1];
+        let at = match s.get(k) {
+            Some(q1) if q1.time > q0.time => {
+                q0.loss + (q1.loss - q0.loss) * (p.time - q0.time) / (q1.time - q0.time)
+            }
+            _ => q0.loss,
+        };
         compared += 1;
-        if p.loss > q.loss {
+        if p.loss.is_nan() || at.is_nan() || p.loss > at {
             above += 1;
         }
     }
@@ -403,8 +407,11 @@ mod curve_tests {
         let s = curve(&[(0.0, 1.0), (2.0, 0.5), (4.0, 0.2)]);
         let below = curve(&[(0.0, 1.0), (1.0, 0.6), (3.0, 0.3), (5.0, 0.9)]);
         assert_eq!(curve_above(&below, &s), (0, 3));
-        let crossing = curve(&[(0.0, 1.0), (1.0, 0.6), (3.0, 0.6)]);
-        assert_eq!(curve_above(&crossing, &s), (1, 3));
+        // At t = 1 the other curve is at 0.75 (interpolated), not at its earlier 1.0.
+        let crossing = curve(&[(0.0, 1.0), (1.0, 0.8), (3.0, 0.6)]);
+        assert_eq!(curve_above(&crossing, &s), (2, 3));
+        let diverged = curve(&[(0.0, 1.0), (1.0, f64::NAN)]);
+        assert_eq!(curve_above(&diverged, &s), (1, 2));
         assert_eq!(curve_above(&below, &[]), (0, 0));
     }
 }

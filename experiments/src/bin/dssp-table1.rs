@@ -65,31 +65,52 @@ struct Grid {
     jitter_sigma: Vec<f64>,
 }
 
-/// The ratio of the slowest device's seconds per batch to the fastest's.
-fn slow_ratio(p: &TimeProfile) -> f64 {
-    let t = p.devices.iter().map(|d| d.seconds_per_batch);
-    t.clone().fold(f64::NAN, f64::max) / t.fold(f64::NAN, f64::min)
+/// The indices of `p`'s devices some worker runs on.
+fn used_devices(p: &TimeProfile) -> Vec<usize> {
+    (0..p.devices.len())
+        .filter(|&i| p.worker_devices.contains(&p.devices[i].name))
+        .collect()
 }
 
-/// `p` with its slowest device's seconds per batch set to `ratio` times the fastest's.
-fn with_slow_ratio(p: &TimeProfile, ratio: f64) -> TimeProfile {
-    let fastest = p
-        .devices
-        .iter()
-        .map(|d| d.seconds_per_batch)
-        .fold(f64::NAN, f64::min);
-    let slowest = p
-        .devices
-        .iter()
-        .map(|d| d.seconds_per_batch)
-        .fold(f64::NAN, f64::max);
-    let mut q = p.clone();
-    for d in &mut q.devices {
-        if d.seconds_per_batch == slowest {
-            d.seconds_per_batch = fastest * ratio;
-        }
+/// The ratio of the slowest used device's seconds per batch to the fastest's.
+fn slow_ratio(p: &TimeProfile) -> f64 {
+    let t = || {
+        used_devices(p)
+            .into_iter()
+            .map(|i| p.devices[i].seconds_per_batch)
+    };
+    t().fold(f64::NAN, f64::max) / t().fold(f64::NAN, f64::min)
+}
+
+/// `p` with one used device (the last of the slowest) made `ratio` times slower than the
+/// fastest used device, so that [`slow_ratio`] is `ratio`.
+///
+/// # Errors
+/// Fewer than two used devices, or a third device between them that stays slower than `ratio`
+/// times the fastest (the ratio cannot be set by one device).
+fn with_slow_ratio(p: &TimeProfile, ratio: f64) -> Result<TimeProfile> {
+    let used = used_devices(p);
+    if used.len() < 2 {
+        bail!("slow_device_ratio needs workers on at least two devices of the profile");
     }
-    q
+    let time = |i: usize| p.devices[i].seconds_per_batch;
+    let fastest = used.iter().map(|&i| time(i)).fold(f64::NAN, f64::min);
+    // The last of the slowest, so that with equal times one device becomes the slow one.
+    let slow = used
+        .iter()
+        .copied()
+        .max_by(|&a, &b| time(a).total_cmp(&time(b)))
+        .expect("two used devices");
+    let mut q = p.clone();
+    q.devices[slow].seconds_per_batch = fastest * ratio;
+    let got = slow_ratio(&q);
+    if (got - ratio).abs() > 1e-9 * ratio {
+        bail!(
+            "slow_device_ratio {ratio}: with {} at {ratio}x the fastest, the profile's ratio is {got} (another device is slower)",
+            q.devices[slow].name
+        );
+    }
+    Ok(q)
 }
 
 /// The network of Table I and its images.
@@ -156,6 +177,14 @@ impl Experiment for DsspTable1 {
         }
         if drivers != [DriverKind::Sim] {
             bail!("dssp-table1 runs on the time profile, which only the sim driver models; use --driver sim");
+        }
+        if let Some(grid) = &cfg.sensitivity {
+            for &r in &grid.slow_device_ratio {
+                if r < 1.0 {
+                    bail!("sensitivity.slow_device_ratio must be at least 1, got {r}");
+                }
+                with_slow_ratio(&cfg.profile, r)?;
+            }
         }
         Ok(())
     }
@@ -428,7 +457,7 @@ fn sensitivity(
         headline,
         |&(ratio, jitter), _| {
             let mut c = cfg.clone();
-            c.profile = with_slow_ratio(&cfg.profile, ratio);
+            c.profile = with_slow_ratio(&cfg.profile, ratio)?;
             c.stragglers.jitter_sigma = jitter;
             let runs = run_modes(&c, modes, &workload, seed, |_| {})?;
             let best = reference.map_or_else(
@@ -447,6 +476,38 @@ fn main() -> std::process::ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn profile(times: &[(&str, f64)], workers: &[&str]) -> TimeProfile {
+        TimeProfile {
+            model: "m".into(),
+            bytes_per_update: 1,
+            devices: times
+                .iter()
+                .map(
+                    |&(name, seconds_per_batch)| bench_core::driver::DeviceTime {
+                        name: name.into(),
+                        seconds_per_batch,
+                    },
+                )
+                .collect(),
+            worker_devices: workers.iter().map(|w| w.to_string()).collect(),
+            source: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_slow_ratio_is_set_by_one_used_device_even_when_times_are_equal() {
+        let p = profile(&[("a", 0.1), ("b", 0.1), ("unused", 9.0)], &["a", "b"]);
+        assert_eq!(slow_ratio(&p), 1.0);
+        let q = with_slow_ratio(&p, 1.5).unwrap();
+        assert!((slow_ratio(&q) - 1.5).abs() < 1e-12);
+        assert_eq!(q.devices[0].seconds_per_batch, 0.1);
+        assert_eq!(q.devices[2].seconds_per_batch, 9.0);
+        let three = profile(&[("a", 0.1), ("b", 0.3), ("c", 0.2)], &["a", "b", "c"]);
+        assert!(with_slow_ratio(&three, 3.0).is_ok());
+        assert!(with_slow_ratio(&three, 1.5).is_err(), "c stays at 2x");
+        assert!(with_slow_ratio(&profile(&[("a", 0.1)], &["a"]), 2.0).is_err());
+    }
 
     /// The CNN configurations (`make fig-dssp-table1-cnn`) parse and validate in every build.
     #[test]

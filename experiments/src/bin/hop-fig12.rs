@@ -12,6 +12,7 @@ use experiments::output::progress;
 use experiments::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use experiments::reference::{
     comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
+    target_from_reference,
 };
 use serde::{Deserialize, Serialize};
 
@@ -145,7 +146,10 @@ impl Experiment for HopFig12 {
                 };
                 out.claim(every_run_reaches_claim(
                     format!("{FIGURE}/{tag}/every-run-reaches-target"),
-                    reference.as_ref(),
+                    target_from_reference(
+                        reference.as_ref(),
+                        &progress.iter().map(|(_, p)| &p[..]).collect::<Vec<_>>(),
+                    ),
                     target,
                     &progress
                         .iter()

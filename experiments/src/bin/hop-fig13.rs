@@ -17,7 +17,7 @@ use experiments::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommo
 use experiments::profiled::show;
 use experiments::reference::{
     comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
-    Reference,
+    target_from_reference, Reference,
 };
 use experiments::runner::{run_ps, RunSettings};
 use experiments::sensitivity::{Sensitivity, Setting};
@@ -259,7 +259,7 @@ fn compare(cfg: &Config, setup: &Setup<'_>, show_progress: bool) -> anyhow::Resu
     let (td, tp) = (dec.time_to_loss(target), ps.time_to_loss(target));
     claims.push(every_run_reaches_claim(
         format!("{FIGURE}/every-run-reaches-target"),
-        reference,
+        target_from_reference(reference, &[&dec.progress[..], &ps.progress[..]]),
         target,
         &[("decentralized".into(), td), ("ps-bsp".into(), tp)],
     ));

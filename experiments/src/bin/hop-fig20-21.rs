@@ -17,6 +17,7 @@ use experiments::peer_setup::{graph, run_peers, seconds_per_iteration, PeerCommo
 use experiments::profiled::show;
 use experiments::reference::{
     comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
+    target_from_reference,
 };
 use serde::{Deserialize, Serialize};
 
@@ -236,7 +237,10 @@ impl Experiment for HopFig20To21 {
                     driver,
                     &drivers,
                 ),
-                reference.as_ref(),
+                target_from_reference(
+                    reference.as_ref(),
+                    &runs.iter().map(|r| &r.progress[..]).collect::<Vec<_>>(),
+                ),
                 target,
                 &graphs
                     .iter()

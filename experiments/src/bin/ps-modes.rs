@@ -345,5 +345,12 @@ fn claims_for(
             ),
             ssp.iter().all(|(_, r)| *r > bsp),
         ));
+    } else {
+        out.claim(Claim::not_applicable(
+            format!("{FIGURE}/{d}/ssp-faster-than-bsp"),
+            "every SSP mode has a higher iteration rate than BSP",
+            "ASP > SSP > BSP",
+            "needs BSP and an SSP mode",
+        ));
     }
 }
