@@ -128,7 +128,7 @@ fn the_step_sensitivity_grid_re_derives_the_sim_claims() {
         .into_iter()
         .filter(|id| id.contains("/sim/"))
         .collect();
-    assert_eq!(sim.len(), 3, "{claims}");
+    assert_eq!(sim.len(), 4, "{claims}");
     assert_eq!(ids(&sens, Some("step_scale=1,true,")), sim, "{sens}");
     assert_eq!(ids(&sens, Some("step_scale=0.5,false,")), sim, "{sens}");
     // an empty grid is refused, naming the field
