@@ -192,16 +192,7 @@ impl Experiment for DsspTable1 {
     fn run(run: &mut Run<'_, Self>) -> Result<()> {
         let (cfg, seed, data) = (run.cfg, run.seed, run.data);
         let modes = parse_modes(&cfg.modes)?;
-        let setting = ProfiledSetting {
-            workers: cfg.workers,
-            iterations: cfg.iterations,
-            eval_every: cfg.eval_every,
-            data: &cfg.data,
-            svm: cfg.svm,
-            profile: &cfg.profile,
-            network: &cfg.network,
-            stragglers: &cfg.stragglers,
-        };
+        let setting = profiled(cfg);
         // A CNN has no computable optimum: its targets are fractions of the best accuracy any
         // mode reaches, as Table I's are of the best accuracy its runs reached.
         let (workload, reference) = match &cfg.cnn {
@@ -305,6 +296,20 @@ impl Experiment for DsspTable1 {
     }
 }
 
+/// `cfg`'s workers, data and time profile, as the profiled runs take them.
+fn profiled(cfg: &Config) -> ProfiledSetting<'_> {
+    ProfiledSetting {
+        workers: cfg.workers,
+        iterations: cfg.iterations,
+        eval_every: cfg.eval_every,
+        data: &cfg.data,
+        svm: cfg.svm,
+        profile: &cfg.profile,
+        network: &cfg.network,
+        stragglers: &cfg.stragglers,
+    }
+}
+
 /// Every mode's runs under `cfg`'s profile, ticking `tick` per mode.
 ///
 /// # Errors
@@ -316,17 +321,7 @@ fn run_modes(
     seed: u64,
     tick: impl FnMut(&SyncMode),
 ) -> Result<BTreeMap<String, RunRecords>> {
-    ProfiledSetting {
-        workers: cfg.workers,
-        iterations: cfg.iterations,
-        eval_every: cfg.eval_every,
-        data: &cfg.data,
-        svm: cfg.svm,
-        profile: &cfg.profile,
-        network: &cfg.network,
-        stragglers: &cfg.stragglers,
-    }
-    .run_all(modes, workload, seed, tick)
+    profiled(cfg).run_all(modes, workload, seed, tick)
 }
 
 /// The DSSP claims of Table I at each target (`target_fractions` of `best`).
@@ -439,17 +434,7 @@ fn sensitivity(
             points.push((setting, is_headline, (ratio, jitter)));
         }
     }
-    let workload = ProfiledSetting {
-        workers: cfg.workers,
-        iterations: cfg.iterations,
-        eval_every: cfg.eval_every,
-        data: &cfg.data,
-        svm: cfg.svm,
-        profile: &cfg.profile,
-        network: &cfg.network,
-        stragglers: &cfg.stragglers,
-    }
-    .workload(seed, data)?;
+    let workload = profiled(cfg).workload(seed, data)?;
     Sensitivity::sweep(
         "dssp-table1 sensitivity",
         true,
