@@ -3,6 +3,7 @@
 
 use crate::data::CsrMatrix;
 use crate::error::{CoreError, Result};
+use crate::workload::sparse_dot::sparse_dot;
 
 /// `F(w) = 1/(2n) * sum_i (x_i . w - y_i)^2` over the rows of a data matrix (labels are y).
 ///
@@ -63,14 +64,10 @@ impl LeastSquares {
         self.data.rows()
     }
 
-    /// Residual `x_r . w - y_r` of row `r`.
+    /// Residual `x_r . w - y_r` of row `r` (the dot product summed as [`sparse_dot`] does).
     pub fn residual(&self, r: usize, w: &[f32]) -> f64 {
         let (idx, val) = self.data.row(r);
-        let mut s = 0.0f64;
-        for (&j, &v) in idx.iter().zip(val) {
-            s += f64::from(v) * f64::from(w[j as usize]);
-        }
-        s - f64::from(self.data.labels[r])
+        sparse_dot(idx, val, w) - f64::from(self.data.labels[r])
     }
 
     /// Adds `scale * x_r` to `acc`.
@@ -92,48 +89,18 @@ impl LeastSquares {
     }
 
     /// `F(w)` and the sign accuracy from one pass over the rows: an evaluation point of an
-    /// ASYNC run needs both, and the residuals are nearly all of its cost (the sums are those
-    /// of [`Self::objective`] and [`Self::sign_accuracy`], bit for bit).
+    /// ASYNC run needs both, and the residuals are nearly all of its cost (each residual is
+    /// [`Self::residual`]'s, bit for bit).
     pub fn objective_and_accuracy(&self, w: &[f32]) -> (f64, f64) {
         let n = self.rows();
         let (mut squares, mut hits) = (0.0f64, 0usize);
-        self.for_each_residual(w, |r, res| {
+        for r in 0..n {
+            let res = self.residual(r, w);
             squares += res.powi(2);
             let y = f64::from(self.data.labels[r]);
             hits += usize::from(((res + y) >= 0.0) == (y > 0.0));
-        });
+        }
         (squares / (2.0 * n as f64), hits as f64 / n as f64)
-    }
-
-    /// `f(r, residual(r, w))` for every row in order. Four rows are summed side by side: each
-    /// row's sum keeps its own order (so every residual is bit for bit [`Self::residual`]'s),
-    /// but four independent additions overlap instead of each waiting on the one before.
-    fn for_each_residual(&self, w: &[f32], mut f: impl FnMut(usize, f64)) {
-        let n = self.rows();
-        let term = |j: u32, v: f32| f64::from(v) * f64::from(w[j as usize]);
-        let mut r = 0;
-        while r + 4 <= n {
-            let rows: [(&[u32], &[f32]); 4] = std::array::from_fn(|q| self.data.row(r + q));
-            let common = rows.iter().map(|(idx, _)| idx.len()).min().unwrap_or(0);
-            let [a, b, c, d] = rows.map(|(idx, val)| idx[..common].iter().zip(&val[..common]));
-            let mut sums = [0.0f64; 4];
-            for ((((&ja, &va), (&jb, &vb)), (&jc, &vc)), (&jd, &vd)) in a.zip(b).zip(c).zip(d) {
-                sums[0] += term(ja, va);
-                sums[1] += term(jb, vb);
-                sums[2] += term(jc, vc);
-                sums[3] += term(jd, vd);
-            }
-            for (q, (s, (idx, val))) in sums.iter_mut().zip(&rows).enumerate() {
-                for (&j, &v) in idx[common..].iter().zip(&val[common..]) {
-                    *s += term(j, v);
-                }
-                f(r + q, *s - f64::from(self.data.labels[r + q]));
-            }
-            r += 4;
-        }
-        for r in r..n {
-            f(r, self.residual(r, w));
-        }
     }
 
     /// Minimises `F` by CGLS (conjugate gradients on the normal equations, in f64) until the

@@ -14,6 +14,7 @@ use crate::error::{CoreError, Result};
 use crate::learning::{payload_words, Learning, Payload, PayloadEffect};
 use crate::protocol::table::{RowAccess, RowKey};
 use crate::protocol::{Action, Message, NodeId, Role};
+use crate::workload::row_cache::RowCache;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
@@ -174,49 +175,45 @@ impl<M: TableModel> RowAccess for TableLearning<M> {
     }
 }
 
-/// A worker's coalesced INCs of one clock: sorted rows and K deltas per row.
+/// A worker's coalesced INCs of one clock: its rows in the order first written, K deltas per
+/// row, and where each row's deltas are. Steps add to it one after another; a row written by
+/// several steps keeps one entry whose deltas are summed in step order.
 #[derive(Debug, Default)]
 struct Inc {
     rows: Vec<RowKey>,
     deltas: Vec<f32>,
+    at: FxHashMap<RowKey, usize>,
 }
 
 impl Inc {
-    /// Adds a step's INCs (`rows` sorted, `k` deltas per row) to the clock's.
-    fn add(&mut self, rows: Vec<RowKey>, deltas: Vec<f32>, k: usize) {
-        if self.rows.is_empty() {
-            (self.rows, self.deltas) = (rows, deltas);
-            return;
-        }
-        let mut merged = Inc {
-            rows: Vec::with_capacity(self.rows.len() + rows.len()),
-            deltas: Vec::with_capacity(self.deltas.len() + deltas.len()),
-        };
-        let (mut i, mut j) = (0, 0);
-        while i < self.rows.len() || j < rows.len() {
-            let take_old = j == rows.len() || (i < self.rows.len() && self.rows[i] <= rows[j]);
-            let take_new = i == self.rows.len() || (j < rows.len() && rows[j] <= self.rows[i]);
-            let at = merged.deltas.len();
-            if take_old {
-                merged.rows.push(self.rows[i]);
-                merged
-                    .deltas
-                    .extend_from_slice(&self.deltas[i * k..(i + 1) * k]);
-                i += 1;
-            }
-            if take_new {
-                if take_old {
-                    for (m, d) in merged.deltas[at..].iter_mut().zip(&deltas[j * k..]) {
+    /// Adds a step's INCs (`k` deltas per row of `rows`) to the clock's.
+    fn add(&mut self, rows: &[RowKey], deltas: &[f32], k: usize) {
+        for (r, d) in rows.iter().zip(deltas.chunks_exact(k)) {
+            match self.at.get(r) {
+                Some(&i) => {
+                    for (m, d) in self.deltas[i * k..(i + 1) * k].iter_mut().zip(d) {
                         *m += d;
                     }
-                } else {
-                    merged.rows.push(rows[j]);
-                    merged.deltas.extend_from_slice(&deltas[j * k..(j + 1) * k]);
                 }
-                j += 1;
+                None => {
+                    self.at.insert(*r, self.rows.len());
+                    self.rows.push(*r);
+                    self.deltas.extend_from_slice(d);
+                }
             }
         }
-        *self = merged;
+    }
+
+    /// The deltas of `row`, if this clock wrote it.
+    fn get(&self, row: &RowKey, k: usize) -> Option<&[f32]> {
+        self.at.get(row).map(|&i| &self.deltas[i * k..(i + 1) * k])
+    }
+
+    /// Entry indices in row order (an INC message lists its rows sorted).
+    fn sorted(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.rows.len()).collect();
+        order.sort_unstable_by_key(|&i| self.rows[i]);
+        order
     }
 }
 
@@ -225,8 +222,8 @@ impl Inc {
 pub struct TableNode<L> {
     /// Shard: dense rows in the MF model's layout (empty on workers).
     values: Vec<f32>,
-    /// Worker: the cached rows.
-    cache: FxHashMap<RowKey, Vec<f32>>,
+    /// Worker: the cached rows, by dense row index (offset / row length).
+    cache: RowCache,
     /// Worker index (None: a shard).
     me: Option<usize>,
     /// Worker: what the model keeps on the worker besides the cache (e.g. LDA's topic
@@ -341,13 +338,12 @@ impl<M: TableModel> TableLearning<M> {
             ));
         }
         for (i, key) in rows.iter().enumerate() {
-            self.model.offset(*key)?;
-            let row = state.cache.entry(*key).or_insert_with(|| vec![0.0; k]);
+            let row = state.cache.get_or_zero(self.model.offset(*key)? / k.max(1));
             row.copy_from_slice(&p.data[i * k..(i + 1) * k]);
             // Re-apply this worker's own INCs the shard's copy does not hold yet.
             for inc in state.own.range(held..).map(|(_, inc)| inc) {
-                if let Ok(j) = inc.rows.binary_search(key) {
-                    for (v, d) in row.iter_mut().zip(&inc.deltas[j * k..(j + 1) * k]) {
+                if let Some(deltas) = inc.get(key, k) {
+                    for (v, d) in row.iter_mut().zip(deltas) {
                         *v += d;
                     }
                 }
@@ -374,7 +370,14 @@ impl<M: TableModel> Learning for TableLearning<M> {
             } else {
                 Vec::new()
             },
-            cache: FxHashMap::default(),
+            cache: RowCache::new(
+                if me.is_some() {
+                    self.model.rows_total()
+                } else {
+                    0
+                },
+                self.model.row_len(),
+            ),
             local: me.map(|w| self.model.local(w, workers)),
             me,
             applied: vec![0; if me.is_none() { workers } else { 0 }],
@@ -398,23 +401,27 @@ impl<M: TableModel> Learning for TableLearning<M> {
         let part = self.part(state.next_step);
         state.next_step += 1;
         let rows = self.model.rows(worker, workers, iter, part.clone());
-        // The protocol starts a computation only once every row it reads is cached.
-        let mut local: Vec<f32> = rows
+        let at: Vec<usize> = rows
             .iter()
-            .flat_map(|r| state.cache[r].iter().copied())
+            .map(|r| self.model.offset(*r).expect("the protocol reads rows of the model") / k.max(1))
             .collect();
+        // The protocol starts a computation only once every row it reads is cached.
+        let mut local = Vec::with_capacity(rows.len() * k);
+        for &i in &at {
+            local.extend_from_slice(state.cache.get(i).expect("every row read is cached"));
+        }
         let own = state.local.as_mut().expect("only workers compute");
         self.model
             .compute(own, &rows, &mut local, worker, workers, iter, part);
-        for (j, r) in rows.iter().enumerate() {
-            let cached = state.cache.get_mut(r).expect("read above");
-            for (f, c) in cached.iter_mut().enumerate() {
-                let d = local[j * k + f] - *c;
-                local[j * k + f] = d;
+        for (&i, changed) in at.iter().zip(local.chunks_exact_mut(k.max(1))) {
+            let cached = state.cache.get_mut(i).expect("read above");
+            for (c, v) in cached.iter_mut().zip(changed.iter_mut()) {
+                let d = *v - *c;
+                *v = d;
                 *c += d;
             }
         }
-        state.own.entry(iter).or_default().add(rows, local, k);
+        state.own.entry(iter).or_default().add(&rows, &local, k);
     }
 
     fn carry_out(
@@ -456,7 +463,8 @@ impl<M: TableModel> Learning for TableLearning<M> {
             Message::RowInc { clock } => {
                 let inc = state.own.get(&clock)?;
                 let (mut keys, mut data) = (Vec::new(), Vec::new());
-                for (j, r) in inc.rows.iter().enumerate() {
+                for j in inc.sorted() {
+                    let r = inc.rows[j];
                     if r.shard(self.shards) == to {
                         keys.push(r.to_word());
                         data.extend_from_slice(&inc.deltas[j * k..(j + 1) * k]);
@@ -577,14 +585,22 @@ mod tests {
     fn step_incs_merge_into_the_clocks() {
         let key = |row| RowKey { table: 0, row };
         let mut inc = Inc::default();
-        inc.add(vec![key(1), key(4)], vec![1.0, 2.0, 3.0, 4.0], 2);
+        inc.add(&[key(1), key(4)], &[1.0, 2.0, 3.0, 4.0], 2);
         inc.add(
-            vec![key(0), key(4), key(9)],
-            vec![5.0, 6.0, 7.0, 8.0, 9.0, 10.0],
+            &[key(0), key(4), key(9)],
+            &[5.0, 6.0, 7.0, 8.0, 9.0, 10.0],
             2,
         );
-        assert_eq!(inc.rows, vec![key(0), key(1), key(4), key(9)]);
-        assert_eq!(inc.deltas, vec![5.0, 6.0, 1.0, 2.0, 10.0, 12.0, 9.0, 10.0]);
+        let sorted: Vec<RowKey> = inc.sorted().into_iter().map(|i| inc.rows[i]).collect();
+        assert_eq!(sorted, vec![key(0), key(1), key(4), key(9)]);
+        let deltas: Vec<f32> = inc
+            .sorted()
+            .into_iter()
+            .flat_map(|i| inc.deltas[i * 2..i * 2 + 2].to_vec())
+            .collect();
+        assert_eq!(deltas, vec![5.0, 6.0, 1.0, 2.0, 10.0, 12.0, 9.0, 10.0]);
+        assert_eq!(inc.get(&key(4), 2), Some(&[10.0, 12.0][..]));
+        assert_eq!(inc.get(&key(5), 2), None);
     }
 
     /// Splitting a clock into steps changes when rows are read, not what one worker computes.
@@ -688,6 +704,11 @@ mod tests {
         let rows = t.clock_rows(0, 0);
         let mut shard = t.node(0, Role::Server, 2);
         let mut w = t.node(1, Role::Worker(0), 2);
+        let k = t.model().row_len();
+        let cached = |w: &TableNode<()>, r: &RowKey| {
+            let i = t.model().offset(*r).unwrap() / k;
+            w.cache.get(i).expect("cached").to_vec()
+        };
         let install = |w: &mut TableNode<()>, shard: &mut TableNode<()>, held: u64| {
             t.carry_out(
                 shard,
@@ -720,13 +741,13 @@ mod tests {
                 .unwrap();
         };
         install(&mut w, &mut shard, 0);
-        let before: Vec<Vec<f32>> = rows.iter().map(|r| w.cache[r].clone()).collect();
+        let before: Vec<Vec<f32>> = rows.iter().map(|r| cached(&w, r)).collect();
         t.compute(&mut w, 0, 2, 0);
-        let after: Vec<Vec<f32>> = rows.iter().map(|r| w.cache[r].clone()).collect();
+        let after: Vec<Vec<f32>> = rows.iter().map(|r| cached(&w, r)).collect();
         assert_ne!(before, after, "the computation changed its rows");
         // A copy without the INC (held = 0): the INC is re-applied.
         install(&mut w, &mut shard, 0);
-        let again: Vec<Vec<f32>> = rows.iter().map(|r| w.cache[r].clone()).collect();
+        let again: Vec<Vec<f32>> = rows.iter().map(|r| cached(&w, r)).collect();
         assert_eq!(again, after);
         // The shard applies it; a copy that holds it (held = 1) is taken as it is.
         let inc = t
@@ -737,7 +758,7 @@ mod tests {
             .unwrap();
         install(&mut w, &mut shard, 1);
         for (r, a) in rows.iter().zip(&after) {
-            for (x, y) in w.cache[r].iter().zip(a) {
+            for (x, y) in cached(&w, r).iter().zip(a) {
                 assert!((x - y).abs() < 1e-6, "{r:?}: {x} vs {y}");
             }
         }
