@@ -1,9 +1,8 @@
 //! Least squares, the problem of the ASYNC experiments (async.txt eq. 4), with a reference
 //! optimum so that errors are `objective - optimum` as the paper plots.
 
-use crate::data::CsrMatrix;
+use crate::data::{sparse_dot, CsrMatrix};
 use crate::error::{CoreError, Result};
-use crate::workload::sparse_dot::sparse_dot;
 
 /// `F(w) = 1/(2n) * sum_i (x_i . w - y_i)^2` over the rows of a data matrix (labels are y).
 ///

@@ -16,7 +16,6 @@ mod mf_tables;
 mod node_model;
 mod peer_learning;
 mod row_cache;
-mod sparse_dot;
 mod svm;
 mod table_reference;
 mod tables;
