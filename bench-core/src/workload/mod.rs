@@ -22,6 +22,7 @@ mod tables;
 mod task_learning;
 mod task_versions;
 mod version_store;
+mod weighted_average;
 
 pub use aggregation::Aggregation;
 pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};

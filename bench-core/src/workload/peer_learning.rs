@@ -4,6 +4,7 @@
 //! approach ([`PeerLearning::serial`]) the update is applied as soon as it is computed, the new
 //! parameters are what the peer sends, and the Reduce only averages.
 
+use super::weighted_average::weighted_average;
 use super::Workload;
 use crate::error::{CoreError, Result};
 use crate::learning::{payload_words, Learning, Payload, PayloadEffect};
@@ -87,37 +88,49 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
         match action {
             Action::Reduce { inputs } => {
                 let err = |message: String| CoreError::Protocol { node, message };
-                let mut acc = vec![0.0f64; state.model.len()];
+                // The received vectors, taken out of the inbox, in the order of `inputs`.
+                let mut received = Vec::with_capacity(inputs.len());
                 let mut total = 0.0;
                 for &(from, iter, w) in inputs {
                     total += w;
-                    if from == node {
-                        acc.iter_mut()
-                            .zip(state.model.iter())
-                            .for_each(|(a, &x)| *a += w * f64::from(x));
-                    } else {
-                        let x = state.inbox.remove(&(from, iter)).ok_or_else(|| {
+                    if from != node {
+                        received.push(state.inbox.remove(&(from, iter)).ok_or_else(|| {
                             err(format!(
                                 "no parameters from node {from} for iteration {iter}"
                             ))
-                        })?;
-                        acc.iter_mut()
-                            .zip(x.iter())
-                            .for_each(|(a, &x)| *a += w * f64::from(x));
+                        })?);
                     }
                 }
                 if total <= 0.0 {
                     return Err(err("reduce with no positive weight".into()));
                 }
+                let mut theirs = received.iter();
+                let weighted: Vec<(f64, &[f32])> = inputs
+                    .iter()
+                    .map(|&(from, _, w)| {
+                        let x = if from == node {
+                            &state.model[..]
+                        } else {
+                            &theirs.next().expect("one received vector per input")[..]
+                        };
+                        (w, x)
+                    })
+                    .collect();
+                if let Some((from, x)) = inputs
+                    .iter()
+                    .zip(&weighted)
+                    .find(|(_, (_, x))| x.len() != state.model.len())
+                    .map(|(&(from, _, _), &(_, x))| (from, x.len()))
+                {
+                    return Err(err(format!(
+                        "parameters from node {from} have {x} values, this peer's {}",
+                        state.model.len()
+                    )));
+                }
                 let update = state.pending.take().unwrap_or_default();
                 // A new vector, not an in-place write: the old one may still be on its way to
                 // the out-neighbours (messages share it), and is freed when they are done.
-                state.model = Arc::new(
-                    acc.iter()
-                        .enumerate()
-                        .map(|(j, a)| (a / total) as f32 + update.get(j).copied().unwrap_or(0.0))
-                        .collect(),
-                );
+                state.model = Arc::new(weighted_average(&weighted, total, &update));
                 Ok(Some(PayloadEffect::Applied))
             }
             Action::Discard { from, clock } => {
