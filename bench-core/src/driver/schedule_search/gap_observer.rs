@@ -14,8 +14,11 @@ pub struct GapObserver {
     pub max_gap: Vec<Vec<u64>>,
     /// Observations above the bound: `(time, i, j, gap)`, first 16 kept.
     pub violations: Vec<(u64, usize, usize, u64)>,
-    /// Total observations above the bound.
+    /// Total observations above the bound (pairs compared when one of them changed iteration).
     pub violation_count: u64,
+    /// Each node's iteration when it was last compared: a step that leaves it unchanged
+    /// changes no gap (the others' changes were compared at their own steps).
+    last: Vec<Option<u64>>,
 }
 
 impl GapObserver {
@@ -29,6 +32,7 @@ impl GapObserver {
             max_gap: vec![vec![0; n]; n],
             violations: Vec::new(),
             violation_count: 0,
+            last: vec![None; n],
         }
     }
 
@@ -52,6 +56,12 @@ impl SimObserver for GapObserver {
         let Some(me) = nodes[node].iteration() else {
             return Ok(());
         };
+        if self.last.get(node) == Some(&Some(me)) {
+            return Ok(());
+        }
+        if let Some(l) = self.last.get_mut(node) {
+            *l = Some(me);
+        }
         for (j, other) in nodes.iter().enumerate() {
             let Some(it) = other.iteration() else {
                 continue;
