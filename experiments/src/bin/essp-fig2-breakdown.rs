@@ -54,18 +54,22 @@ fn breakdown(driver: DriverKind, workload: &str, mode: SyncMode, r: &RunRecords)
     }
 }
 
-/// One claim per s: ESSP's blocked time per clock at most SSP's.
+/// One claim per s (ESSP's blocked time per clock at most SSP's), and two for the figure's
+/// shape over the s grid: SSP's blocked time falls as s grows, and ESSP at the smallest s is
+/// blocked no longer than SSP at the largest (essp.txt: ESSP "relieves the burden of staleness
+/// tuning"). Ids start with `base`.
 fn claims(
     out: &mut ExperimentOutput,
-    id: &str,
+    base: &str,
     what: &str,
     staleness: &[i64],
     by_mode: &BTreeMap<String, BreakdownRow>,
 ) {
+    let blocked = |mode: &str, s: i64| by_mode[&format!("{mode}{s}")].blocked_s_per_clock;
     for &s in staleness {
         let (ssp, essp) = (&by_mode[&format!("ssp{s}")], &by_mode[&format!("essp{s}")]);
         out.claim(Claim::check(
-            format!("{id}-s{s}"),
+            format!("{base}essp-blocked-s{s}"),
             format!("{what}ESSP blocked time per clock <= SSP's at s = {s}"),
             "ESSP spends less time blocked",
             format!(
@@ -78,6 +82,52 @@ fn claims(
             essp.blocked_s_per_clock <= ssp.blocked_s_per_clock,
         ));
     }
+    let mut grid = staleness.to_vec();
+    grid.sort_unstable();
+    grid.dedup();
+    let (falls, tuning) = (
+        format!("{base}ssp-blocked-falls-with-s"),
+        format!("{base}essp-smallest-s-below-ssp-largest-s"),
+    );
+    let (falls_what, tuning_what) = (
+        format!("{what}SSP's blocked time per clock falls as s grows (never rises from one s to the next, and is lower at the largest s than at the smallest)"),
+        format!("{what}ESSP at the smallest s is blocked no longer per clock than SSP at the largest s"),
+    );
+    let (falls_paper, tuning_paper) = (
+        "Fig 2 right: SSP's communication bars shrink with s",
+        "ESSP \"relieves the burden of staleness tuning\" (essp.txt); its bars are short at every s",
+    );
+    let (Some(&lo), Some(&hi)) = (grid.first(), grid.last()) else {
+        return;
+    };
+    if lo == hi {
+        let why = format!("one staleness bound configured ({lo}): the shape needs two or more");
+        out.claim(Claim::not_applicable(falls, falls_what, falls_paper, why.clone()));
+        out.claim(Claim::not_applicable(tuning, tuning_what, tuning_paper, why));
+        return;
+    }
+    let ssp: Vec<f64> = grid.iter().map(|&s| blocked("ssp", s)).collect();
+    let listed = grid
+        .iter()
+        .zip(&ssp)
+        .map(|(s, b)| format!("s={s}: {b:.5} s"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    out.claim(Claim::check(
+        falls,
+        falls_what,
+        falls_paper,
+        format!("SSP blocked per clock {listed}"),
+        ssp.windows(2).all(|w| w[1] <= w[0]) && ssp[ssp.len() - 1] < ssp[0],
+    ));
+    let (essp_lo, ssp_hi) = (blocked("essp", lo), blocked("ssp", hi));
+    out.claim(Claim::check(
+        tuning,
+        tuning_what,
+        tuning_paper,
+        format!("ESSP at s = {lo}: {essp_lo:.5} s; SSP at s = {hi}: {ssp_hi:.5} s"),
+        essp_lo <= ssp_hi,
+    ));
 }
 
 impl Experiment for EsspFig2Breakdown {
@@ -129,7 +179,7 @@ impl Experiment for EsspFig2Breakdown {
             }
             claims(
                 out,
-                &format!("{FIGURE}/{d}/essp-blocked"),
+                &format!("{FIGURE}/{d}/"),
                 "",
                 &cfg.staleness,
                 &by_mode,
@@ -158,7 +208,7 @@ impl Experiment for EsspFig2Breakdown {
                 }
                 claims(
                     out,
-                    &format!("{FIGURE}/{d}/lda-essp-blocked"),
+                    &format!("{FIGURE}/{d}/lda-"),
                     "LDA: ",
                     &part.staleness,
                     &by_mode,
