@@ -24,7 +24,6 @@ pub use bag_of_words::{read_bag_of_words, write_bag_of_words, BagOfWordsShape};
 pub use cache::{CacheStatus, DatasetCache, FetchReport};
 pub use cifar::{read_cifar, write_cifar, CifarImages, CifarShape, CIFAR_PIXELS};
 pub use csr::CsrMatrix;
-pub use sparse_dot::sparse_dot;
 pub use digest::{digest_file, FileDigest};
 pub use format::{detect_format, DataFormat, ALL_FORMATS};
 pub use image_twin::{check_labels, ImageSet, ImageShape, CHANNELS};
@@ -34,5 +33,6 @@ pub use ratings::{partition_by_user, seeded_shuffle, Rating, RatingsShape};
 pub use ratings_files::{
     read_movielens, read_netflix_movie, read_ratings_dataset, write_movielens, RatingsData,
 };
+pub use sparse_dot::sparse_dot;
 pub use synthetic::{RandomDesign, Rcv1Shape, SparseClassification};
 pub use twins::Twin;

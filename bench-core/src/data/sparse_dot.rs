@@ -18,7 +18,11 @@ const LANES: usize = 8;
 /// # Panics
 /// When an index is out of `w`'s range, or `idx` and `val` differ in length.
 pub fn sparse_dot(idx: &[u32], val: &[f32], w: &[f32]) -> f64 {
-    assert_eq!(idx.len(), val.len(), "sparse row: indices and values differ in length");
+    assert_eq!(
+        idx.len(),
+        val.len(),
+        "sparse row: indices and values differ in length"
+    );
     let mut acc = [0.0f64; LANES];
     let whole = idx.len() / LANES * LANES;
     for (ci, cv) in idx[..whole]
@@ -61,13 +65,20 @@ mod tests {
             let idx: Vec<u32> = (0..len).map(|k| ((k * 7 + 3) % 64) as u32).collect();
             let val: Vec<f32> = (0..len).map(|k| (k as f32 * 1.3).cos() / 7.0).collect();
             let got = sparse_dot(&idx, &val, &w);
-            assert_eq!(got.to_bits(), by_definition(&idx, &val, &w).to_bits(), "len {len}");
+            assert_eq!(
+                got.to_bits(),
+                by_definition(&idx, &val, &w).to_bits(),
+                "len {len}"
+            );
             let plain: f64 = idx
                 .iter()
                 .zip(&val)
                 .map(|(&j, &v)| f64::from(v) * f64::from(w[j as usize]))
                 .sum();
-            assert!((got - plain).abs() <= 1e-9 * plain.abs().max(1.0), "len {len}");
+            assert!(
+                (got - plain).abs() <= 1e-9 * plain.abs().max(1.0),
+                "len {len}"
+            );
         }
     }
 
@@ -75,7 +86,10 @@ mod tests {
     fn exact_products_make_a_short_row_exact() {
         // Up to eight terms each lane holds one exact product; small integers add exactly.
         let w = [3.0f32, -2.0, 0.5, 8.0];
-        assert_eq!(sparse_dot(&[0, 1, 2, 3], &[1.0, 2.0, 4.0, -0.25], &w), 3.0 - 4.0 + 2.0 - 2.0);
+        assert_eq!(
+            sparse_dot(&[0, 1, 2, 3], &[1.0, 2.0, 4.0, -0.25], &w),
+            3.0 - 4.0 + 2.0 - 2.0
+        );
         assert_eq!(sparse_dot(&[], &[], &w), 0.0);
     }
 

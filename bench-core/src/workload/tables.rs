@@ -403,7 +403,12 @@ impl<M: TableModel> Learning for TableLearning<M> {
         let rows = self.model.rows(worker, workers, iter, part.clone());
         let at: Vec<usize> = rows
             .iter()
-            .map(|r| self.model.offset(*r).expect("the protocol reads rows of the model") / k.max(1))
+            .map(|r| {
+                self.model
+                    .offset(*r)
+                    .expect("the protocol reads rows of the model")
+                    / k.max(1)
+            })
             .collect();
         // The protocol starts a computation only once every row it reads is cached.
         let mut local = Vec::with_capacity(rows.len() * k);

@@ -54,7 +54,9 @@ mod tests {
     fn by_accumulator(inputs: &[(f64, &[f32])], total: f64, update: &[f32]) -> Vec<f32> {
         let mut acc = vec![0.0f64; inputs[0].1.len()];
         for &(w, x) in inputs {
-            acc.iter_mut().zip(x).for_each(|(a, &v)| *a += w * f64::from(v));
+            acc.iter_mut()
+                .zip(x)
+                .for_each(|(a, &v)| *a += w * f64::from(v));
         }
         acc.iter()
             .enumerate()
@@ -66,16 +68,28 @@ mod tests {
     fn blocks_give_the_accumulators_bits_for_every_length() {
         for d in [0usize, 1, 15, 16, 17, 100, 1000] {
             let xs: Vec<Vec<f32>> = (0..4)
-                .map(|i| (0..d).map(|j| ((i * 31 + j * 7) % 19) as f32 * 0.37 - 3.1).collect())
+                .map(|i| {
+                    (0..d)
+                        .map(|j| ((i * 31 + j * 7) % 19) as f32 * 0.37 - 3.1)
+                        .collect()
+                })
                 .collect();
-            let inputs: Vec<(f64, &[f32])> =
-                xs.iter().enumerate().map(|(i, x)| (0.1 + i as f64 * 0.3, &x[..])).collect();
+            let inputs: Vec<(f64, &[f32])> = xs
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (0.1 + i as f64 * 0.3, &x[..]))
+                .collect();
             let update: Vec<f32> = (0..d).map(|j| j as f32 * 1e-3).collect();
             if d > 0 {
                 for u in [&update[..], &[][..]] {
                     let got = weighted_average(&inputs, 1.9, u);
                     let want = by_accumulator(&inputs, 1.9, u);
-                    assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "d {d}");
+                    assert!(
+                        got.iter()
+                            .zip(&want)
+                            .all(|(a, b)| a.to_bits() == b.to_bits()),
+                        "d {d}"
+                    );
                 }
             }
         }

@@ -102,8 +102,18 @@ fn claims(
     };
     if lo == hi {
         let why = format!("one staleness bound configured ({lo}): the shape needs two or more");
-        out.claim(Claim::not_applicable(falls, falls_what, falls_paper, why.clone()));
-        out.claim(Claim::not_applicable(tuning, tuning_what, tuning_paper, why));
+        out.claim(Claim::not_applicable(
+            falls,
+            falls_what,
+            falls_paper,
+            why.clone(),
+        ));
+        out.claim(Claim::not_applicable(
+            tuning,
+            tuning_what,
+            tuning_paper,
+            why,
+        ));
         return;
     }
     let ssp: Vec<f64> = grid.iter().map(|&s| blocked("ssp", s)).collect();
@@ -177,13 +187,7 @@ impl Experiment for EsspFig2Breakdown {
                 by_mode.insert(mode.label(), row.clone());
                 rows.push(row);
             }
-            claims(
-                out,
-                &format!("{FIGURE}/{d}/"),
-                "",
-                &cfg.staleness,
-                &by_mode,
-            );
+            claims(out, &format!("{FIGURE}/{d}/"), "", &cfg.staleness, &by_mode);
             if let Some((part, lda_modes, lda_tables)) = &lda {
                 let mut by_mode: BTreeMap<String, BreakdownRow> = BTreeMap::new();
                 let recs = map_runs(sim, lda_modes, |&mode| {
