@@ -5,12 +5,15 @@
 use anyhow::{bail, Context, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
-use bench_core::metrics::{RunRecords, WaitHistogram};
+use bench_core::metrics::{ProgressRow, RunRecords, WaitHistogram};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::StragglerConfig;
 use bench_core::workload::SvmConfig;
 use experiments::experiment::{self, Experiment, NoArgs, Run};
-use experiments::reference::{loss_spans, near_optimum_claim, reference_rows};
+use experiments::reference::{
+    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
+    target_from_reference,
+};
 use experiments::runner::{run_ps, RunSettings, ThreadsSection};
 use experiments::svm_setup::SparseData;
 use experiments::ExperimentOutput;
@@ -233,6 +236,24 @@ impl Experiment for PsModes {
                 format!("ps-modes/best-run-near-optimum/{}", driver.label()),
                 reference.as_ref(),
                 &finals,
+            ));
+            // Every mode converges, not only the best: a mode that never gets near the
+            // optimum would make its rate and staleness comparisons moot.
+            let runs: Vec<(String, &RunRecords)> = by_run
+                .iter()
+                .filter(|((d, _), _)| d == driver.label())
+                .map(|((_, m), r)| (m.clone(), r))
+                .collect();
+            let curves: Vec<&[ProgressRow]> = runs.iter().map(|(_, r)| &r.progress[..]).collect();
+            let (target, _) = comparison_target(reference.as_ref(), &curves);
+            out.claim(every_run_reaches_claim(
+                format!("ps-modes/every-mode-reaches-target/{}", driver.label()),
+                target_from_reference(reference.as_ref(), &curves),
+                target,
+                &runs
+                    .iter()
+                    .map(|(m, r)| (m.clone(), r.time_to_loss(target)))
+                    .collect::<Vec<_>>(),
             ));
         }
         out.csv("reference.csv", &ref_rows)?;
