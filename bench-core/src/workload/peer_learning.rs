@@ -88,44 +88,35 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
         match action {
             Action::Reduce { inputs } => {
                 let err = |message: String| CoreError::Protocol { node, message };
-                // The received vectors, taken out of the inbox, in the order of `inputs`.
+                // Each input's received vector, taken out of the inbox (None: this peer's own).
                 let mut received = Vec::with_capacity(inputs.len());
                 let mut total = 0.0;
                 for &(from, iter, w) in inputs {
                     total += w;
-                    if from != node {
-                        received.push(state.inbox.remove(&(from, iter)).ok_or_else(|| {
+                    received.push(if from == node {
+                        None
+                    } else {
+                        Some(state.inbox.remove(&(from, iter)).ok_or_else(|| {
                             err(format!(
                                 "no parameters from node {from} for iteration {iter}"
                             ))
-                        })?);
-                    }
+                        })?)
+                    });
                 }
                 if total <= 0.0 {
                     return Err(err("reduce with no positive weight".into()));
                 }
-                let mut theirs = received.iter();
-                let weighted: Vec<(f64, &[f32])> = inputs
-                    .iter()
-                    .map(|&(from, _, w)| {
-                        let x = if from == node {
-                            &state.model[..]
-                        } else {
-                            &theirs.next().expect("one received vector per input")[..]
-                        };
-                        (w, x)
-                    })
-                    .collect();
-                if let Some((from, x)) = inputs
-                    .iter()
-                    .zip(&weighted)
-                    .find(|(_, (_, x))| x.len() != state.model.len())
-                    .map(|(&(from, _, _), &(_, x))| (from, x.len()))
-                {
-                    return Err(err(format!(
-                        "parameters from node {from} have {x} values, this peer's {}",
-                        state.model.len()
-                    )));
+                let mut weighted: Vec<(f64, &[f32])> = Vec::with_capacity(inputs.len());
+                for (&(from, _, w), x) in inputs.iter().zip(&received) {
+                    let x = x.as_deref().map_or(&state.model[..], |x| &x[..]);
+                    if x.len() != state.model.len() {
+                        return Err(err(format!(
+                            "parameters from node {from} have {} values, this peer's {}",
+                            x.len(),
+                            state.model.len()
+                        )));
+                    }
+                    weighted.push((w, x));
                 }
                 let update = state.pending.take().unwrap_or_default();
                 // A new vector, not an in-place write: the old one may still be on its way to
