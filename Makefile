@@ -13,6 +13,8 @@
 #   make regress                 results against baselines/$(TESTBED).json (TESTBED=, BASELINE=); make
 #                                exits 2 on any failure: run target/release/syncbench regress for its codes
 #   make regress-accept          write that baseline from the results of a confirmed run
+#   make regress-selftest        the measured tiers' false-alarm rate (20 unchanged comparisons) and
+#                                an injected 30% shm slowdown caught (results/regress-selftest/)
 SCALE   ?= quick
 SEED    ?= 1
 # Seeds per verdict (empty: the binaries' default, 3 at quick scale and 5 at paper scale).
@@ -36,7 +38,7 @@ BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATA
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
 args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build reproduce-all regress regress-accept report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
+.PHONY: all build reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
 
 all: reproduce-all
 
@@ -59,6 +61,9 @@ regress: build
 
 regress-accept: build
 	$(BIN)/syncbench regress accept --results $(RESULTS) $(if $(TESTBED),--testbed $(TESTBED)) $(if $(BASELINE),--baseline $(BASELINE))
+
+regress-selftest: build
+	$(BIN)/syncbench regress selftest --repeat 20 --out $(RESULTS)/regress-selftest
 
 # The figure ids, one a line.
 figures:

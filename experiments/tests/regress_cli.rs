@@ -13,6 +13,9 @@ fn regress(args: &[&str], results: &Path, baseline: &Path) -> Output {
     Command::new(SYNCBENCH)
         .arg("regress")
         .args(args)
+        // the exact, claims and bounds tiers only: the measured tiers have their own test
+        // (regress_measured.rs), alone in its binary so that no other test shares the cores
+        .args(["--rounds", "0"])
         .arg("--results")
         .arg(results)
         .arg("--baseline")
@@ -73,7 +76,10 @@ fn regressions_are_caught_named_and_kept_apart_by_exit_code() {
     let o = regress(&[], &results, &baseline);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let md = std::fs::read_to_string(results.join("regress.md")).unwrap();
-    assert!(md.contains("Every sim CSV and every claim"), "{md}");
+    assert!(
+        md.contains("Every sim CSV, claim, bound and measured metric"),
+        "{md}"
+    );
     assert!(results.join("regress.json").is_file());
 
     // a threads figure's bytes move run to run: not compared
@@ -90,7 +96,7 @@ fn regressions_are_caught_named_and_kept_apart_by_exit_code() {
     let o = regress(&[], &results, &baseline);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
-        text(&o).contains("REGRESSED  exact   sim-fig/seeds/2/summary.csv"),
+        text(&o).contains("REGRESSED  exact    sim-fig/seeds/2/summary.csv"),
         "{}",
         text(&o)
     );
@@ -112,7 +118,7 @@ fn regressions_are_caught_named_and_kept_apart_by_exit_code() {
     let o = regress(&[], &results, &baseline);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(
-        text(&o).contains("noisy      claims  timed-fig/c"),
+        text(&o).contains("noisy      claims   timed-fig/c"),
         "{}",
         text(&o)
     );
@@ -138,7 +144,7 @@ fn regressions_are_caught_named_and_kept_apart_by_exit_code() {
     let o = regress(&[], &results, &baseline);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
-        text(&o).contains("REGRESSED  figures timed-fig"),
+        text(&o).contains("REGRESSED  figures  timed-fig"),
         "{}",
         text(&o)
     );
@@ -218,6 +224,45 @@ fn a_real_sim_run_reproduces_its_baseline_and_a_changed_one_is_caught() {
     run(21, &dir.join("changed"));
     let o = regress(&[], &dir.join("changed"), &baseline);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("exact   ps-modes/"), "{}", text(&o));
+    assert!(text(&o).contains("exact    ps-modes/"), "{}", text(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_broken_bound_fails_under_any_driver_and_is_never_accepted() {
+    let dir = common::tmpdir("regress-bounds");
+    let (results, baseline) = (dir.join("results"), dir.join("base.json"));
+    figure(&results, "timed-fig", "threads", &[("c", "pass")]);
+    let table = results.join("timed-fig/table.csv");
+    std::fs::write(&table, "mode,violations\nhop,0\n").unwrap();
+    let o = regress(&["accept", "--force"], &results, &baseline);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = regress(&[], &results, &baseline);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    // a threads figure is not hashed, but its bounds are checked
+    std::fs::write(&table, "mode,violations\nhop,0\nhop-s2,3\n").unwrap();
+    let o = regress(&[], &results, &baseline);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("REGRESSED  bounds   timed-fig/table.csv"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("row 3: violations = 3"), "{}", text(&o));
+    // and such results are not accepted as a baseline
+    let before = std::fs::read_to_string(&baseline).unwrap();
+    let o = regress(&["accept"], &results, &baseline);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("bounds broken in timed-fig/table.csv"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&baseline).unwrap(),
+        before,
+        "nothing overwritten"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

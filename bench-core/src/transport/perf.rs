@@ -223,6 +223,34 @@ pub fn memcpy(bytes: usize, iters: usize, buffers: usize) -> (LatencyNs, Bandwid
     )
 }
 
+/// The copy a one-sided write of the threads and shm transports performs
+/// ([`super::aligned::copy_words`]: the CPU's string move for large payloads), run bare from one
+/// page-aligned buffer into `buffers` page-aligned destinations in turn: the limit those
+/// transports can reach on this machine, and a reference that a shared machine's memory
+/// contention moves the same way as the transports (glibc's memcpy switches to non-temporal
+/// stores at large sizes, so it responds to contention differently). Bandwidth over `iters`
+/// copies.
+pub fn word_copy(bytes: usize, iters: usize, buffers: usize) -> BandwidthGbps {
+    let words = bytes.div_ceil(8).max(1);
+    let src = AlignedWords::from_words(&vec![7u64; words]);
+    let dsts: Vec<AlignedWords> = (0..buffers.max(1))
+        .map(|_| AlignedWords::from_words(&vec![1u64; words]))
+        .collect();
+    let mut arrivals = Vec::with_capacity(iters);
+    let start = Instant::now();
+    for k in 0..iters {
+        let dst = &dsts[k % dsts.len()];
+        super::aligned::copy_words(dst.as_slice(), src.as_slice());
+        std::hint::black_box(dst);
+        arrivals.push(start.elapsed().as_nanos() as u64);
+    }
+    let total = start.elapsed().as_nanos() as f64;
+    BandwidthGbps {
+        average: gbps((words * 8 * iters) as f64, total),
+        peak: peak(&arrivals, words * 8),
+    }
+}
+
 /// A raw loopback TCP socket (no framing, no slots): ping-pong latency and streaming bandwidth
 /// of `bytes`-byte messages.
 ///

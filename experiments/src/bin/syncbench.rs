@@ -81,12 +81,15 @@ enum Command {
     /// Needs the `cnn` feature.
     Profile(experiments::cnn_profile::ProfileArgs),
     /// Compare a results directory with a committed baseline (`baselines/<testbed>.json`):
-    /// the exact tier (the SHA-256 of every CSV a sim-only figure wrote: any change fails and is
-    /// named) and the claims tier (a claim that passed in the baseline and does not now fails;
-    /// new, removed and improved claims are listed). Writes regress.json and regress.md.
-    /// `syncbench regress accept` writes the baseline from a confirmed run. Exit codes: 0 ok,
-    /// 1 regressed, 2 usage or infrastructure error, 3 only a timing claim flipped (noisy),
-    /// 4 the device --require names is absent.
+    /// exact (the SHA-256 of every CSV a sim-only figure wrote: any change fails and is named),
+    /// claims (a claim that passed and does not now fails), bounds (counted staleness and gap
+    /// violations must be 0, any driver), ratio (transport and simulator numbers over in-run
+    /// references, 5 rounds, one-sided Mann-Whitney and a tolerance, confirmed by a second
+    /// measurement) and absolute (Gb/s, ns, events/s; gated only on the baseline's testbed).
+    /// Writes regress.json and regress.md (and BMF JSON with --bencher). `accept` writes the
+    /// baseline from a confirmed run; `selftest` measures the false-alarm rate and an injected
+    /// regression. Exit codes: 0 ok, 1 regressed, 2 usage or infrastructure error, 3 only
+    /// noisy findings, 4 the device --require names is absent.
     Regress(experiments::regress::RegressArgs),
     /// Analyse a communication graph: nodes, edges, degrees, regularity, connectivity,
     /// shortest paths and both spectral gaps (ASAP's 1 - sigma_2(P), Hop's |l1| - |l2|).

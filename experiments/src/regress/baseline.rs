@@ -3,6 +3,7 @@
 
 use super::fingerprint::Fingerprint;
 use super::snapshot::Snapshot;
+use super::suite::Samples;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -20,6 +21,10 @@ pub struct Baseline {
     pub accepted_unix: u64,
     /// What the run produced.
     pub snapshot: Snapshot,
+    /// The measured tiers' samples, taken when the baseline was accepted (none when accepted
+    /// with `--rounds 0`, or by a version without the measured tiers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<Samples>,
 }
 
 impl Baseline {

@@ -21,6 +21,12 @@ pub enum Tier {
     Exact,
     /// Claim verdicts.
     Claims,
+    /// Bounds a protocol guarantees (staleness, gaps): every counted violation must be 0.
+    Bounds,
+    /// Transport and simulator numbers over an in-run reference, measured now.
+    Ratio,
+    /// Absolute numbers (Gb/s, ns, events/s), gated only on the baseline's testbed.
+    Absolute,
 }
 
 /// What a finding says, most severe first.
@@ -41,6 +47,9 @@ pub enum Outcome {
     Improved,
     /// Another value that neither regresses nor improves (a fail that became n.a.).
     Changed,
+    /// An absolute number measured on another testbed than the baseline's: printed, not
+    /// compared.
+    Info,
     /// As in the baseline.
     Same,
 }
@@ -53,7 +62,7 @@ impl Outcome {
 }
 
 /// One compared metric.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
     /// The tier.
     pub tier: Tier,
@@ -65,6 +74,37 @@ pub struct Finding {
     pub now: String,
     /// The verdict.
     pub outcome: Outcome,
+    /// Measured tiers: the one-sided p-value that the metric got worse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
+    /// Measured tiers: median now over median in the baseline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<f64>,
+    /// Why, where the verdict needs a word (re-measurement, spread, testbed).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+impl Finding {
+    /// A finding of an exact comparison (no p-value, no ratio).
+    pub fn exact(
+        tier: Tier,
+        metric: String,
+        baseline: String,
+        now: String,
+        outcome: Outcome,
+    ) -> Finding {
+        Finding {
+            tier,
+            metric,
+            baseline,
+            now,
+            outcome,
+            p_value: None,
+            change: None,
+            note: String::new(),
+        }
+    }
 }
 
 /// Every finding of the exact and claims tiers, most severe first, then by tier and metric.
@@ -83,6 +123,9 @@ pub fn compare(base: &Snapshot, now: &Snapshot) -> Vec<Finding> {
                 (Some(_), _) => Outcome::Regressed,
                 (None, _) => Outcome::New,
             },
+            p_value: None,
+            change: None,
+            note: String::new(),
         });
     }
     let short = |h: &String| h.chars().take(12).collect::<String>();
@@ -105,6 +148,9 @@ pub fn compare(base: &Snapshot, now: &Snapshot) -> Vec<Finding> {
             baseline: b.map_or("-".into(), short),
             now: n.map_or("-".into(), short),
             outcome,
+            p_value: None,
+            change: None,
+            note: String::new(),
         });
     }
     let ids: BTreeSet<&String> = base.claims.keys().chain(now.claims.keys()).collect();
@@ -127,6 +173,9 @@ pub fn compare(base: &Snapshot, now: &Snapshot) -> Vec<Finding> {
             baseline: b.cloned().unwrap_or_else(|| "-".into()),
             now: n.cloned().unwrap_or_else(|| "-".into()),
             outcome,
+            p_value: None,
+            change: None,
+            note: String::new(),
         });
     }
     out.sort_by(|a, b| (a.outcome, a.tier, &a.metric).cmp(&(b.outcome, b.tier, &b.metric)));

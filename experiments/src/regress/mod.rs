@@ -1,9 +1,16 @@
 //! `syncbench regress`: a results directory compared with a committed baseline, so that a
 //! change that alters the simulator's bytes or flips a claim from pass to fail does not land
-//! silently (issue 17). Two tiers today, both exact and so free of runner noise:
+//! silently (issue 17). Tiers:
 //!
 //! - exact: the SHA-256 of every CSV a sim-only figure wrote, per figure and seed;
-//! - claims: every claim's verdict.
+//! - claims: every claim's verdict;
+//! - bounds: every counted violation of a staleness or gap bound is 0, under every driver;
+//! - ratio: transport and simulator numbers over a reference measured in the same run
+//!   (memcpy, a raw socket, a cache-line ping-pong, a calibration loop), 5 rounds now against
+//!   the baseline's 5, a one-sided Mann-Whitney test and a tolerance per metric, confirmed by a
+//!   second measurement (`timing`);
+//! - absolute: the same measurements in Gb/s, ns and events/s, gated only when this machine's
+//!   fingerprint matches the baseline's, printed for information elsewhere.
 //!
 //! Exit codes keep kinds apart: 0 nothing regressed (improvements included), 1 a confirmed
 //! regression, 2 a usage or infrastructure error (no baseline, no results), 3 only noisy
@@ -11,18 +18,27 @@
 //! passing: re-run to confirm), 4 the required device is absent (a skip, never a pass).
 
 pub mod baseline;
+pub mod bencher;
+pub mod bounds;
 pub mod compare;
 pub mod fingerprint;
+pub mod inject;
 pub mod report;
+pub mod selftest;
 pub mod snapshot;
+pub mod stats;
+pub mod suite;
+pub mod timing;
 
 use anyhow::{Context, Result};
 use baseline::Baseline;
 use clap::{Args, ValueEnum};
-use compare::{compare, Outcome};
+use compare::{compare, Finding, Outcome};
 use fingerprint::Fingerprint;
+use inject::Injection;
 use snapshot::Snapshot;
 use std::path::{Path, PathBuf};
+use suite::Samples;
 
 /// Exit code: nothing regressed.
 pub const EXIT_OK: u8 = 0;
@@ -46,6 +62,11 @@ pub enum Action {
     /// Only check the device `--require` names (exit 4 when absent) and compare nothing: a
     /// testbed job's first step.
     Check,
+    /// The measured tiers' self-test (no results needed): measure a baseline, compare
+    /// `--repeat` unchanged measurements with it (every confirmed regression is a false
+    /// alarm), then one with `shm-copy=1.3` injected (which must be caught, by name). Exit 0
+    /// when no false alarm was raised and the injection was caught, 1 otherwise.
+    Selftest,
 }
 
 /// A device a testbed run needs.
@@ -82,6 +103,21 @@ pub struct RegressArgs {
     /// accept: write the baseline even from results of mixed or uncommitted revisions.
     #[arg(long)]
     pub force: bool,
+    /// Rounds of the measured suite (ratio and absolute tiers; about 1 s each): accept stores
+    /// them, compare measures as many now (and as many again to confirm a regression).
+    /// 0 skips the measured tiers.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=50))]
+    pub rounds: u16,
+    /// Inject a regression into the measured suite, for self-tests: `shm-copy=1.3` makes
+    /// every shm write copy its payload 1.3 times. A baseline is never accepted with one.
+    #[arg(long)]
+    pub inject: Option<String>,
+    /// Also write the measured samples in Bencher's metric format (BMF JSON) to this file.
+    #[arg(long)]
+    pub bencher: Option<PathBuf>,
+    /// selftest: how many unchanged measurements to compare with the baseline.
+    #[arg(long, default_value_t = 20)]
+    pub repeat: usize,
 }
 
 /// Runs `syncbench regress`, printing its table; returns the exit code.
@@ -106,6 +142,12 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
         }
         return Ok(EXIT_OK);
     }
+    let inject = Injection::parse(args.inject.as_deref().unwrap_or(""))?;
+    // the rdma metrics are measured where the job requires the device (it was found above)
+    let rdma = args.require == Some(Device::Rdma);
+    if args.action == Action::Selftest {
+        return selftest::run(args, &here);
+    }
     let testbed = args.testbed.clone().unwrap_or_else(|| here.host.clone());
     let path = args
         .baseline
@@ -122,24 +164,50 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
                     doubts.join("; ")
                 );
             }
+            if inject.any() {
+                anyhow::bail!("not accepting a baseline measured with --inject (a self-test knob)");
+            }
+            let broken: Vec<String> = bounds::check(&args.results)?
+                .into_iter()
+                .filter(|f| f.outcome.fails())
+                .map(|f| format!("{} ({})", f.metric, f.note))
+                .collect();
+            if !broken.is_empty() && !args.force {
+                anyhow::bail!(
+                    "not accepting {} as a baseline: bounds broken in {} (--force to accept anyway)",
+                    args.results.display(),
+                    broken.join("; ")
+                );
+            }
+            let measured = if args.rounds > 0 {
+                Some(measure_suite(args.rounds.into(), inject, rdma)?)
+            } else {
+                None
+            };
             let b = Baseline {
                 testbed,
                 fingerprint: here,
                 revision: now.revision(),
                 accepted_unix: unix_now(),
                 snapshot: now,
+                measured,
             };
             b.write(&path)?;
+            if let (Some(p), Some(m)) = (&args.bencher, &b.measured) {
+                write_atomic(p, &(serde_json::to_string_pretty(&bencher::bmf(m))? + "\n"))?;
+            }
             println!(
-                "baseline {} accepted: {} sim CSVs, {} claims, revision {}",
+                "baseline {} accepted: {} sim CSVs, {} claims, {} measured metrics x {} rounds, revision {}",
                 path.display(),
                 b.snapshot.exact.len(),
                 b.snapshot.claims.len(),
+                b.measured.as_ref().map_or(0, |m| m.values.len()),
+                b.measured.as_ref().map_or(0, |m| m.rounds),
                 b.revision
             );
             Ok(EXIT_OK)
         }
-        Action::Check => unreachable!("returned above"),
+        Action::Check | Action::Selftest => unreachable!("returned above"),
         Action::Compare => {
             let base = Baseline::read(&path)?;
             if !base.snapshot.scales.is_empty() && base.snapshot.scales != now.scales {
@@ -151,7 +219,33 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
                     now.scales
                 );
             }
-            let findings = compare(&base.snapshot, &now);
+            let mut findings = compare(&base.snapshot, &now);
+            findings.extend(bounds::check(&args.results)?);
+            let same_testbed = base.fingerprint.matches(&here);
+            let measured = match (&base.measured, args.rounds) {
+                (_, 0) => {
+                    eprintln!("regress: ratio and absolute tiers skipped (--rounds 0)");
+                    None
+                }
+                (None, _) => {
+                    eprintln!(
+                        "regress: {} holds no measured samples: ratio and absolute tiers skipped (re-accept it to add them)",
+                        path.display()
+                    );
+                    None
+                }
+                (Some(bs), r) => {
+                    let (f, first) = measured_findings(bs, r.into(), inject, rdma, same_testbed)?;
+                    findings.extend(f);
+                    Some(first)
+                }
+            };
+            if let (Some(p), Some(m)) = (&args.bencher, &measured) {
+                write_atomic(p, &(serde_json::to_string_pretty(&bencher::bmf(m))? + "\n"))?;
+            }
+            findings.sort_by(|a, b| {
+                (a.outcome, a.tier, &a.metric).cmp(&(b.outcome, b.tier, &b.metric))
+            });
             let rep = report::Report::new(&base, &now, &here, findings);
             print!("{}", rep.table());
             let out = args.out.clone().unwrap_or_else(|| args.results.clone());
@@ -174,6 +268,46 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
             })
         }
     }
+}
+
+/// Measures `rounds` rounds of the suite, with a progress bar on a terminal.
+///
+/// # Errors
+/// A transport that fails to set up or deliver.
+pub fn measure_suite(rounds: usize, inject: Injection, rdma: bool) -> Result<Samples> {
+    let pb = crate::output::progress(rounds as u64, "regress: measuring");
+    let s = suite::measure(rounds, inject, rdma, |_| pb.inc(1));
+    pb.finish_and_clear();
+    s
+}
+
+/// The ratio and absolute tiers' findings of a fresh measurement against `base`, measured a
+/// second time when the first regresses anywhere (a regression must hold twice); also returns
+/// the first measurement's samples.
+///
+/// # Errors
+/// A measurement that fails.
+pub fn measured_findings(
+    base: &Samples,
+    rounds: usize,
+    inject: Injection,
+    rdma: bool,
+    same_testbed: bool,
+) -> Result<(Vec<Finding>, Samples)> {
+    let first = measure_suite(rounds, inject, rdma)?;
+    let suspect = timing::findings(base, &first, None, same_testbed)
+        .iter()
+        .any(|f| f.outcome == Outcome::Regressed);
+    let again = if suspect {
+        eprintln!("regress: a measured metric regressed: measuring again to confirm");
+        Some(measure_suite(rounds, inject, rdma)?)
+    } else {
+        None
+    };
+    Ok((
+        timing::findings(base, &first, again.as_ref(), same_testbed),
+        first,
+    ))
 }
 
 fn unix_now() -> u64 {

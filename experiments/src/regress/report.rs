@@ -52,7 +52,7 @@ impl Report {
     pub fn verdict(&self) -> String {
         let r = self.count(Outcome::Regressed);
         format!(
-            "{}: {r} regressed, {} noisy, {} improved, {} changed, {} new, {} removed, {} unchanged",
+            "{}: {r} regressed, {} noisy, {} improved, {} changed, {} new, {} removed, {} for information, {} unchanged",
             if r > 0 {
                 "REGRESSED"
             } else if self.count(Outcome::Noisy) > 0 {
@@ -65,6 +65,7 @@ impl Report {
             self.count(Outcome::Changed),
             self.count(Outcome::New),
             self.count(Outcome::Removed),
+            self.count(Outcome::Info),
             self.count(Outcome::Same)
         )
     }
@@ -91,18 +92,21 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "{:<10} {:<7} {:<70} {:<14} {:<14}",
-            "verdict", "tier", "metric", "baseline", "now"
+            "{:<10} {:<8} {:<60} {:<22} {:<22} {:>7} {:>7}  note",
+            "verdict", "tier", "metric", "baseline", "now", "ratio", "p"
         );
         for f in self.listed() {
             let _ = writeln!(
                 s,
-                "{:<10} {:<7} {:<70} {:<14} {:<14}",
+                "{:<10} {:<8} {:<60} {:<22} {:<22} {:>7} {:>7}  {}",
                 outcome_word(f.outcome),
                 tier_word(f),
                 f.metric,
                 f.baseline,
-                f.now
+                f.now,
+                f.change.map_or(String::new(), |c| format!("{c:.3}")),
+                f.p_value.map_or(String::new(), |p| format!("{p:.3}")),
+                f.note
             );
         }
         let _ = writeln!(s, "{}", self.verdict());
@@ -127,19 +131,24 @@ impl Report {
             self.revision
         );
         if self.findings.iter().all(|f| f.outcome == Outcome::Same) {
-            s.push_str("Every sim CSV and every claim is as in the baseline.\n");
+            s.push_str("Every sim CSV, claim, bound and measured metric is as in the baseline.\n");
             return s;
         }
-        s.push_str("| verdict | tier | metric | baseline | now |\n|---|---|---|---|---|\n");
+        s.push_str(
+            "| verdict | tier | metric | baseline | now | ratio | p | note |\n|---|---|---|---|---|---|---|---|\n",
+        );
         for f in self.listed() {
             let _ = writeln!(
                 s,
-                "| {} | {} | `{}` | {} | {} |",
+                "| {} | {} | `{}` | {} | {} | {} | {} | {} |",
                 outcome_word(f.outcome),
                 tier_word(f),
                 f.metric,
                 f.baseline,
-                f.now
+                f.now,
+                f.change.map_or(String::new(), |c| format!("{c:.3}")),
+                f.p_value.map_or(String::new(), |p| format!("{p:.3}")),
+                f.note
             );
         }
         s
@@ -160,6 +169,7 @@ impl Report {
             "changed": self.count(Outcome::Changed),
             "new": self.count(Outcome::New),
             "removed": self.count(Outcome::Removed),
+            "info": self.count(Outcome::Info),
             "unchanged": self.count(Outcome::Same),
         }))?)
     }
@@ -173,6 +183,7 @@ fn outcome_word(o: Outcome) -> &'static str {
         Outcome::New => "new",
         Outcome::Improved => "improved",
         Outcome::Changed => "changed",
+        Outcome::Info => "info",
         Outcome::Same => "same",
     }
 }
@@ -182,5 +193,8 @@ fn tier_word(f: &Finding) -> &'static str {
         super::compare::Tier::Figures => "figures",
         super::compare::Tier::Exact => "exact",
         super::compare::Tier::Claims => "claims",
+        super::compare::Tier::Bounds => "bounds",
+        super::compare::Tier::Ratio => "ratio",
+        super::compare::Tier::Absolute => "absolute",
     }
 }
