@@ -63,7 +63,7 @@ regress-accept: build
 	$(BIN)/syncbench regress accept --results $(RESULTS) $(if $(TESTBED),--testbed $(TESTBED)) $(if $(BASELINE),--baseline $(BASELINE))
 
 regress-selftest: build
-	$(BIN)/syncbench regress selftest --repeat 20 --out $(RESULTS)/regress-selftest
+	$(BIN)/syncbench regress selftest --repeat 20 --out $(RESULTS)/regress-selftest $(if $(ABSOLUTE),--absolute $(ABSOLUTE))
 
 # The figure ids, one a line.
 figures:

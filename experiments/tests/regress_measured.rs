@@ -57,7 +57,7 @@ fn an_injected_shm_slowdown_is_caught_confirmed_and_named() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(
-        text(&o).contains("17 measured metrics x 5 rounds"),
+        text(&o).contains("17 measured metrics x 10 rounds"),
         "{}",
         text(&o)
     );
@@ -68,7 +68,8 @@ fn an_injected_shm_slowdown_is_caught_confirmed_and_named() {
             .as_array()
             .unwrap()
             .len(),
-        5
+        10,
+        "accept measures twice the rounds of a comparison"
     );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&bmf).unwrap()).unwrap();

@@ -25,6 +25,15 @@ pub struct Baseline {
     /// with `--rounds 0`, or by a version without the measured tiers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<Samples>,
+    /// Whether this testbed's absolute numbers gate a comparison on it (a dedicated testbed) or
+    /// are only listed (a shared virtual machine, whose neighbours move memory and loopback
+    /// bandwidth by 30% from one stretch to the next: `regress accept --absolute info`).
+    #[serde(default = "gate_by_default")]
+    pub gate_absolute: bool,
+}
+
+fn gate_by_default() -> bool {
+    true
 }
 
 impl Baseline {

@@ -8,7 +8,11 @@
 //!   essp-fig2-staleness: no read with a count may be staler than its bound, i.e. every
 //!   differential with a positive count is >= -1 - bound (a worker at clock c reads every
 //!   update up to clock c - s - 1; ESSP's paper, Section 3). Rows without a numeric bound (ASP)
-//!   are not bounded.
+//!   are not bounded;
+//! - a parameter server's summary (`mode`, `max_staleness`), e.g. ps-modes and mode-matrix: a
+//!   `bsp` run's largest staleness is 0, an `ssp<s>` or `essp<s>` run's at most s (in clocks,
+//!   the unit those figures record for the parameter-server family; labels of other families,
+//!   `async/...` and `peer/...`, count other units and are not bounded here).
 //!
 //! The verdict depends only on the results, not on the baseline.
 
@@ -75,7 +79,11 @@ fn check_file(results: &Path, path: &Path) -> Result<Option<Finding>> {
         (Some(b), Some(d), Some(c)) => Some((b, d, c)),
         _ => None,
     };
-    if violation_cols.is_empty() && hist.is_none() {
+    let ps = match (col("mode"), col("max_staleness")) {
+        (Some(m), Some(x)) => Some((m, x)),
+        _ => None,
+    };
+    if violation_cols.is_empty() && hist.is_none() && ps.is_none() {
         return Ok(None);
     }
     let name = path
@@ -116,6 +124,18 @@ fn check_file(results: &Path, path: &Path) -> Result<Option<Finding>> {
                 }
             }
         }
+        if let Some((m, x)) = ps {
+            if let Some(bound) = ps_bound(rec.get(m).unwrap_or("")) {
+                let max = num(x)?;
+                if max > bound {
+                    why = Some(format!(
+                        "row {}: {} reached staleness {max}, bound {bound}",
+                        line + 2,
+                        rec.get(m).unwrap_or("")
+                    ));
+                }
+            }
+        }
         if let Some(w) = why {
             broken += 1;
             if first.is_empty() {
@@ -133,8 +153,41 @@ fn check_file(results: &Path, path: &Path) -> Result<Option<Finding>> {
     Ok(Some(f))
 }
 
+/// The staleness bound of a parameter-server mode label: `bsp` 0, `ssp<s>` and `essp<s>` s
+/// (optionally prefixed `ps/`); `None` for every other label (unbounded, or another family's
+/// unit).
+fn ps_bound(label: &str) -> Option<f64> {
+    let l = label.strip_prefix("ps/").unwrap_or(label);
+    if l == "bsp" {
+        return Some(0.0);
+    }
+    let digits = l.strip_prefix("essp").or_else(|| l.strip_prefix("ssp"))?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn parameter_server_labels_name_their_bounds() {
+        assert_eq!(ps_bound("bsp"), Some(0.0));
+        assert_eq!(ps_bound("ps/ssp3"), Some(3.0));
+        assert_eq!(ps_bound("essp12"), Some(12.0));
+        for other in [
+            "asp",
+            "async/ssp3",
+            "ps/bsp-backup1",
+            "ps/dssp3-12",
+            "ssp",
+            "peer/ring-based/standard",
+        ] {
+            assert_eq!(ps_bound(other), None, "{other}");
+        }
+    }
+
     use super::*;
 
     #[test]
@@ -150,11 +203,16 @@ mod tests {
         )
         .unwrap();
         std::fs::write(fig.join("other.csv"), "a,b\n1,2\n").unwrap();
+        std::fs::write(
+            fig.join("summary.csv"),
+            "driver,mode,max_staleness\nsim,bsp,0\nsim,ps/ssp3,3\nsim,asp,75\nnone,async/ssp3,16\n",
+        )
+        .unwrap();
         // a directory without a manifest is not a figure
         std::fs::create_dir_all(dir.join("junk")).unwrap();
         std::fs::write(dir.join("junk/x.csv"), "violations\n3\n").unwrap();
         let f = check(&dir).unwrap();
-        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(f.len(), 3, "{f:?}");
         assert!(f.iter().all(|x| x.outcome == Outcome::Same), "{f:?}");
 
         std::fs::write(fig.join("table.csv"), "mode,violations\nhop,0\nhop2,2\n").unwrap();
@@ -164,7 +222,8 @@ mod tests {
         )
         .unwrap();
         let f = check(&dir).unwrap();
-        assert!(f.iter().all(|x| x.outcome == Outcome::Regressed), "{f:?}");
+        let bad = |f: &[Finding]| f.iter().filter(|x| x.outcome == Outcome::Regressed).count();
+        assert_eq!(bad(&f), 2, "the table and the histogram: {f:?}");
         let t = f.iter().find(|x| x.metric == "fig/table.csv").unwrap();
         assert!(t.note.contains("row 3: violations = 2"), "{}", t.note);
         let h = f

@@ -69,6 +69,17 @@ pub enum Action {
     Selftest,
 }
 
+/// What the absolute tier does on the baseline's testbed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum Absolute {
+    /// Gate on absolute numbers where this machine's fingerprint matches the baseline's, and
+    /// the baseline was accepted with `gate` (a dedicated testbed).
+    #[default]
+    Gate,
+    /// Only list them (a shared machine: accept its baseline with `--absolute info`).
+    Info,
+}
+
 /// A device a testbed run needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Device {
@@ -103,9 +114,9 @@ pub struct RegressArgs {
     /// accept: write the baseline even from results of mixed or uncommitted revisions.
     #[arg(long)]
     pub force: bool,
-    /// Rounds of the measured suite (ratio and absolute tiers; about 1 s each): accept stores
-    /// them, compare measures as many now (and as many again to confirm a regression).
-    /// 0 skips the measured tiers.
+    /// Rounds of the measured suite (ratio and absolute tiers; about 1.5 s each): compare
+    /// measures as many now (and as many again to confirm a regression), accept twice as many
+    /// (the baseline every comparison leans on). 0 skips the measured tiers.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(0..=50))]
     pub rounds: u16,
     /// Inject a regression into the measured suite, for self-tests: `shm-copy=1.3` makes
@@ -115,6 +126,11 @@ pub struct RegressArgs {
     /// Also write the measured samples in Bencher's metric format (BMF JSON) to this file.
     #[arg(long)]
     pub bencher: Option<PathBuf>,
+    /// accept: whether the testbed's absolute numbers will gate later comparisons (`gate`, a
+    /// dedicated testbed) or only be listed (`info`, a shared machine). compare: `info` lists
+    /// them whatever the baseline says.
+    #[arg(long, value_enum, default_value_t = Absolute::Gate)]
+    pub absolute: Absolute,
     /// selftest: how many unchanged measurements to compare with the baseline.
     #[arg(long, default_value_t = 20)]
     pub repeat: usize,
@@ -180,7 +196,9 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
                 );
             }
             let measured = if args.rounds > 0 {
-                Some(measure_suite(args.rounds.into(), inject, rdma)?)
+                // twice the rounds of a comparison: the baseline's spread and median are what
+                // every later comparison leans on
+                Some(measure_suite(2 * usize::from(args.rounds), inject, rdma)?)
             } else {
                 None
             };
@@ -191,6 +209,7 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
                 accepted_unix: unix_now(),
                 snapshot: now,
                 measured,
+                gate_absolute: args.absolute == Absolute::Gate,
             };
             b.write(&path)?;
             if let (Some(p), Some(m)) = (&args.bencher, &b.measured) {
@@ -221,7 +240,9 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
             }
             let mut findings = compare(&base.snapshot, &now);
             findings.extend(bounds::check(&args.results)?);
-            let same_testbed = base.fingerprint.matches(&here);
+            let same_testbed = base.fingerprint.matches(&here)
+                && base.gate_absolute
+                && args.absolute == Absolute::Gate;
             let measured = match (&base.measured, args.rounds) {
                 (_, 0) => {
                     eprintln!("regress: ratio and absolute tiers skipped (--rounds 0)");

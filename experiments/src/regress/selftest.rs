@@ -1,6 +1,6 @@
 //! `syncbench regress selftest`: does the measured tier cry wolf, and does it catch a wolf?
 //!
-//! One baseline is measured, then `--repeat` unchanged measurements and `--repeat / 4`
+//! One baseline is measured (twice the rounds, as `regress accept` measures), then `--repeat` unchanged measurements and `--repeat / 4`
 //! measurements with `shm-copy=1.3` injected (every shm write takes 1.3 times as long), spread
 //! evenly among them so that a slow stretch of a shared machine does not land on one kind
 //! only, are compared with it exactly as `syncbench regress` compares (a regression is measured
@@ -60,7 +60,7 @@ pub fn run(args: &RegressArgs, here: &Fingerprint) -> Result<u8> {
         "regress selftest: a baseline of {rounds} rounds, {} unchanged comparisons, {injections} with shm-copy=1.3",
         args.repeat
     );
-    let base = measure_suite(rounds, Injection::none(), false)?;
+    let base = measure_suite(2 * rounds, Injection::none(), false)?;
     let mut runs = Vec::new();
     let inject = Injection { shm_copy: 1.3 };
     for k in 0..total {
@@ -70,7 +70,7 @@ pub fn run(args: &RegressArgs, here: &Fingerprint) -> Result<u8> {
             rounds,
             if injected { inject } else { Injection::none() },
             false,
-            true,
+            args.absolute == super::Absolute::Gate,
         )?;
         let names = |o: Outcome| -> Vec<String> {
             findings

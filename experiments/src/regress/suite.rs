@@ -64,9 +64,11 @@ pub struct Metric {
     pub kind: Kind,
     /// Which way is better.
     pub better: Better,
-    /// The relative change of the median that counts (0.15: 15% worse). Set from 20
-    /// base-against-base comparisons on the development machine (README, Regression tracking):
-    /// above every change seen there, below the 30% injected regression.
+    /// The relative change of the median that counts (0.15: 15% worse). Set from
+    /// base-against-base comparisons on the development machine (`make regress-selftest`,
+    /// README): 15% for copies and rates, 30% for latencies (a median of 2,000 round trips moves
+    /// in steps of 5 to 10 ns on 60 to 200 ns), 40% for loopback tcp, whose ratio to the raw
+    /// socket moved by more than 25% twice in a row between two unchanged measurements.
     pub tolerance: f64,
 }
 
@@ -94,7 +96,7 @@ pub const METRICS: &[Metric] = &[
         unit: "x",
         kind: Ratio,
         better: Higher,
-        tolerance: 0.25,
+        tolerance: 0.40,
     },
     Metric {
         name: "threads/notify-2B/cache-line",

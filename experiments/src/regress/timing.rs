@@ -137,7 +137,7 @@ pub fn findings(
         }
         if tier == Tier::Absolute && !same_testbed {
             j.outcome = Outcome::Info;
-            note = "another testbed: for information".into();
+            note = "not gated here (another testbed, or a shared one): for information".into();
         }
         out.push(Finding {
             tier,
