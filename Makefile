@@ -55,12 +55,13 @@ report: build
 	$(FIGURES) render
 	$(FIGURES) report
 
-# The exact (sim CSV bytes) and claims tiers against a committed baseline.
+# Every tier (exact sim CSV bytes, claims, bounds, the measured ratio and absolute tiers) against a
+# committed baseline; ABSOLUTE=info for a shared machine's baseline.
 regress: build
-	$(BIN)/syncbench regress --results $(RESULTS) $(if $(TESTBED),--testbed $(TESTBED)) $(if $(BASELINE),--baseline $(BASELINE))
+	$(BIN)/syncbench regress --results $(RESULTS) $(if $(TESTBED),--testbed $(TESTBED)) $(if $(BASELINE),--baseline $(BASELINE)) $(if $(ABSOLUTE),--absolute $(ABSOLUTE))
 
 regress-accept: build
-	$(BIN)/syncbench regress accept --results $(RESULTS) $(if $(TESTBED),--testbed $(TESTBED)) $(if $(BASELINE),--baseline $(BASELINE))
+	$(BIN)/syncbench regress accept --results $(RESULTS) $(if $(TESTBED),--testbed $(TESTBED)) $(if $(BASELINE),--baseline $(BASELINE)) $(if $(ABSOLUTE),--absolute $(ABSOLUTE))
 
 regress-selftest: build
 	$(BIN)/syncbench regress selftest --repeat 20 --out $(RESULTS)/regress-selftest $(if $(ABSOLUTE),--absolute $(ABSOLUTE))

@@ -133,29 +133,7 @@ fn run_backend(
         }
         #[cfg(feature = "rdma")]
         "rdma" => {
-            use bench_core::transport::rdma::{RdmaDevice, RdmaEndpoint};
-            use bench_core::transport::tcp::RingShape;
-            use std::collections::HashMap;
-            let dev = RdmaDevice::open(None)?;
-            let shape = RingShape {
-                capacity: words,
-                depth,
-            };
-            let (a, aa) = RdmaEndpoint::create(
-                dev.clone(),
-                0,
-                &HashMap::from([(1, shape)]),
-                &HashMap::from([(1, shape)]),
-            )?;
-            let (b, ba) = RdmaEndpoint::create(
-                dev,
-                1,
-                &HashMap::from([(0, shape)]),
-                &HashMap::from([(0, shape)]),
-            )?;
-            let table = vec![aa, ba];
-            let a = a.connect(&table)?;
-            let b = b.connect(&table)?;
+            let (a, b) = rdma_loopback(words, depth)?;
             let (lat, a, b) = perf::latency(a, b, words, n, warmup)?;
             let (bw, _, _) = perf::bandwidth(a, b, words, n)?;
             (lat, bw)
@@ -166,6 +144,44 @@ fn run_backend(
         ),
         other => bail!("unknown backend '{other}' (threads, shm, tcp)"),
     })
+}
+
+/// Two connected rdma endpoints, nodes 0 and 1, each with a ring of `depth` slots of `words`
+/// words towards the other, loopback through the device $SYNCBENCH_RDMA_DEVICE names (or the
+/// first one).
+///
+/// # Errors
+/// No device, or a queue pair that cannot be created or connected.
+#[cfg(feature = "rdma")]
+pub fn rdma_loopback(
+    words: usize,
+    depth: usize,
+) -> Result<(
+    bench_core::transport::rdma::RdmaEndpoint,
+    bench_core::transport::rdma::RdmaEndpoint,
+)> {
+    use bench_core::transport::rdma::{RdmaDevice, RdmaEndpoint};
+    use bench_core::transport::RingShape;
+    use std::collections::HashMap;
+    let dev = RdmaDevice::open(None)?;
+    let shape = RingShape {
+        capacity: words,
+        depth,
+    };
+    let (a, aa) = RdmaEndpoint::create(
+        dev.clone(),
+        0,
+        &HashMap::from([(1, shape)]),
+        &HashMap::from([(1, shape)]),
+    )?;
+    let (b, ba) = RdmaEndpoint::create(
+        dev,
+        1,
+        &HashMap::from([(0, shape)]),
+        &HashMap::from([(0, shape)]),
+    )?;
+    let table = vec![aa, ba];
+    Ok((a.connect(&table)?, b.connect(&table)?))
 }
 
 /// Runs the benchmark and prints a table; writes JSON and CSV when asked.

@@ -4,32 +4,17 @@
 
 mod common;
 
+use common::output_text as text;
 use std::path::Path;
 use std::process::{Command, Output};
 
-const SYNCBENCH: &str = env!("CARGO_BIN_EXE_syncbench");
-
+/// `syncbench regress` on the exact, claims and bounds tiers only: the measured tiers have
+/// their own test (regress_measured.rs), alone in its binary so that no other test shares the
+/// cores while it measures.
 fn regress(args: &[&str], results: &Path, baseline: &Path) -> Output {
-    Command::new(SYNCBENCH)
-        .arg("regress")
-        .args(args)
-        // the exact, claims and bounds tiers only: the measured tiers have their own test
-        // (regress_measured.rs), alone in its binary so that no other test shares the cores
-        .args(["--rounds", "0"])
-        .arg("--results")
-        .arg(results)
-        .arg("--baseline")
-        .arg(baseline)
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    let mut all = args.to_vec();
+    all.extend(["--rounds", "0"]);
+    common::regress(&all, results, baseline)
 }
 
 /// A figure directory as the experiments write it.

@@ -5,30 +5,7 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-const SYNCBENCH: &str = env!("CARGO_BIN_EXE_syncbench");
-
-fn regress(args: &[&str], results: &Path, baseline: &Path) -> Output {
-    Command::new(SYNCBENCH)
-        .arg("regress")
-        .args(args)
-        .arg("--results")
-        .arg(results)
-        .arg("--baseline")
-        .arg(baseline)
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{output_text as text, regress};
 
 #[test]
 fn an_injected_shm_slowdown_is_caught_confirmed_and_named() {

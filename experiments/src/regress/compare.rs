@@ -36,8 +36,9 @@ pub enum Outcome {
     /// A confirmed regression: changed bytes, a lost file, a claim that stopped passing.
     Regressed,
     /// A claim of a figure whose bytes are not reproducible (threads or cluster driver, host
-    /// timing) that stopped passing: it rests on wall-clock measurements, so one flip is noise
-    /// until a re-run confirms it (exit 3 when nothing else regressed).
+    /// timing) that stopped passing, or a measured metric whose change is inside its noise or
+    /// did not hold on re-measurement: noise until a re-run confirms it (exit 3 when nothing
+    /// else regressed).
     Noisy,
     /// In the baseline, not in this run (a claim; listed, not failing).
     Removed,
@@ -47,8 +48,8 @@ pub enum Outcome {
     Improved,
     /// Another value that neither regresses nor improves (a fail that became n.a.).
     Changed,
-    /// An absolute number measured on another testbed than the baseline's: printed, not
-    /// compared.
+    /// An absolute number that does not gate here (another testbed than the baseline's, a
+    /// baseline accepted with `--absolute info`, or `--absolute info` now): printed only.
     Info,
     /// As in the baseline.
     Same,
@@ -86,8 +87,8 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// A finding of an exact comparison (no p-value, no ratio).
-    pub fn exact(
+    /// A finding without a p-value or a ratio (every tier but the measured ones).
+    pub fn plain(
         tier: Tier,
         metric: String,
         baseline: String,

@@ -3,7 +3,6 @@
 
 use super::baseline::Baseline;
 use super::compare::{Finding, Outcome};
-use super::fingerprint::Fingerprint;
 use anyhow::Result;
 use serde::Serialize;
 use std::fmt::Write;
@@ -17,25 +16,27 @@ pub struct Report {
     pub baseline_revision: String,
     /// The compared results' revision (from their manifests).
     pub revision: String,
-    /// Whether this machine's fingerprint matches the baseline's (absolute numbers compare).
+    /// Whether absolute numbers gate this comparison (this machine's fingerprint matches the
+    /// baseline's, the baseline was accepted with `--absolute gate`, and no `--absolute info`).
     pub same_testbed: bool,
     /// Every finding, most severe first.
     pub findings: Vec<Finding>,
 }
 
 impl Report {
-    /// A report of `findings` of the results `now` against `base`, compared on `here`.
+    /// A report of `findings` of the results `now` against `base`; `same_testbed`: whether
+    /// absolute numbers gated.
     pub fn new(
         base: &Baseline,
         now: &super::snapshot::Snapshot,
-        here: &Fingerprint,
+        same_testbed: bool,
         findings: Vec<Finding>,
     ) -> Report {
         Report {
             testbed: base.testbed.clone(),
             baseline_revision: base.revision.clone(),
             revision: now.revision(),
-            same_testbed: base.fingerprint.matches(here),
+            same_testbed,
             findings,
         }
     }
@@ -87,7 +88,7 @@ impl Report {
             if self.same_testbed {
                 ""
             } else {
-                "; this machine's fingerprint differs from the baseline's"
+                "; absolute numbers do not gate here (another fingerprint, or --absolute info)"
             }
         );
         let _ = writeln!(

@@ -115,7 +115,7 @@ pub fn run(args: &RegressArgs, here: &Fingerprint) -> Result<u8> {
     let bystanders: Vec<String> = injected
         .iter()
         .flat_map(|c| c.regressed.iter())
-        .filter(|m| !m.starts_with("shm/write-4MiB"))
+        .filter(|m| !m.starts_with("shm/"))
         .cloned()
         .collect();
     let changes: Vec<String> = injected

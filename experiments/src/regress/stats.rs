@@ -1,8 +1,8 @@
 //! The statistics of the measured tiers: a one-sided Mann-Whitney U test with exact small-sample
 //! p-values, medians and a robust relative spread.
 //!
-//! Why exact and hand-written: the measured tiers compare 5 samples with 5 (10 after a
-//! re-measurement), where the normal approximation of U that statistics crates offer (statrs
+//! Why exact and hand-written: the measured tiers compare 5 samples now with the baseline's 10
+//! (a re-measurement is judged on its own 5), where the normal approximation of U that statistics crates offer (statrs
 //! has the normal distribution, not the test) is off by a factor of two in the tail that decides
 //! the verdict; the exact null distribution is a short recurrence over counts.
 
@@ -33,9 +33,11 @@ pub fn mann_whitney_less(x: &[f64], y: &[f64]) -> f64 {
     counts[u..].iter().sum::<f64>() / total
 }
 
-/// How many of the C(n+m, n) orderings of two samples of sizes n and m give each value of U,
-/// from f(i, j, u) = f(i-1, j, u-j) + f(i, j-1, u) (the largest element belongs to the first
-/// sample, and is greater than all j elements of the second, or to the second).
+/// How many of the C(n+m, n) orderings of two samples of sizes n and m give each value of U.
+/// The recurrence f(i, j, u) = f(i-1, j, u-j) + f(i, j-1, u) (the largest element belongs to
+/// the first sample, and exceeds all j of the second, or to the second) counts the pairs with
+/// x > y, that is n m - U; under the null hypothesis that statistic has the same
+/// (symmetric) distribution as U, which is what is returned.
 fn u_distribution(n: usize, m: usize) -> Vec<f64> {
     // prev[j] = distribution for (i - 1, j); cur[j] for (i, j)
     let mut prev: Vec<Vec<f64>> = (0..=m).map(|_| vec![1.0]).collect();
@@ -55,6 +57,14 @@ fn u_distribution(n: usize, m: usize) -> Vec<f64> {
         prev = cur;
     }
     prev.swap_remove(m)
+}
+
+/// The smallest p-value [`mann_whitney_less`] can give for samples of sizes n and m (complete
+/// separation): 1 / C(n+m, n). A comparison whose smallest p-value is not below the test's
+/// level can never find anything.
+pub fn smallest_p(n: usize, m: usize) -> f64 {
+    let k = n.min(m);
+    1.0 / (1..=k).fold(1.0, |acc, i| acc * (n + m - k + i) as f64 / i as f64)
 }
 
 /// The median (the mean of the middle two for an even count); NaN when empty.
@@ -126,6 +136,14 @@ mod tests {
         // identical samples (all ties): U = 12.5, rounded down: p = P(U >= 12) > 0.5
         assert!(mann_whitney_less(&[1.0; 5], &[1.0; 5]) > 0.5);
         assert_eq!(mann_whitney_less(&[], &[1.0]), 1.0);
+    }
+
+    #[test]
+    fn the_smallest_p_value_is_one_over_the_orderings() {
+        assert!((smallest_p(5, 5) - 1.0 / 252.0).abs() < 1e-15);
+        assert!((smallest_p(10, 5) - 1.0 / 3003.0).abs() < 1e-15);
+        assert!((smallest_p(10, 1) - 1.0 / 11.0).abs() < 1e-15);
+        assert_eq!(smallest_p(1, 2), 1.0 / 3.0);
     }
 
     #[test]

@@ -226,12 +226,6 @@ pub const METRICS: &[Metric] = &[
     },
 ];
 
-/// Whether a metric is measured only with `--require rdma` (a build with the rdma feature on a
-/// machine with an active port: the RDMA testbed's job).
-pub fn needs_rdma(name: &str) -> bool {
-    name.starts_with("rdma/")
-}
-
 /// The metric named `name`.
 pub fn metric(name: &str) -> Option<&'static Metric> {
     METRICS.iter().find(|m| m.name == name)
@@ -385,33 +379,10 @@ fn round(inject: Injection, salt: u64) -> Result<Vec<(&'static str, f64)>> {
 /// $SYNCBENCH_RDMA_DEVICE names (or the first), over this round's word copy and ping-pong.
 #[cfg(feature = "rdma")]
 fn rdma_round(word_copy: f64, cache_line: f64) -> Result<Vec<(&'static str, f64)>> {
-    use bench_core::transport::rdma::{RdmaDevice, RdmaEndpoint};
-    use bench_core::transport::RingShape;
-    use std::collections::HashMap;
-    let pair = |words: usize| -> Result<_> {
-        let dev = RdmaDevice::open(None)?;
-        let shape = RingShape {
-            capacity: words,
-            depth: DEPTH,
-        };
-        let (a, aa) = RdmaEndpoint::create(
-            dev.clone(),
-            0,
-            &HashMap::from([(1, shape)]),
-            &HashMap::from([(1, shape)]),
-        )?;
-        let (b, ba) = RdmaEndpoint::create(
-            dev,
-            1,
-            &HashMap::from([(0, shape)]),
-            &HashMap::from([(0, shape)]),
-        )?;
-        let table = vec![aa, ba];
-        Ok((a.connect(&table)?, b.connect(&table)?))
-    };
+    let pair = |words: usize| crate::transport_bench::rdma_loopback(words, DEPTH);
     let bw = best(|| {
         let (a, b) = pair(BIG / 8)?;
-        Ok(perf::bandwidth(a, b, BIG / 8, 64)?.0.average)
+        warm_bandwidth(a, b, BIG / 8, 64)
     })?;
     let (a, b) = pair(1)?;
     let lat = perf::latency(a, b, 1, 2_000, 200)?.0.median;
@@ -532,6 +503,11 @@ mod tests {
         }
         assert!(metric("shm/write-4MiB/word-copy").is_some());
         assert!(metric("nope").is_none());
+    }
+
+    /// Whether a metric is measured only with `--require rdma`.
+    fn needs_rdma(name: &str) -> bool {
+        name.starts_with("rdma/")
     }
 
     #[test]

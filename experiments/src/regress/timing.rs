@@ -128,6 +128,8 @@ pub fn findings(
                 }
                 None => note = "not re-measured".into(),
             }
+        } else if j.outcome == Outcome::Noisy && !j.ratio.is_finite() {
+            note = "no finite ratio of the medians (a zero or missing median)".into();
         } else if j.outcome == Outcome::Noisy {
             note = format!(
                 "spread {:.0}% exceeds the tolerance {:.0}%",

@@ -63,3 +63,29 @@ pub fn passes_every_seed(line: &str) -> bool {
         _ => false,
     }
 }
+
+/// `syncbench regress ARGS --results RESULTS --baseline BASELINE`, run to completion.
+pub fn regress(
+    args: &[&str],
+    results: &std::path::Path,
+    baseline: &std::path::Path,
+) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_syncbench"))
+        .arg("regress")
+        .args(args)
+        .arg("--results")
+        .arg(results)
+        .arg("--baseline")
+        .arg(baseline)
+        .output()
+        .unwrap()
+}
+
+/// A finished command's stdout and stderr, for assertion messages.
+pub fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
