@@ -3,6 +3,7 @@
 
 pub mod async_cds;
 pub mod async_setup;
+pub mod bins;
 pub mod buffered_setup;
 pub mod catalog;
 pub mod cli;

@@ -66,11 +66,14 @@ fn every_experiment_binary_and_config_belongs_to_a_figure() {
             "experiment binary {name} makes no figure of experiments/figures.tsv"
         );
     }
-    // Shared runners include the configs of the binaries built on them (e.g. async_cds).
-    for f in std::fs::read_dir(manifest_dir().join("src")).unwrap() {
-        let path = f.unwrap().path();
-        if path.extension().is_some_and(|e| e == "rs") {
-            included_configs(&path, &mut used_configs);
+    // The binaries' code (src/bins, one module per binary) and the shared runners (e.g.
+    // async_cds) include the configs.
+    for dir in ["src", "src/bins"] {
+        for f in std::fs::read_dir(manifest_dir().join(dir)).unwrap() {
+            let path = f.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                included_configs(&path, &mut used_configs);
+            }
         }
     }
     for f in std::fs::read_dir(manifest_dir().join("configs")).unwrap() {
