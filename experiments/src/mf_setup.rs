@@ -108,6 +108,10 @@ pub struct MfSensitivity {
     /// essp-fig3: large step sizes of the stability comparison.
     #[serde(default)]
     pub large_step: Vec<f64>,
+    /// essp-fig3: vary one knob at a time (every step at the configured jitter, every jitter
+    /// at the configured step) instead of every combination: fewer runs, no interactions.
+    #[serde(default)]
+    pub one_at_a_time: bool,
 }
 
 impl MfSensitivity {
