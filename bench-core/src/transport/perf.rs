@@ -224,7 +224,7 @@ pub fn memcpy(bytes: usize, iters: usize, buffers: usize) -> (LatencyNs, Bandwid
 }
 
 /// The copy a one-sided write of the threads and shm transports performs (`copy_words` of
-/// the transport's aligned buffers: the CPU's string move for large payloads), run bare from one
+/// the transport's aligned buffers: the SSE2 block copy for large payloads), run bare from one
 /// page-aligned buffer into `buffers` page-aligned destinations in turn: the limit those
 /// transports can reach on this machine, and a reference that a shared machine's memory
 /// contention moves the same way as the transports (glibc's memcpy switches to non-temporal
