@@ -46,7 +46,7 @@ build:
 	$(CARGO) build --release --workspace --bins $(FEATURES)
 
 reproduce-all: build
-	@for b in $(BINARIES); do echo "$(BIN)/$$b $(EXP)"; $(BIN)/$$b $(EXP) || exit 1; done
+	@for b in $(BINARIES); do echo "$(BIN)/$$b $(EXP)"; s=$$(date +%s); $(BIN)/$$b $(EXP) || exit 1; echo "$$b: $$(( $$(date +%s) - s )) s"; done
 	$(FIGURES) render
 	$(FIGURES) report
 	@echo "report: $(RESULTS)/REPORT.md"
