@@ -103,7 +103,42 @@ class Resnet(nn.Module):
         return s.out(x.mean((2, 3)))
 
 
+class Bottleneck(nn.Module):
+    def __init__(s, frm, m, stride):
+        super().__init__()
+        to = 4 * m
+        s.c1, s.n1 = nn.Conv2d(frm, m, 1, bias=False), nn.BatchNorm2d(m)
+        s.c2, s.n2 = nn.Conv2d(m, m, 3, stride, 1, bias=False), nn.BatchNorm2d(m)
+        s.c3, s.n3 = nn.Conv2d(m, to, 1, bias=False), nn.BatchNorm2d(to)
+        s.proj = None
+        if stride != 1 or frm != to:
+            s.proj = nn.Sequential(nn.Conv2d(frm, to, 1, stride, bias=False), nn.BatchNorm2d(to))
+
+    def forward(s, x):
+        y = F.relu(s.n1(s.c1(x)))
+        y = s.n3(s.c3(F.relu(s.n2(s.c2(y)))))
+        return F.relu(y + (s.proj(x) if s.proj is not None else x))
+
+
+class Resnet50(nn.Module):
+    def __init__(s, w, classes):
+        super().__init__()
+        s.stem, s.sn = nn.Conv2d(3, w, 3, 1, 1, bias=False), nn.BatchNorm2d(w)
+        blocks, frm = [], w
+        for stage, (n, m) in enumerate(zip([3, 4, 6, 3], [1, 2, 4, 8])):
+            for b in range(n):
+                blocks.append(Bottleneck(frm, m * w, 2 if stage > 0 and b == 0 else 1))
+                frm = 4 * m * w
+        s.blocks, s.out = nn.Sequential(*blocks), nn.Linear(frm, classes)
+
+    def forward(s, x):
+        x = s.blocks(F.relu(s.sn(s.stem(x))))
+        return s.out(x.mean((2, 3)))
+
+
 def build(model, w, h, side, classes):
+    if model == "resnet50":
+        return Resnet50(w, classes)
     if model == "hop-cnn":
         return HopCnn(w, h, side, classes)
     if model == "alexnet-small":
@@ -148,6 +183,7 @@ CASES = [  # model, width, hidden, side, batch
     ("vgg11", 8, 32, 16, 32),
     ("resnet20", 4, 32, 16, 32),
     ("resnet20", 16, 32, 32, 32),
+    ("resnet50", 4, 32, 16, 32),
 ]
 
 rows = []

@@ -23,7 +23,7 @@ fn twin(images: usize, side: usize, classes: usize, seed: u64) -> (ImageSet, Ima
 fn quick(model: CnnModel) -> CnnConfig {
     CnnConfig {
         model,
-        width: if model.resnet_blocks().is_some() {
+        width: if model.paper_width() == 16 || model == CnnModel::Resnet50 {
             4
         } else {
             8
@@ -141,6 +141,7 @@ fn every_quick_model_learns_the_twin() {
         (CnnModel::AlexnetSmall, 0.01),
         (CnnModel::Vgg11, 0.01),
         (CnnModel::Resnet20, 0.03),
+        (CnnModel::Resnet50, 0.03),
     ] {
         let cfg = CnnConfig { lr, ..quick(model) };
         let w = CnnWorkload::new(cfg, train.clone(), test.clone(), 2).unwrap();

@@ -96,11 +96,7 @@ pub fn measure(a: &ProfileArgs) -> Result<Measured> {
     let model = validate(a)?;
     let cfg = CnnConfig {
         model,
-        width: a.width.unwrap_or(if model.resnet_blocks().is_some() {
-            16
-        } else {
-            64
-        }),
+        width: a.width.unwrap_or(model.paper_width()),
         hidden: a.hidden,
         batch: a.batch,
         lr: 0.01,

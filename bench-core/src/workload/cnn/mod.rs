@@ -1,5 +1,5 @@
-//! Convolutional networks on images: the VGG, downsized AlexNet, CIFAR ResNets and Hop's CNN
-//! that ASAP, DSSP and Hop train. Their settings ([`CnnConfig`]) are always built, so every
+//! Convolutional networks on images: the VGG, downsized AlexNet, CIFAR ResNets (ResNet-50
+//! too) and Hop's CNN that ASAP, DSSP and Hop train. Their settings ([`CnnConfig`]) are always built, so every
 //! build reads CNN configurations; the networks themselves (feature `cnn`) are built with burn
 //! on its pure-Rust CPU backend (`flex`, one thread, so a seed gives the same bytes), with
 //! their parameters and updates as one flat `f32` buffer so that every family's learning moves
@@ -7,6 +7,8 @@
 
 #[cfg(feature = "cnn")]
 mod alexnet;
+#[cfg(feature = "cnn")]
+mod bottleneck;
 mod config;
 #[cfg(feature = "cnn")]
 mod flat;

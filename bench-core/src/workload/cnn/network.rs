@@ -1,6 +1,7 @@
 //! One type for every network, so the workload holds any of them.
 
 use super::alexnet::AlexnetSmall;
+use super::bottleneck::Resnet50;
 use super::config::{CnnConfig, CnnModel};
 use super::hop_cnn::HopCnn;
 use super::resnet::Resnet;
@@ -16,8 +17,10 @@ pub enum Network {
     Alexnet(AlexnetSmall),
     /// ASAP's VGG-11.
     Vgg(Vgg11),
-    /// A CIFAR ResNet.
+    /// A CIFAR ResNet of depth 6n + 2.
     Resnet(Resnet),
+    /// ResNet-50 (bottleneck blocks).
+    Resnet50(Resnet50),
 }
 
 impl Network {
@@ -30,6 +33,7 @@ impl Network {
                 Network::Alexnet(AlexnetSmall::new(w, h, side, classes, device))
             }
             CnnModel::Vgg11 => Network::Vgg(Vgg11::new(w, h, side, classes, device)),
+            CnnModel::Resnet50 => Network::Resnet50(Resnet50::new(w, classes, device)),
             m => Network::Resnet(Resnet::new(
                 m.resnet_blocks().expect("every other model is a ResNet"),
                 w,
@@ -46,6 +50,7 @@ impl Network {
             Network::Alexnet(n) => n.forward(x),
             Network::Vgg(n) => n.forward(x),
             Network::Resnet(n) => n.forward(x),
+            Network::Resnet50(n) => n.forward(x),
         }
     }
 }
