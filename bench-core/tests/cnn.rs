@@ -23,7 +23,7 @@ fn twin(images: usize, side: usize, classes: usize, seed: u64) -> (ImageSet, Ima
 fn quick(model: CnnModel) -> CnnConfig {
     CnnConfig {
         model,
-        width: if model.paper_width() == 16 || model == CnnModel::Resnet50 {
+        width: if model.resnet_blocks().is_some() || model == CnnModel::Resnet50 {
             4
         } else {
             8

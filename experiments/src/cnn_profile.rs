@@ -9,7 +9,8 @@ use std::path::PathBuf;
 /// Flags of `syncbench profile`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ProfileArgs {
-    /// The network: hop-cnn, alexnet-small, vgg11, resnet20, resnet32, resnet56, resnet110.
+    /// The network: hop-cnn, alexnet-small, vgg11, resnet20, resnet32, resnet56, resnet110,
+    /// resnet50.
     #[arg(long)]
     pub model: String,
     /// Where to run: `cpu` (burn's pure-Rust backend), or `cuda:N` (not in this build).
@@ -18,8 +19,8 @@ pub struct ProfileArgs {
     /// Images per step.
     #[arg(long, default_value_t = 128)]
     pub batch: usize,
-    /// Channels of the first convolution (default: the paper's network, 16 for ResNets and 64
-    /// for the others).
+    /// Channels of the first convolution (default: the paper's network, 16 for the CIFAR
+    /// ResNets of depth 6n + 2 and 64 for the others, ResNet-50 included).
     #[arg(long)]
     pub width: Option<usize>,
     /// Units of the fully connected hidden layers.

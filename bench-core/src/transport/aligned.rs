@@ -97,6 +97,8 @@ impl std::fmt::Debug for AlignedWords {
 
 /// Words from which a copy goes through the vector copy instead of word by word.
 const BULK_WORDS: usize = 64;
+// The vector copy's loop needs at least one 64-byte block.
+const _: () = assert!(BULK_WORDS >= 8);
 
 /// Copies `n` words from `src` to `dst`: 64-byte blocks through four unaligned 16-byte SSE2
 /// moves, then the last `n % 8` words with `rep movsb`, all in one assembly block.

@@ -105,7 +105,8 @@ pub struct CnnConfig {
     /// The network.
     pub model: CnnModel,
     /// Channels of the first convolution; later layers scale from it as the paper's network
-    /// does (the papers' networks: 64 for VGG, AlexNet and Hop's CNN, 16 for the ResNets).
+    /// does (the papers' networks: 64 for VGG, AlexNet, Hop's CNN and ResNet-50, 16 for the
+    /// CIFAR ResNets of depth 6n + 2).
     pub width: usize,
     /// Units of the fully connected hidden layers (AlexNet, Hop's CNN, VGG).
     #[serde(default = "default_hidden")]
