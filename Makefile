@@ -3,7 +3,9 @@
 #   make reproduce-all SCALE=paper
 #   make reproduce-all SEEDS=1    one seed per verdict (default 3 at quick scale, 5 at paper)
 #   make fig-asap-fig3            one figure (experiment + render + report)
-#   make fig-dssp-fig3-cnn         a figure's CNN version (dssp-fig3, dssp-table1, hop-fig12..19)
+#   make fig-mode-matrix CONFIG=experiments/configs/mode-matrix.mf.quick.toml
+#                                 one figure from another configuration (--config)
+#   make fig-dssp-fig3-cnn         a figure's CNN version (dssp-fig3, dssp-table1, hop-fig12..21, mode-matrix)
 #   make reproduce-all CNN=1       with the CNN workloads (asap-fig8 trains its VGG)
 #   make test | make test-cnn | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
@@ -27,6 +29,9 @@ TESTBED ?=
 CNN     ?=
 FEATURES = $(if $(filter-out 0 no false,$(CNN)),--features experiments/cnn)
 CARGO   ?= cargo
+# CONFIG=path: `make fig-<id>` runs the figure's binary on this configuration instead of its
+# built-in one for SCALE (e.g. experiments/configs/mode-matrix.mf.quick.toml).
+CONFIG  ?=
 BIN     := target/release
 EXP      = --scale $(SCALE) --seed $(SEED) $(if $(SEEDS),--seeds $(SEEDS)) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
@@ -71,8 +76,8 @@ figures:
 	@printf '%s\n' $(FIGS)
 
 # A figure's CNN version (dssp-fig3: AlexNet and ResNet-20 instead of the proxy; hop-fig12,
-# hop-fig13, hop-fig14-16, hop-fig17, hop-fig18-19: Hop's CNN halves; dssp-table1: a ResNet on
-# the mixed GPUs), with the feature `cnn`, from configs/<binary>.cnn.<scale>.toml
+# hop-fig13, hop-fig14-16, hop-fig17, hop-fig18-19, hop-fig20-21: Hop's CNN halves;
+# dssp-table1: a ResNet on the mixed GPUs; mode-matrix: every mode training a CNN), with the feature `cnn`, from configs/<binary>.cnn.<scale>.toml
 # into $(RESULTS)/cnn/<id>/. `make fig-hop-fig12-cnn`.
 fig-%-cnn:
 	@test -f experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml || { echo "figure '$*' has no CNN version (experiments/configs/*.cnn.*.toml)" >&2; exit 2; }
@@ -86,7 +91,7 @@ fig-%-cnn:
 fig-%:
 	@test -n "$(call bin_of,$*)" || { echo "unknown figure '$*'; 'make figures' lists them" >&2; exit 2; }
 	@$(MAKE) --no-print-directory build
-	$(BIN)/$(call bin_of,$*) $(EXP) $(call args_of,$*)
+	$(BIN)/$(call bin_of,$*) $(EXP) $(call args_of,$*) $(if $(CONFIG),--config $(CONFIG))
 	$(FIGURES) render --figure $*
 	$(FIGURES) report
 

@@ -21,6 +21,7 @@ pub mod launch;
 pub mod lda_convergence;
 pub mod lda_setup;
 pub mod ls_twin_calibration;
+pub mod matrix_learning;
 pub mod matrix_mode;
 pub mod mf_setup;
 pub mod output;

@@ -44,6 +44,92 @@ pub struct RatingsData {
     pub test_fraction: f64,
 }
 
+impl RatingsData {
+    /// The dense matrix-factorisation workload `mf` over these ratings for `workers` workers:
+    /// generated from `seed` (or, with `--data real`, the configured dataset's), a held-out
+    /// share set aside, the training ratings partitioned over the workers by user; records
+    /// which data in `data`.
+    ///
+    /// # Errors
+    /// Invalid MF hyper-parameters; with real data, a config that names no dataset, a dataset
+    /// not fetched and verified, or too few ratings for the workers.
+    pub fn workload(
+        &self,
+        mf: MfConfig,
+        workers: usize,
+        seed: u64,
+        data: &DataSource,
+    ) -> Result<MatrixFactorization> {
+        let (users, items, all) = if data.mode() == DataMode::Real {
+            self.real_ratings(workers, data)?
+        } else {
+            let shape = RatingsShape {
+                users: self.users,
+                items: self.items,
+                ratings: self.ratings,
+                rank: self.rank,
+                noise: self.noise,
+                popularity_exponent: self.popularity_exponent,
+            };
+            data.record(format!(
+                "data: synthetic Netflix-shaped ratings{} ({} ratings of {} users x {} items, rank {}, seed {seed})",
+                self.dataset
+                    .as_ref()
+                    .map_or(String::new(), |d| format!(" twinning {d}")),
+                self.ratings,
+                self.users,
+                self.items,
+                self.rank
+            ));
+            (self.users, self.items, shape.generate(seed))
+        };
+        let n_test = ((all.len() as f64) * self.test_fraction).ceil() as usize;
+        let (test, train) = all.split_at(n_test);
+        let mut train = train.to_vec();
+        partition_by_user(&mut train, workers, seed);
+        MatrixFactorization::new(mf, users, items, train, test.to_vec())
+            .context("invalid matrix-factorisation setup")
+    }
+
+    /// The configured dataset's first `ratings` ratings from the verified cache, in a fixed
+    /// seeded order (the held-out share is a random sample, the same for every run seed), with
+    /// its user and item counts.
+    fn real_ratings(
+        &self,
+        workers: usize,
+        data: &DataSource,
+    ) -> Result<(usize, usize, Vec<Rating>)> {
+        let Some(name) = &self.dataset else {
+            bail!("--data real, but this configuration's [data] names no dataset");
+        };
+        let lock = DatasetLock::read(&crate::datasets_cli::lock_path(None))?;
+        let entry = lock.get(name)?;
+        let path = DatasetCache::from_env()?.path(entry)?;
+        let file = read_ratings_dataset(&path, &entry.format)?;
+        let total = file.ratings.len();
+        let mut all = file.ratings;
+        all.truncate(self.ratings);
+        // Dense ids are given in order of first appearance, so a prefix's ids are dense too.
+        let users = all.iter().map(|r| r.user as usize + 1).max().unwrap_or(0);
+        let items = all.iter().map(|r| r.item as usize + 1).max().unwrap_or(0);
+        if all.len() < 2 * workers {
+            bail!(
+                "dataset '{name}' ({}): {} ratings, too few for {workers} workers and a held-out share",
+                path.display(),
+                all.len(),
+            );
+        }
+        seeded_shuffle(&mut all, 0x005e_ed0f_da7a);
+        data.record(format!(
+            "data: real {name} from {} ({} of its {total} ratings, {users} users x {items} items, checksum {})",
+            path.display(),
+            all.len(),
+            entry.checksum.label()
+        ));
+        Ok((users, items, all))
+    }
+}
+
 /// A matrix-factorisation PS experiment.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -172,75 +258,11 @@ impl MfExperimentConfig {
     /// # Errors
     /// For invalid MF hyper-parameters.
     pub fn tables_with(&self, mf: MfConfig, seed: u64, data: &DataSource) -> Result<Arc<MfTables>> {
-        let (users, items, all) = if data.mode() == DataMode::Real {
-            self.real_ratings(data)?
-        } else {
-            let shape = RatingsShape {
-                users: self.data.users,
-                items: self.data.items,
-                ratings: self.data.ratings,
-                rank: self.data.rank,
-                noise: self.data.noise,
-                popularity_exponent: self.data.popularity_exponent,
-            };
-            data.record(format!(
-                "data: synthetic Netflix-shaped ratings{} ({} ratings of {} users x {} items, rank {}, seed {seed})",
-                self.data
-                    .dataset
-                    .as_ref()
-                    .map_or(String::new(), |d| format!(" twinning {d}")),
-                self.data.ratings,
-                self.data.users,
-                self.data.items,
-                self.data.rank
-            ));
-            (self.data.users, self.data.items, shape.generate(seed))
-        };
-        let n_test = ((all.len() as f64) * self.data.test_fraction).ceil() as usize;
-        let (test, train) = all.split_at(n_test);
-        let mut train = train.to_vec();
-        partition_by_user(&mut train, self.workers, seed);
-        let mf = MatrixFactorization::new(mf, users, items, train, test.to_vec())
-            .context("invalid matrix-factorisation setup")?;
+        let mf = self.data.workload(mf, self.workers, seed, data)?;
         Ok(Arc::new(
             MfTables::new(Arc::new(mf), self.workers, self.shards)?
                 .with_steps(ClockSteps::from_config(self.steps_per_clock)?),
         ))
-    }
-
-    /// The configured dataset's first `data.ratings` ratings from the verified cache, in a
-    /// fixed seeded order (the held-out share is a random sample, the same for every run
-    /// seed), with its user and item counts.
-    fn real_ratings(&self, data: &DataSource) -> Result<(usize, usize, Vec<Rating>)> {
-        let Some(name) = &self.data.dataset else {
-            bail!("--data real, but this configuration's [data] names no dataset");
-        };
-        let lock = DatasetLock::read(&crate::datasets_cli::lock_path(None))?;
-        let entry = lock.get(name)?;
-        let path = DatasetCache::from_env()?.path(entry)?;
-        let file = read_ratings_dataset(&path, &entry.format)?;
-        let total = file.ratings.len();
-        let mut all = file.ratings;
-        all.truncate(self.data.ratings);
-        // Dense ids are given in order of first appearance, so a prefix's ids are dense too.
-        let users = all.iter().map(|r| r.user as usize + 1).max().unwrap_or(0);
-        let items = all.iter().map(|r| r.item as usize + 1).max().unwrap_or(0);
-        if all.len() < 2 * self.workers {
-            bail!(
-                "dataset '{name}' ({}): {} ratings, too few for {} workers and a held-out share",
-                path.display(),
-                all.len(),
-                self.workers
-            );
-        }
-        seeded_shuffle(&mut all, 0x005e_ed0f_da7a);
-        data.record(format!(
-            "data: real {name} from {} ({} of its {total} ratings, {users} users x {items} items, checksum {})",
-            path.display(),
-            all.len(),
-            entry.checksum.label()
-        ));
-        Ok((users, items, all))
     }
 
     /// Runs `mode` on `tables` under `driver`.

@@ -98,8 +98,10 @@ pub const COMPARISON_WAY: f64 = 1.0 - NEAR_OPTIMUM;
 
 /// The held-out loss a figure's time-to-target comparisons use, and how it was chosen: with a
 /// reference optimum, [`COMPARISON_WAY`] of the way from the runs' initial loss to the
-/// optimum's; without one (real data), the largest finite final loss of the runs (their
-/// `progress`; so the slowest run that did not diverge reaches it at its end).
+/// optimum's; without one (real data, a CNN), the largest finite final loss of the runs that
+/// ended below their initial loss (their `progress`; so the slowest run that learned reaches
+/// it at its end, and a run that diverged past its start cannot put the target where every
+/// run is at time 0).
 pub fn comparison_target(reference: Option<&Reference>, runs: &[&[ProgressRow]]) -> (f64, String) {
     let start = first_start(runs);
     match (reference, start) {
@@ -113,10 +115,11 @@ pub fn comparison_target(reference: Option<&Reference>, runs: &[&[ProgressRow]])
         ),
         _ => (
             runs.iter()
-                .filter_map(|r| r.last().map(|p| p.loss))
-                .filter(|l| l.is_finite())
+                .filter_map(|r| Some((r.first()?.loss, r.last()?.loss)))
+                .filter(|&(first, last)| last.is_finite() && last < first)
+                .map(|(_, last)| last)
                 .fold(f64::NAN, f64::max),
-            "target = the largest final loss of the compared runs (no reference optimum: real data, a reference switched off, or an optimum no better than the start)".into(),
+            "target = the largest final loss of the compared runs that ended below their initial loss (no reference optimum: real data, a CNN, a reference switched off, or an optimum no better than the start)".into(),
         ),
     }
 }
@@ -391,6 +394,10 @@ mod tests {
         assert_eq!(t, 0.8);
         assert!(how.contains("largest final loss"), "{how}");
         let (t, _) = comparison_target(Some(&reference(1.2)), &runs);
+        assert_eq!(t, 0.8);
+        // A run that ended above its start (diverged) does not set the fallback target.
+        let diverged = curve(&[1.0, 0.9, 3.5]);
+        let (t, _) = comparison_target(None, &[&a[..], &b[..], &diverged[..]]);
         assert_eq!(t, 0.8);
         let rows = reference_rows("p", Some(&reference(0.4)), &[("a".into(), 1.0, 0.8)]);
         assert_eq!(rows.len(), 1);

@@ -477,3 +477,78 @@ fn cnn_hop_fig12_on_a_short_run() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// hop-fig20-21's CNN half (hop.txt Fig 20 is on CNN), shortened: with the `cnn` feature the
+/// 8 peers on 3 machines train Hop's CNN on each graph and the time claims are written; without
+/// it the binary says how to get it and writes nothing.
+#[test]
+fn cnn_hop_fig20_21_on_a_short_run() {
+    let dir = tmpdir("hopfig2021cnn");
+    let cfg = dir.join("short.toml");
+    let text = include_str!("../configs/hop-fig20-21.cnn.quick.toml")
+        .replace("iterations = 200", "iterations = 8")
+        .replace("train_images = 3200", "train_images = 320")
+        .replace("test_images = 400", "test_images = 40");
+    assert!(
+        text.contains("iterations = 8"),
+        "the shortened budget no longer matches"
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let o = run_exp(
+        env!("CARGO_BIN_EXE_hop-fig20-21"),
+        &dir,
+        &cfg,
+        &["--seeds", "1"],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if cfg!(feature = "cnn") {
+        assert!(o.status.success(), "{stderr}");
+        let manifest =
+            std::fs::read_to_string(dir.join("hop-fig20-21").join("manifest.json")).unwrap();
+        assert!(manifest.contains("hop-cnn"), "{manifest}");
+        let claims = std::fs::read_to_string(dir.join("hop-fig20-21").join("claims.csv")).unwrap();
+        assert!(
+            claims.contains("hierarchical-shared-4-2-2-before-ring-based-8"),
+            "{claims}"
+        );
+    } else {
+        assert_needs_cnn(&o, &dir, "hop-fig20-21");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// mode-matrix's CNN configuration, shortened: with the `cnn` feature every mode of the three
+/// families trains Hop's CNN; without it the binary says how to get it and writes nothing.
+#[test]
+fn cnn_mode_matrix_on_a_short_run() {
+    let dir = tmpdir("modematrixcnn");
+    let cfg = dir.join("short.toml");
+    let text = include_str!("../configs/mode-matrix.cnn.quick.toml")
+        .replace("iterations = 300", "iterations = 6")
+        .replace("train_images = 3200", "train_images = 320")
+        .replace("test_images = 400", "test_images = 40");
+    assert!(
+        text.contains("iterations = 6"),
+        "the shortened budget no longer matches"
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let o = run_exp(
+        env!("CARGO_BIN_EXE_mode-matrix"),
+        &dir,
+        &cfg,
+        &["--seeds", "1"],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if cfg!(feature = "cnn") {
+        assert!(o.status.success(), "{stderr}");
+        let m = std::fs::read_to_string(dir.join("mode-matrix").join("matrix.csv")).unwrap();
+        // 13 modes x 3 patterns
+        assert_eq!(m.lines().count(), 1 + 13 * 3, "{m}");
+        let manifest =
+            std::fs::read_to_string(dir.join("mode-matrix").join("manifest.json")).unwrap();
+        assert!(manifest.contains("workload: CNN hop-cnn"), "{manifest}");
+    } else {
+        assert_needs_cnn(&o, &dir, "mode-matrix");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -221,10 +221,83 @@ fn impossible_matrices_are_refused_before_anything_is_written() {
             SMALL.replace("\"async/asp\", ", "\"async/asp\", \"async/asp\", "),
             "twice",
         ),
+        (
+            SMALL.replace(
+                "[svm]\nloss = \"log\"\nlambda = 1e-6\neta0 = 50.0\nbatch = 16\n",
+                "",
+            ),
+            "[data] is the SVM's",
+        ),
+        (
+            SMALL.replace("aggregation = \"mean\"", "aggregation = \"sum\""),
+            "leave the peers out",
+        ),
+        (format!("{SMALL}{MF_SECTIONS}"), "found 2"),
     ] {
         let o = run(&dir, &bad, "out");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(says), "{says}: {err}");
         assert!(!dir.join("out/mode-matrix").exists(), "{says}");
     }
+}
+
+/// `[mf]` in place of `[data]` and `[svm]`.
+const MF_SECTIONS: &str = r#"
+[mf.data]
+users = 120
+items = 60
+ratings = 6000
+rank = 4
+noise = 0.1
+popularity_exponent = 0.5
+test_fraction = 0.1
+
+[mf.settings]
+rank = 4
+lambda = 0.05
+step = 0.02
+minibatch_fraction = 0.2
+init_scale = 0.3
+init_seed = 1
+"#;
+
+/// The matrix trains matrix factorisation when `[mf]` replaces `[data]` and `[svm]`: the
+/// server families (summing updates, as Bösen's INC) learn it to the ALS reference optimum's
+/// neighbourhood, the target is read against that optimum, and the manifest names both.
+#[test]
+fn matrix_factorisation_is_a_matrix_workload() {
+    let dir = tmpdir("mm-mf");
+    let head = SMALL.split("[data]").next().unwrap();
+    let cfg = head
+        .replace("aggregation = \"mean\"", "aggregation = \"sum\"")
+        .replace(
+            r#"modes = ["ps/bsp", "ps/ssp2", "async/asp", "peer/ring/standard", "peer/complete/standard"]"#,
+            r#"modes = ["ps/bsp", "ps/ssp2", "async/asp"]"#,
+        )
+        .replace("metric = \"bytes_per_node\"", "")
+        .replace("mode = \"peer/ring/standard\"", "mode = \"ps/ssp2\"")
+        .replace("than = \"peer/complete/standard\"", "than = \"ps/bsp\"")
+        + MF_SECTIONS
+        + "[compute]\nns_per_example = 10000.0\n[network]\nlatency_ns = 20000\nbandwidth_gbps = 10.0\n[threads]\nring_depth = 64\nstall_timeout_ms = 60000\n";
+    let o = run(&dir, &cfg, "mf");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.join("mf/mode-matrix");
+    let m = std::fs::read_to_string(out.join("matrix.csv")).unwrap();
+    assert_eq!(m.lines().count(), 1 + 2 * 3, "{m}");
+    let reference = std::fs::read_to_string(out.join("reference.csv")).unwrap();
+    assert_eq!(reference.lines().count(), 2, "one optimum: {reference}");
+    let claims = std::fs::read_to_string(out.join("claims.csv")).unwrap();
+    let near = claims
+        .lines()
+        .find(|l| l.starts_with("mode-matrix/best-run-near-optimum/none"))
+        .unwrap();
+    assert!(near.ends_with(",pass"), "BSP on MF converges: {near}");
+    // ps/bsp reaches the optimum-relative target without a straggler
+    let bsp = m.lines().find(|l| l.starts_with("none,ps/bsp,")).unwrap();
+    assert_eq!(bsp.split(',').nth(4), Some("1.0"), "{bsp}");
+    let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(
+        manifest.contains("ALS-WR") && manifest.contains("workload: matrix factorisation"),
+        "{manifest}"
+    );
 }

@@ -351,3 +351,23 @@ fn similar_iterations_claim(id: String, target: f64, runs: &[(String, Option<f64
 pub fn main() -> std::process::ExitCode {
     experiment::main::<HopFig20To21>()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CNN half's configurations (`make fig-hop-fig20-21-cnn`: hop.txt Fig 20 is on CNN)
+    /// parse and validate in every build, on the SVM half's graphs and placement.
+    #[test]
+    fn the_cnn_configurations_parse_and_validate() {
+        for text in [
+            include_str!("../../configs/hop-fig20-21.cnn.quick.toml"),
+            include_str!("../../configs/hop-fig20-21.cnn.paper.toml"),
+        ] {
+            let cfg: Config = toml::from_str(text).unwrap();
+            HopFig20To21::validate(&cfg, &NoArgs::default(), &[DriverKind::Sim]).unwrap();
+            assert!(cfg.common.cnn.is_some());
+            assert_eq!(placement(&cfg).unwrap(), vec![0, 0, 0, 0, 1, 1, 2, 2]);
+        }
+    }
+}

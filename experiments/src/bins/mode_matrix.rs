@@ -7,8 +7,10 @@
 
 use crate::data_source::DataSource;
 use crate::experiment::{self, Experiment, NoArgs, Run};
+use crate::matrix_learning::{MatrixLearning, MatrixMf};
 use crate::matrix_mode::{mean_wait_us, MatrixMode, RunShape};
 use crate::parallel::map_runs;
+use crate::peer_setup::PeerCnn;
 use crate::reference::{
     comparison_target, loss_spans, near_optimum_claim, reached_and_held, reference_rows, Reference,
     ReferenceRow,
@@ -60,11 +62,36 @@ struct Config {
     /// Knobs the verdicts are re-derived over (sensitivity.csv; simulator, first seed).
     #[serde(default)]
     sensitivity: Option<Grid>,
-    data: SparseData,
-    svm: SvmConfig,
+    /// The SVM's data (with `[svm]`: the default workload; see [`MatrixLearning`]).
+    #[serde(default)]
+    data: Option<SparseData>,
+    /// The SVM's loss and step (with `[data]`).
+    #[serde(default)]
+    svm: Option<SvmConfig>,
+    /// Matrix factorisation instead of the SVM.
+    #[serde(default)]
+    mf: Option<MatrixMf>,
+    /// A CNN instead of the SVM (feature `cnn`).
+    #[serde(default)]
+    cnn: Option<PeerCnn>,
     compute: ComputeModel,
     network: NetworkModel,
     threads: ThreadsSection,
+}
+
+impl Config {
+    /// The workload the sections name (`[data]` with `[svm]`, `[mf]` or `[cnn]`).
+    ///
+    /// # Errors
+    /// None of them, or more than one.
+    fn learning(&self) -> Result<MatrixLearning> {
+        MatrixLearning::from_sections(
+            self.data.as_ref(),
+            self.svm.as_ref(),
+            self.mf.as_ref(),
+            self.cnn.as_ref(),
+        )
+    }
 }
 
 /// `[sensitivity]`: knobs no paper pins down for this matrix, each a list of values besides
@@ -72,7 +99,8 @@ struct Config {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Grid {
-    /// SVM initial steps (`svm.eta0`) to try: stale modes gain or lose most with the step.
+    /// Step sizes to try (the workload's: `svm.eta0`, `mf.settings.step` or `cnn.net.lr`;
+    /// the key keeps the SVM's name): stale modes gain or lose most with the step.
     #[serde(default)]
     eta0: Vec<f64>,
     /// Log-normal jitter levels to try, set in every pattern at once.
@@ -203,8 +231,10 @@ fn check(cfg: &Config) -> Result<()> {
     }
     let modes = parse_modes(cfg)?;
     let families: BTreeSet<&str> = modes.iter().map(MatrixMode::family).collect();
-    if cfg.aggregation == Aggregation::Sum && families.len() > 1 {
-        bail!("aggregation = \"sum\" makes the parameter server and the coordinator take {} times the peers' step, so the families' times are not comparable; use \"mean\" or modes of one family", cfg.workers);
+    // Sum is what the server families share (every update added in full); only the peers'
+    // averaging moves the model by the mean.
+    if cfg.aggregation == Aggregation::Sum && families.contains("peer") && families.len() > 1 {
+        bail!("aggregation = \"sum\" makes the parameter server and the coordinator take {} times the peers' step, so their times are not comparable with the peers'; use \"mean\", or leave the peers out", cfg.workers);
     }
     if let Some(g) = &cfg.sensitivity {
         if let Some(e) = g.eta0.iter().find(|e| !(**e > 0.0 && e.is_finite())) {
@@ -270,8 +300,7 @@ fn check(cfg: &Config) -> Result<()> {
             );
         }
     }
-    cfg.data.validate(cfg.workers)?;
-    cfg.svm.validate()?;
+    cfg.learning()?.validate(cfg.workers)?;
     cfg.network.validate(cfg.workers + 1)?;
     Ok(())
 }
@@ -367,8 +396,8 @@ impl Experiment for ModeMatrix {
     fn run(run: &mut Run<'_, Self>) -> Result<()> {
         let (cfg, seed) = (run.cfg, run.seed);
         let drivers = run.drivers.to_vec();
-        let workload = cfg.data.svm_workload(cfg.svm, seed, run.data)?;
-        let reference = cfg.data.reference(cfg.svm, seed, run.data);
+        let learning = cfg.learning()?;
+        let (workload, reference) = learning.build(cfg.workers, seed, run.data)?;
         let pb = run.progress((drivers.len() * cfg.modes.len() * cfg.patterns.len()) as u64);
         let mut o = Outcome::default();
         for &driver in &drivers {
@@ -395,14 +424,15 @@ impl Experiment for ModeMatrix {
                     "sensitivity: not run (the grid is re-derived with the simulator only)".into(),
                 );
             } else if run.seed == run.common.seed {
-                let s = sensitivity(cfg, grid, &o.claims, seed, run.data)?;
+                let s = sensitivity(cfg, &learning, grid, &o.claims, seed, run.data)?;
                 s.write(run.out())?;
                 notes.push(format!(
-                    "sensitivity.csv (first seed): the claims re-derived at svm.eta0 in {:?} and jitter_sigma (every pattern) in {:?}, {}, besides the configured {} and each pattern's own; verdicts that flip over the grid: {}",
+                    "sensitivity.csv (first seed): the claims re-derived at {} in {:?} and jitter_sigma (every pattern) in {:?}, {}, besides the configured {} and each pattern's own; verdicts that flip over the grid: {}",
+                    learning.step_key(),
                     grid.eta0,
                     grid.jitter_sigma,
                     if grid.one_at_a_time { "one knob at a time" } else { "every combination" },
-                    cfg.svm.eta0,
+                    learning.step(),
                     s.fragile_note()
                 ));
             }
@@ -410,8 +440,9 @@ impl Experiment for ModeMatrix {
         for c in o.claims {
             run.out().claim(c);
         }
-        notes.extend(reference.iter().map(|r| r.note("svm")));
+        notes.extend(reference.iter().map(|r| learning.reference_note(r)));
         notes.extend([
+            format!("workload: {}", learning.label()),
             format!(
                 "{} workers, {} iterations each ({} mini-batch updates per run, every family alike); baseline {}",
                 cfg.workers,
@@ -651,15 +682,16 @@ fn grid_points(configured_eta: f64, grid: &Grid) -> Vec<(Option<f64>, Option<f64
 /// Any run's error.
 fn sensitivity(
     cfg: &Config,
+    learning: &MatrixLearning,
     grid: &Grid,
     headline: &[Claim],
     seed: u64,
     data: &DataSource,
 ) -> Result<Sensitivity> {
     let mut points = Vec::new();
-    for (eta, jitter) in grid_points(cfg.svm.eta0, grid) {
+    for (eta, jitter) in grid_points(learning.step(), grid) {
         let setting: Setting<'_> = vec![
-            ("eta0", eta.unwrap_or(cfg.svm.eta0).to_string()),
+            ("eta0", eta.unwrap_or(learning.step()).to_string()),
             (
                 "jitter_sigma",
                 jitter.map_or("configured".to_string(), |j| j.to_string()),
@@ -674,16 +706,13 @@ fn sensitivity(
         headline,
         |&(eta, jitter), _| {
             let mut c = cfg.clone();
-            if let Some(e) = eta {
-                c.svm.eta0 = e;
-            }
+            let l = eta.map_or_else(|| learning.clone(), |e| learning.with_step(e));
             if let Some(j) = jitter {
                 for p in &mut c.patterns {
                     p.stragglers.jitter_sigma = j;
                 }
             }
-            let workload = c.data.svm_workload(c.svm, seed, data)?;
-            let reference = c.data.reference(c.svm, seed, data);
+            let (workload, reference) = l.build(c.workers, seed, data)?;
             let mut o = Outcome::default();
             matrix(
                 &c,
@@ -802,6 +831,25 @@ mod tests {
         for text in [ModeMatrix::QUICK, ModeMatrix::PAPER] {
             let cfg: Config = toml::from_str(text).unwrap();
             check(&cfg).unwrap();
+            assert!(matches!(cfg.learning(), Ok(MatrixLearning::Svm { .. })));
+        }
+    }
+
+    /// The other workloads' configurations (`make fig-mode-matrix CONFIG=...` for MF, `make
+    /// fig-mode-matrix-cnn` for the CNN) pass their checks in every build.
+    #[test]
+    fn the_mf_and_cnn_configs_pass_their_checks() {
+        let mf: Config =
+            toml::from_str(include_str!("../../configs/mode-matrix.mf.quick.toml")).unwrap();
+        check(&mf).unwrap();
+        assert!(matches!(mf.learning(), Ok(MatrixLearning::Mf(_))));
+        for text in [
+            include_str!("../../configs/mode-matrix.cnn.quick.toml"),
+            include_str!("../../configs/mode-matrix.cnn.paper.toml"),
+        ] {
+            let cnn: Config = toml::from_str(text).unwrap();
+            check(&cnn).unwrap();
+            assert!(matches!(cnn.learning(), Ok(MatrixLearning::Cnn(_))));
         }
     }
 }
