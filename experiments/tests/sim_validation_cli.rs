@@ -16,6 +16,8 @@ fn small() -> String {
         .replace("probe_messages = 2000", "probe_messages = 200")
         .replace("train_rows = 8000", "train_rows = 2000")
         .replace("ns_per_example = 100000.0", "ns_per_example = 20000.0")
+        // the receive-buffer part ([torn]): 20 iterations
+        .replace("iterations = 100", "iterations = 20")
 }
 
 fn run(dir: &Path, cfg: &str, extra: &[&str]) -> Output {
@@ -64,9 +66,26 @@ fn writes_the_validation_table_and_the_traces() {
     }
     let net = std::fs::read_to_string(out.join("network.csv")).unwrap();
     assert!(net.starts_with("payload_bytes,latency_median_ns"), "{net}");
+    let torn = std::fs::read_to_string(out.join("torn.csv")).unwrap();
+    assert_eq!(
+        torn.lines().next(),
+        Some("mode,quantity,measured,predicted,predicted_error,config,config_error,error_unit")
+    );
+    // 3 reduce modes x (2 shares, the reduce rate); NOTIFY-ACK never tears, under either
+    assert_eq!(torn.lines().count(), 1 + 3 * 3, "{torn}");
+    assert!(
+        torn.lines()
+            .any(|l| l.starts_with("notify-ack,share_all_inputs,1.0,1.0,0.0,1.0,0.0,points")),
+        "{torn}"
+    );
     let claims = std::fs::read_to_string(out.join("claims.csv")).unwrap();
     assert!(
         claims.contains("sim-validation/makespan_s-within-10pct"),
+        "{claims}"
+    );
+    assert!(
+        claims.contains("sim-validation/torn-order-agrees")
+            && claims.contains("sim-validation/torn-good-share-within-10pts"),
         "{claims}"
     );
     assert!(

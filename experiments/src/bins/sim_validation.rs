@@ -7,6 +7,7 @@
 //! the measured and the two predicted iteration rates, mean waits, makespans and times to
 //! target, with their relative errors; the claims state the error bound the replay achieves.
 
+use crate::buffered_setup::{run_buffered, run_every_mode, BufferedCommon, ModeRuns};
 use crate::experiment::{self, Experiment, NoArgs, Run};
 use crate::matrix_mode::{mean_wait_us, MatrixMode, RunShape};
 use crate::reference::{comparison_target, reached_and_held};
@@ -14,8 +15,10 @@ use crate::runner::{RunSettings, ThreadsSection};
 use crate::svm_setup::SparseData;
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
+use bench_core::driver::buffered::BufferedRecords;
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
 use bench_core::metrics::RunRecords;
+use bench_core::protocol::buffered::ReduceSync;
 use bench_core::straggler::{StragglerConfig, StragglerTrace, TraceReplay};
 use bench_core::transport::perf;
 use bench_core::transport::threads::ThreadsFabric;
@@ -53,6 +56,43 @@ struct Config {
     /// Compute model: a floor under the real computation in the threads runs.
     compute: ComputeModel,
     threads: ThreadsSection,
+    /// asap-fig7's receive-buffer runs, validated on their torn-input shares (absent: not run).
+    #[serde(default)]
+    torn: Option<TornPart>,
+}
+
+/// `[torn]`: asap-fig7's setting (one-sided writes into single-slot receive buffers), run under
+/// the threads driver (real concurrent copies, so real torn reads) and predicted by the
+/// simulator's in-flight-write model.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TornPart {
+    /// The receive-buffer setting, as asap-fig7's `[common]`. Its network and copy speed are
+    /// the configuration-only prediction's; the measured prediction replaces them with this
+    /// machine's threads transport and copy speed, measured in the run.
+    common: BufferedCommon,
+    /// Reduces with at least this many consistent inputs count as good (asap.txt: 5 of 7).
+    good_inputs: usize,
+    /// How far (percentage points) the measured-network prediction of each mode's share of
+    /// good reduces may be from the threads run's: the bound the claim checks.
+    bound_points: f64,
+}
+
+/// One (mode, quantity) of the receive-buffer validation.
+#[derive(Debug, Clone, Serialize)]
+struct TornRow {
+    mode: &'static str,
+    quantity: &'static str,
+    measured: f64,
+    /// The simulator over this machine's measured transport and copy speed.
+    predicted: f64,
+    predicted_error: f64,
+    /// The simulator over the configured network (asap-fig7's own sim runs).
+    config: f64,
+    config_error: f64,
+    /// `points` (predicted - measured, in percentage points, for shares) or `relative`
+    /// ((predicted - measured) / measured).
+    error_unit: &'static str,
 }
 
 /// Error bounds per quantity.
@@ -117,6 +157,19 @@ fn check(cfg: &Config) -> Result<()> {
         bail!("stragglers.trace: the measured runs make their own traces; configure constant, random or production stragglers");
     }
     cfg.stragglers.factors(cfg.workers)?;
+    if let Some(t) = &cfg.torn {
+        t.common.validate()?;
+        t.common.svm_setup()?;
+        if t.good_inputs == 0 {
+            bail!("torn.good_inputs must be >= 1");
+        }
+        if !(t.bound_points > 0.0 && t.bound_points <= 100.0) {
+            bail!(
+                "torn.bound_points must be in (0, 100], got {}",
+                t.bound_points
+            );
+        }
+    }
     cfg.data.validate(cfg.workers)?;
     cfg.svm.validate()?;
     if cfg.compute.ns_per_example.is_nan()
@@ -203,7 +256,12 @@ impl Experiment for SimValidation {
             iteration_ns: None,
             wire_bytes: None,
         };
-        let pb = run.progress(modes.len() as u64 * 3);
+        let torn_runs = if cfg.torn.is_some() {
+            4 * ReduceSync::ALL.len() as u64
+        } else {
+            0
+        };
+        let pb = run.progress(modes.len() as u64 * 3 + torn_runs);
         let mut triples = Vec::new();
         for m in &modes {
             let label = m.label();
@@ -247,6 +305,10 @@ impl Experiment for SimValidation {
                 .csv(&format!("traces/{}.csv", label.replace('/', "_")), &rows)?;
             triples.push((label, measured, replay, config));
         }
+        let torn = match &cfg.torn {
+            Some(t) => Some(validate_torn(t, cfg.probe_messages, seed, run.data, &pb)?),
+            None => None,
+        };
         pb.finish_and_clear();
         let progress: Vec<&[_]> = triples.iter().map(|t| &t.1.progress[..]).collect();
         let (target, how) = comparison_target(reference.as_ref(), &progress);
@@ -285,6 +347,30 @@ impl Experiment for SimValidation {
             out.claim(bound_claim(q, bound, &rows));
         }
         out.claim(replay_beats_config(&rows));
+        let mut torn_notes = Vec::new();
+        if let (Some(t), Some(v)) = (&cfg.torn, &torn) {
+            out.csv("torn.csv", &v.rows)?;
+            out.claim(torn_share_claim(t, &v.rows));
+            out.claim(torn_order_claim(t.good_inputs, &v.rows));
+            torn_notes.push(format!(
+                "torn: asap-fig7's receive-buffer setting ({} peers on {}, {} iterations) under threads (measured) and the simulator, once over this machine's threads transport at {} B (latency {:.0} ns, {:.2} Gbit/s) and word-copy speed ({:.2} GB/s) measured in this run, at each mode's measured pace (predicted: computation per iteration set to what the threads run took beyond the simulator's own communication time: {}), once over the configured network ({} ns, {} Gbit/s), copy speed ({} GB/s) and computation (config); shares are compared in percentage points, the reduce rate relatively (the paced prediction matches it by construction, up to how waits respond)",
+                t.common.workers,
+                t.common.graph,
+                t.common.iterations,
+                v.network.payload_bytes,
+                v.network.latency_median_ns,
+                v.network.bandwidth_gbps,
+                v.copy_gbps,
+                v.paces
+                    .iter()
+                    .map(|(m, ns)| format!("{m} {:.0} us", ns * 1e-3))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                t.common.network.latency_ns,
+                t.common.network.bandwidth_gbps,
+                t.common.copy_gbps
+            ));
+        }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         run.notes([
             format!(
@@ -302,7 +388,7 @@ impl Experiment for SimValidation {
                 cfg.workers + 1
             ),
             "relative error = (predicted - measured) / measured; iteration_rate is the mean over workers of each worker's own rate".into(),
-        ]);
+        ].into_iter().chain(torn_notes));
         Ok(())
     }
 }
@@ -372,6 +458,197 @@ fn replay_beats_config(rows: &[ValidationRow]) -> Claim {
     .with_value(replay / config.max(1e-12))
 }
 
+/// What the receive-buffer validation measured and predicted.
+struct TornValidation {
+    rows: Vec<TornRow>,
+    network: NetworkRow,
+    copy_gbps: f64,
+    /// Per mode, the computation per iteration the paced prediction modelled (ns).
+    paces: Vec<(&'static str, f64)>,
+}
+
+/// Reduces per second per peer.
+fn reduce_rate(r: &BufferedRecords) -> f64 {
+    let peers = r.bytes_sent.len().max(1) as f64;
+    r.reduces.len() as f64 / peers / (r.makespan.max(1) as f64 * 1e-9)
+}
+
+/// Runs asap-fig7's three reduce modes of `t` under the threads driver and predicts them with
+/// the simulator, over the transport and copy speed measured here and over the configured ones.
+///
+/// # Errors
+/// A measurement or run that fails.
+fn validate_torn(
+    t: &TornPart,
+    probe_messages: usize,
+    seed: u64,
+    data: &crate::data_source::DataSource,
+    pb: &indicatif::ProgressBar,
+) -> Result<TornValidation> {
+    let topology = t.common.topology(seed)?;
+    let workload = t.common.workload(seed, data)?;
+    let words = bench_core::learning::payload_words(1, workload.dim());
+    let (network, measured_net) = measure_network(words, probe_messages)?;
+    // Gbit/s to GB/s: the simulator charges a reduce bytes / copy_gbps ns per buffer read.
+    let copy_gbps = perf::word_copy(words * 8, 200, 8).average / 8.0;
+    let mut here = t.common.clone();
+    here.network = measured_net;
+    here.copy_gbps = copy_gbps;
+    let measured = run_every_mode(
+        DriverKind::Threads,
+        &t.common,
+        &topology,
+        &workload,
+        seed,
+        pb,
+    )?;
+    let config = run_every_mode(DriverKind::Sim, &t.common, &topology, &workload, seed, pb)?;
+    // The prediction replays each mode's measured pace: a first simulation over the measured
+    // transport gives the simulator's own time per iteration, and the modelled computation is
+    // then raised (or lowered) by what the threads run took beyond it, so the in-flight-write
+    // model is tested at the measured ratio of write time to iteration time (2 cores run 8
+    // peers and their copies here; the simulator gives every peer a core).
+    let batch = workload.batch_size(t.common.workers) as f64;
+    let mut predicted = Vec::new();
+    let mut paces = Vec::new();
+    for mode in ReduceSync::ALL {
+        pb.set_message(format!("{} simulated at the measured pace", mode.label()));
+        let first = run_buffered(DriverKind::Sim, &here, &topology, mode, &workload, seed)?;
+        let extra_ns = 1e9 / reduce_rate(measured.get(mode)) - 1e9 / reduce_rate(&first);
+        let mut paced = here.clone();
+        paced.compute.ns_per_example =
+            (here.compute.ns_per_example + extra_ns / batch.max(1.0)).max(1.0);
+        paces.push((mode.label(), paced.compute.ns_per_example * batch));
+        predicted.push((
+            mode,
+            run_buffered(DriverKind::Sim, &paced, &topology, mode, &workload, seed)?,
+        ));
+        pb.inc(2);
+    }
+    let predicted = ModeRuns(predicted);
+    Ok(TornValidation {
+        rows: torn_rows(t.good_inputs, &measured, &predicted, &config),
+        network,
+        copy_gbps,
+        paces,
+    })
+}
+
+/// Per mode: the share of reduces with every input consistent, with at least `good`, and the
+/// reduces per second per peer, measured and predicted twice.
+fn torn_rows(
+    good: usize,
+    measured: &ModeRuns,
+    predicted: &ModeRuns,
+    config: &ModeRuns,
+) -> Vec<TornRow> {
+    let mut rows = Vec::new();
+    for mode in ReduceSync::ALL {
+        let (m, p, c) = (measured.get(mode), predicted.get(mode), config.get(mode));
+        for (quantity, unit) in [
+            ("share_all_inputs", "points"),
+            ("share_at_least_good", "points"),
+            ("reduce_rate_hz", "relative"),
+        ] {
+            let value = |r: &BufferedRecords| match quantity {
+                "share_all_inputs" => r.share_full(),
+                "share_at_least_good" => r.share_at_least(good),
+                _ => reduce_rate(r),
+            };
+            let (mv, pv, cv) = (value(m), value(p), value(c));
+            let err = |x: f64| match unit {
+                "points" => (x - mv) * 100.0,
+                _ => error(Some(x), Some(mv)).unwrap_or(f64::NAN),
+            };
+            rows.push(TornRow {
+                mode: mode.label(),
+                quantity,
+                measured: mv,
+                predicted: pv,
+                predicted_error: err(pv),
+                config: cv,
+                config_error: err(cv),
+                error_unit: unit,
+            });
+        }
+    }
+    rows
+}
+
+/// The measured-network prediction of every mode's share of good reduces is within the bound.
+fn torn_share_claim(t: &TornPart, rows: &[TornRow]) -> Claim {
+    let errs: Vec<(&str, f64)> = rows
+        .iter()
+        .filter(|r| r.quantity == "share_at_least_good")
+        .map(|r| (r.mode, r.predicted_error))
+        .collect();
+    let worst = errs
+        .iter()
+        .copied()
+        .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
+    let statement = format!(
+        "the simulator predicts each reduce mode's share of reduces with >= {} consistent inputs within {} points of the threads run",
+        t.good_inputs, t.bound_points
+    );
+    let id = format!("{FIGURE}/torn-good-share-within-{}pts", t.bound_points);
+    let paper = "not a paper claim: the in-flight-write model's accuracy against real concurrent copies on this machine (asap-fig7's setting)";
+    let Some((mode, worst)) = worst else {
+        return Claim::check(id, statement, paper, "no mode ran", false);
+    };
+    let detail = errs
+        .iter()
+        .map(|(m, e)| format!("{m} {e:+.1}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Claim::check(
+        id,
+        statement,
+        paper,
+        format!(
+            "largest |error| {:.1} points ({mode}); {detail}",
+            worst.abs()
+        ),
+        worst.abs() <= t.bound_points,
+    )
+    .with_value(worst.abs())
+}
+
+/// The simulator (measured network) ranks the reduce modes by their share of good reduces as
+/// the threads run does: the qualitative result asap.txt Fig 7 rests on.
+fn torn_order_claim(good: usize, rows: &[TornRow]) -> Claim {
+    let shares = |f: fn(&TornRow) -> f64| -> Vec<(&str, f64)> {
+        rows.iter()
+            .filter(|r| r.quantity == "share_at_least_good")
+            .map(|r| (r.mode, f(r)))
+            .collect()
+    };
+    let (m, p) = (shares(|r| r.measured), shares(|r| r.predicted));
+    let order = |v: &[(&str, f64)]| {
+        let mut v = v.to_vec();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        v.iter()
+            .map(|x| format!("{} {:.1}%", x.0, x.1 * 100.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // Pairs the threads run separates by more than a point must come out the same way.
+    let mut agree = true;
+    for (i, a) in m.iter().enumerate() {
+        for (j, b) in m.iter().enumerate() {
+            if (a.1 - b.1) > 0.01 && p[i].1 <= p[j].1 {
+                agree = false;
+            }
+        }
+    }
+    Claim::check(
+        format!("{FIGURE}/torn-order-agrees"),
+        format!("the simulator orders the reduce modes by their share of reduces with >= {good} consistent inputs as the threads run does"),
+        "asap.txt Fig 7: NOTIFY-ACK > BSP > ASYNC",
+        format!("threads: {}; simulator: {}", order(&m), order(&p)),
+        agree && !m.is_empty(),
+    )
+}
+
 /// The binary's `main`.
 pub fn main() -> std::process::ExitCode {
     experiment::main::<SimValidation>()
@@ -387,6 +664,58 @@ mod tests {
         assert_eq!(error(None, Some(1.0)), None);
         assert_eq!(error(Some(1.0), Some(0.0)), None);
         assert_eq!(error(Some(0.0), Some(0.0)), Some(0.0));
+    }
+
+    fn share(mode: &'static str, measured: f64, predicted: f64) -> TornRow {
+        TornRow {
+            mode,
+            quantity: "share_at_least_good",
+            measured,
+            predicted,
+            predicted_error: (predicted - measured) * 100.0,
+            config: f64::NAN,
+            config_error: f64::NAN,
+            error_unit: "points",
+        }
+    }
+
+    /// The order claim holds when every pair the threads run separates by more than a point
+    /// comes out the same way in the simulator, and the share claim checks the largest error.
+    #[test]
+    fn torn_claims_read_the_shares() {
+        use bench_core::claims::Verdict;
+        let same = [
+            share("notify-ack", 1.0, 1.0),
+            share("bsp", 0.9, 0.85),
+            share("async", 0.6, 0.7),
+        ];
+        assert_eq!(torn_order_claim(5, &same).verdict, Verdict::Pass);
+        let swapped = [
+            share("notify-ack", 1.0, 1.0),
+            share("bsp", 0.9, 0.6),
+            share("async", 0.6, 0.7),
+        ];
+        assert_eq!(torn_order_claim(5, &swapped).verdict, Verdict::Fail);
+        // within a point in the threads run: either order is fine
+        let close = [share("notify-ack", 1.0, 0.99), share("bsp", 0.995, 1.0)];
+        assert_eq!(torn_order_claim(5, &close).verdict, Verdict::Pass);
+        let t = TornPart {
+            common: toml::from_str::<Config>(SimValidation::QUICK)
+                .unwrap()
+                .torn
+                .unwrap()
+                .common,
+            good_inputs: 5,
+            bound_points: 10.0,
+        };
+        assert_eq!(torn_share_claim(&t, &same).verdict, Verdict::Pass);
+        let c = torn_share_claim(&t, &swapped);
+        assert_eq!(c.verdict, Verdict::Fail);
+        assert!(
+            c.measured_value.contains("30.0 points (bsp)"),
+            "{}",
+            c.measured_value
+        );
     }
 
     #[test]
