@@ -9,6 +9,7 @@
 #   make reproduce-all CNN=1       with the CNN workloads (asap-fig8 trains its VGG)
 #   make test | make test-cnn | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
+#   make sim-validation-cluster  sim-validation measured as 4 local processes over tcp and shm
 #   make soak                    that cluster smoke 100 times per transport: failures / runs
 #   make faults                  the fault matrix (results/faults/REPORT.md)
 #   make fuzz                    every fuzz target for 10 minutes (results/fuzz/REPORT.md)
@@ -43,7 +44,7 @@ BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATA
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
 args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke soak faults fuzz lint clean
+.PHONY: all build reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults fuzz lint clean
 
 all: reproduce-all
 
@@ -121,6 +122,15 @@ bench-scale: build
 	$(BIN)/bench-scale $(EXP)
 	$(FIGURES) render --figure bench-scale
 	$(FIGURES) report
+
+# sim-validation with its measured runs as 4 processes on this machine (cluster driver), once
+# over tcp and once over shm, each predicted over the transport it used: into
+# $(RESULTS)/cluster-tcp/ and $(RESULTS)/cluster-shm/ (about 20 s each at quick scale).
+sim-validation-cluster: build
+	$(BIN)/syncbench launch --ranks 4 -- sim-validation --driver cluster --transport tcp $(EXP)/cluster-tcp
+	$(BIN)/syncbench launch --ranks 4 -- sim-validation --driver cluster --transport shm $(EXP)/cluster-shm
+	$(FIGURES)/cluster-tcp render --figure sim-validation
+	$(FIGURES)/cluster-shm render --figure sim-validation
 
 # ps-modes and asap-fig7 as 4 processes on this machine (cluster driver, tcp), into $(RESULTS)/cluster/.
 cluster-smoke: build

@@ -155,6 +155,19 @@ pub fn started_as_rank() -> Option<String> {
         })
 }
 
+/// The transport of the job this process joined, as `--transport` names it (None outside a
+/// job).
+pub fn transport_name() -> Option<&'static str> {
+    JOINED.get().map(
+        |j| match j.lock().expect("cluster session lock").transport {
+            ClusterTransport::Tcp => "tcp",
+            ClusterTransport::Shm => "shm",
+            #[cfg(feature = "rdma")]
+            ClusterTransport::Rdma => "rdma",
+        },
+    )
+}
+
 /// True once this process joined a cluster job.
 pub fn joined() -> bool {
     JOINED.get().is_some()

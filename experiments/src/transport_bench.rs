@@ -92,7 +92,13 @@ fn iters_for(size: usize, iters: usize) -> usize {
     iters.min((256 << 20) / size.max(1)).max(10)
 }
 
-fn run_backend(
+/// One-way latency (ping-pong, after `warmup`) and streaming bandwidth of `n` messages of
+/// `words` words between two endpoints of backend `name` (`threads`, `tcp`, `shm`, `rdma`) in
+/// this process, with rings of `depth` slots.
+///
+/// # Errors
+/// An unknown backend, one this build lacks, or a transport error.
+pub fn backend_costs(
     name: &str,
     words: usize,
     n: usize,
@@ -253,7 +259,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             );
         for b in &args.backends {
             pb.set_message(format!("{b} {size} B"));
-            let (lat, bw) = run_backend(b, words, n, args.warmup, args.depth)?;
+            let (lat, bw) = backend_costs(b, words, n, args.warmup, args.depth)?;
             pb.inc(1);
             let (rm, rs) = match b.as_str() {
                 "tcp" => (None, Some(bw.average / sb.average.max(1e-12))),

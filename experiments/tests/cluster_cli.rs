@@ -302,3 +302,68 @@ fn asap_fig7_on_four_ranks_gives_the_threads_schema() {
         "NOTIFY-ACK reduced a torn buffer across processes"
     );
 }
+
+/// sim-validation measured as a cluster job (2 ranks over tcp): every rank runs the measured
+/// runs, rank 0 alone measures the tcp transport, replays the traces and writes, and the table,
+/// the receive-buffer part and the network it was predicted over say which transport it was.
+#[test]
+fn sim_validation_measures_a_cluster_job_over_tcp() {
+    let dir = tmpdir("sv-cluster");
+    let cfg = dir.join("cfg.toml");
+    let text = include_str!("../configs/sim-validation.quick.toml")
+        .replace("workers = 8", "workers = 4")
+        .replace("worker = 4, factor", "worker = 2, factor")
+        .replace("iterations = 250", "iterations = 30")
+        .replace("eval_every = 16", "eval_every = 8")
+        .replace("probe_messages = 2000", "probe_messages = 200")
+        .replace("train_rows = 8000", "train_rows = 2000")
+        .replace("ns_per_example = 100000.0", "ns_per_example = 20000.0")
+        .replace("iterations = 100", "iterations = 20")
+        .replace(
+            "modes = [\n    \"ps/bsp\",\n    \"ps/ssp3\",\n    \"ps/asp\",\n    \"async/bsp\",\n    \"async/asp\",\n    \"peer/ring-based/standard\",\n    \"peer/ring-based/backup1+tokens5\",\n]",
+            "modes = [\"ps/bsp\", \"peer/ring-based/standard\"]",
+        );
+    assert!(text.contains("modes = [\"ps/bsp\", \"peer/ring-based/standard\"]"));
+    std::fs::write(&cfg, text).unwrap();
+    let out = dir.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_syncbench"))
+        .args(["launch", "--ranks", "2", "--"])
+        .arg(env!("CARGO_BIN_EXE_sim-validation"))
+        .args(["--driver", "cluster", "--transport", "tcp", "--seeds", "1"])
+        .arg("--out")
+        .arg(&out)
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(err.matches("claims passed").count(), 1, "{err}");
+    let sv = out.join("sim-validation");
+    let v = std::fs::read_to_string(sv.join("validation.csv")).unwrap();
+    assert_eq!(v.lines().count(), 1 + 2 * 4, "{v}");
+    let net = std::fs::read_to_string(sv.join("network.csv")).unwrap();
+    // the modes' payload and the receive buffers', both over tcp
+    assert_eq!(
+        net.lines()
+            .skip(1)
+            .filter(|l| l.starts_with("tcp,"))
+            .count(),
+        2,
+        "{net}"
+    );
+    let torn = std::fs::read_to_string(sv.join("torn.csv")).unwrap();
+    assert_eq!(torn.lines().count(), 1 + 3 * 3, "{torn}");
+    let trace = std::fs::read_to_string(sv.join("traces/ps_bsp.csv")).unwrap();
+    assert_eq!(
+        trace.lines().count(),
+        1 + 4 * 30,
+        "every worker of both ranks"
+    );
+    let manifest = std::fs::read_to_string(sv.join("manifest.json")).unwrap();
+    assert!(
+        manifest.contains("measured under the cluster driver; its tcp transport")
+            && manifest.contains("2 ranks over Tcp"),
+        "{manifest}"
+    );
+}

@@ -1,5 +1,5 @@
 //! sim-validation end to end on two small modes: the table's columns, one recorded trace per
-//! mode, the measured network, the claims; a run that is not the threads driver is refused.
+//! mode, the measured network, the claims; a run under the simulator is refused.
 
 mod common;
 
@@ -65,7 +65,19 @@ fn writes_the_validation_table_and_the_traces() {
         }
     }
     let net = std::fs::read_to_string(out.join("network.csv")).unwrap();
-    assert!(net.starts_with("payload_bytes,latency_median_ns"), "{net}");
+    assert!(
+        net.starts_with("transport,payload_bytes,latency_median_ns"),
+        "{net}"
+    );
+    // the modes' payload and asap-fig7's receive buffers, both over the threads transport
+    assert_eq!(
+        net.lines()
+            .skip(1)
+            .filter(|l| l.starts_with("threads,"))
+            .count(),
+        2,
+        "{net}"
+    );
     let torn = std::fs::read_to_string(out.join("torn.csv")).unwrap();
     assert_eq!(
         torn.lines().next(),
@@ -95,7 +107,7 @@ fn writes_the_validation_table_and_the_traces() {
 }
 
 #[test]
-fn only_the_threads_driver_is_validated() {
+fn only_a_real_driver_is_validated() {
     let dir = tmpdir("sv-bad");
     let o = run(&dir, &small(), &["--driver", "sim"]);
     let err = String::from_utf8_lossy(&o.stderr);
