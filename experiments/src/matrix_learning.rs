@@ -1,14 +1,13 @@
 //! What the mode matrix trains, chosen by configuration (issue 18: "MF, LDA, least squares and
 //! CNNs by config"): the SVM or logistic regression on a sparse twin (`[data]` with `[svm]`, the
-//! default), matrix factorisation on Netflix-shaped ratings (`[mf]`), or a CNN on an image twin
+//! default), least squares by mini-batch SGD on the same kind of data (`[ls]`, ASYNC's
+//! problem), matrix factorisation on Netflix-shaped ratings (`[mf]`), or a CNN on an image twin
 //! (`[cnn]`, feature `cnn`). Every family of modes trains it through the same dense
 //! [`Workload`]; each comes with its reference optimum where one can be computed, so that the
 //! matrix's target stays optimum-relative.
 //!
 //! Not offered: LDA, whose collapsed Gibbs sampler updates count tables rather than a dense
-//! model that peers could average or a coordinator could step; and ASYNC's least squares, which
-//! is a coordinator task workload (ASGD/ASAGA on a shared data matrix), not a per-worker
-//! mini-batch [`Workload`].
+//! model that peers could average or a coordinator could step.
 
 use crate::data_source::DataSource;
 use crate::mf_setup::RatingsData;
@@ -16,7 +15,7 @@ use crate::peer_setup::PeerCnn;
 use crate::reference::{Reference, NEAR_OPTIMUM};
 use crate::svm_setup::SparseData;
 use anyhow::{bail, Result};
-use bench_core::workload::{MfConfig, SvmConfig, Workload};
+use bench_core::workload::{LeastSquaresSgd, LsSgdConfig, MfConfig, SvmConfig, Workload};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -38,6 +37,21 @@ fn default_sweeps() -> usize {
     500
 }
 
+/// `[ls]`: least squares as the matrix's workload.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatrixLs {
+    /// The rows (a sparse twin, or with `--data real` the LIBSVM file); labels are the targets.
+    pub data: SparseData,
+    /// Step and mini-batch.
+    pub settings: LsSgdConfig,
+}
+
+/// CGLS stops at this relative normal-equation residual (the least-squares reference).
+const CGLS_TOLERANCE: f64 = 1e-8;
+/// ... or after this many iterations (an error then: no reference).
+const CGLS_ITERATIONS: usize = 10_000;
+
 /// ALS stops when a sweep lowers the objective by less than this, relative (as essp-fig3).
 const ALS_TOLERANCE: f64 = 1e-7;
 
@@ -51,6 +65,8 @@ pub enum MatrixLearning {
         /// Loss, regularisation, step, batch.
         svm: SvmConfig,
     },
+    /// Least squares.
+    Ls(MatrixLs),
     /// Matrix factorisation.
     Mf(MatrixMf),
     /// A CNN on images.
@@ -59,33 +75,38 @@ pub enum MatrixLearning {
 
 impl MatrixLearning {
     /// The one workload the sections describe: `[data]` and `[svm]` together, or `[mf]`, or
-    /// `[cnn]`.
+    /// `[ls]`, or `[mf]`, or `[cnn]`.
     ///
     /// # Errors
     /// No workload, more than one, or `[data]` without `[svm]` (or the reverse).
     pub fn from_sections(
         data: Option<&SparseData>,
         svm: Option<&SvmConfig>,
+        ls: Option<&MatrixLs>,
         mf: Option<&MatrixMf>,
         cnn: Option<&PeerCnn>,
     ) -> Result<Self> {
         let svm_given = data.is_some() || svm.is_some();
-        let given = usize::from(svm_given) + usize::from(mf.is_some()) + usize::from(cnn.is_some());
+        let given = usize::from(svm_given)
+            + usize::from(ls.is_some())
+            + usize::from(mf.is_some())
+            + usize::from(cnn.is_some());
         if given != 1 {
             bail!(
-                "the matrix trains one workload: give [data] with [svm], or [mf], or [cnn] (found {})",
+                "the matrix trains one workload: give [data] with [svm], or [ls], or [mf], or [cnn] (found {})",
                 if given == 0 { "none".to_string() } else { format!("{given}") }
             );
         }
-        Ok(match (data, svm, mf, cnn) {
-            (Some(d), Some(s), _, _) => MatrixLearning::Svm {
+        Ok(match (data, svm, ls, mf, cnn) {
+            (Some(d), Some(s), ..) => MatrixLearning::Svm {
                 data: d.clone(),
                 svm: *s,
             },
-            (Some(_), None, _, _) => bail!("[data] is the SVM's: it needs [svm] beside it"),
-            (None, Some(_), _, _) => bail!("[svm] needs its [data] section"),
-            (_, _, Some(m), _) => MatrixLearning::Mf(m.clone()),
-            (_, _, _, Some(c)) => MatrixLearning::Cnn(c.clone()),
+            (Some(_), None, ..) => bail!("[data] is the SVM's: it needs [svm] beside it"),
+            (None, Some(_), ..) => bail!("[svm] needs its [data] section"),
+            (_, _, Some(l), ..) => MatrixLearning::Ls(l.clone()),
+            (_, _, _, Some(m), _) => MatrixLearning::Mf(m.clone()),
+            (_, _, _, _, Some(c)) => MatrixLearning::Cnn(c.clone()),
             _ => unreachable!("exactly one section is given"),
         })
     }
@@ -99,6 +120,10 @@ impl MatrixLearning {
             MatrixLearning::Svm { data, svm } => {
                 data.validate(workers)?;
                 svm.validate()?;
+            }
+            MatrixLearning::Ls(l) => {
+                l.data.validate(workers)?;
+                l.settings.validate()?;
             }
             MatrixLearning::Mf(m) => {
                 if m.data.ratings < 2 * workers || m.data.users < workers {
@@ -127,8 +152,8 @@ impl MatrixLearning {
     }
 
     /// The workload for a run of `workers` workers from `seed`, and the reference optimum of
-    /// its objective on the same data (`None` for a CNN, for real SVM data, and for MF without
-    /// regularisation or sweeps).
+    /// its objective on the same data (`None` for a CNN, for real SVM or least-squares data,
+    /// and for MF without regularisation or sweeps).
     ///
     /// # Errors
     /// Bad settings, data that cannot be read, or a CNN in a build without the `cnn` feature.
@@ -143,6 +168,26 @@ impl MatrixLearning {
                 d.svm_workload(*svm, seed, data)?,
                 d.reference(*svm, seed, data),
             ),
+            MatrixLearning::Ls(l) => {
+                let (train, test) = l.data.rows(seed, data)?;
+                let ls = LeastSquaresSgd::new(l.settings, train, test)?;
+                // Real files can be too large to solve exactly here, as for the SVM.
+                let reference = if data.mode() == crate::data_source::DataMode::Real {
+                    None
+                } else {
+                    let o = ls.train().optimum(CGLS_TOLERANCE, CGLS_ITERATIONS)?;
+                    let star: Vec<f32> = o.minimiser.iter().map(|&x| x as f32).collect();
+                    let (test_loss, test_accuracy) = ls.test().objective_and_accuracy(&star);
+                    Some(Reference {
+                        objective: o.objective,
+                        test_loss,
+                        test_accuracy,
+                        certificate: o.relative_residual,
+                        passes: o.iterations,
+                    })
+                };
+                (Arc::new(ls), reference)
+            }
             MatrixLearning::Mf(m) => {
                 let mf = m.data.workload(m.settings, workers, seed, data)?;
                 // With lambda = 0 a row with fewer than K ratings has a singular normal
@@ -167,6 +212,7 @@ impl MatrixLearning {
     pub fn step_key(&self) -> &'static str {
         match self {
             MatrixLearning::Svm { .. } => "svm.eta0",
+            MatrixLearning::Ls(_) => "ls.settings.step",
             MatrixLearning::Mf(_) => "mf.settings.step",
             MatrixLearning::Cnn(_) => "cnn.net.lr",
         }
@@ -176,6 +222,7 @@ impl MatrixLearning {
     pub fn step(&self) -> f64 {
         match self {
             MatrixLearning::Svm { svm, .. } => svm.eta0,
+            MatrixLearning::Ls(l) => l.settings.step,
             MatrixLearning::Mf(m) => m.settings.step,
             MatrixLearning::Cnn(c) => c.net.lr,
         }
@@ -186,6 +233,7 @@ impl MatrixLearning {
         let mut l = self.clone();
         match &mut l {
             MatrixLearning::Svm { svm, .. } => svm.eta0 = step,
+            MatrixLearning::Ls(l) => l.settings.step = step,
             MatrixLearning::Mf(m) => m.settings.step = step,
             MatrixLearning::Cnn(c) => c.net.lr = step,
         }
@@ -198,6 +246,10 @@ impl MatrixLearning {
             MatrixLearning::Svm { data, svm } => format!(
                 "SVM ({:?} loss, eta0 {}, batch {}) on {} features",
                 svm.loss, svm.eta0, svm.batch, data.features
+            ),
+            MatrixLearning::Ls(l) => format!(
+                "least squares (step {}, batch {}) on {} features",
+                l.settings.step, l.settings.batch, l.data.features
             ),
             MatrixLearning::Mf(m) => format!(
                 "matrix factorisation (rank {}, lambda {}, step {}, {} of each worker's ratings per update) on {} ratings of {} users x {} items",
@@ -223,6 +275,16 @@ impl MatrixLearning {
     pub fn reference_note(&self, r: &Reference) -> String {
         match self {
             MatrixLearning::Svm { .. } => r.note("svm"),
+            MatrixLearning::Ls(_) => format!(
+                "ls: reference optimum of the same objective on the same rows (CGLS, bench_core::workload::LeastSquares::optimum): F* = {:.5} on the training rows, held-out objective {:.5} and sign accuracy {:.4} at w* (normal-equation residual {:.1e} after {} iterations); a run is near the optimum when its held-out objective has covered {:.0}% of the way from the initial model's to {:.5}",
+                r.objective,
+                r.test_loss,
+                r.test_accuracy,
+                r.certificate,
+                r.passes,
+                (1.0 - NEAR_OPTIMUM) * 100.0,
+                r.test_loss
+            ),
             MatrixLearning::Mf(_) => format!(
                 "mf: reference optimum of the same objective on the same ratings (ALS-WR, bench_core::workload::mf_optimum): F* = {:.5} on the training ratings, held-out squared error {:.5} at that stationary point (gradient norm {:.1e} of the start's after {} sweeps); a run is near the optimum when its held-out error has covered {:.0}% of the way from the initial model's to {:.5}",
                 r.objective,
@@ -267,10 +329,10 @@ mod tests {
     #[test]
     fn exactly_one_workload_is_named() {
         let m = mf();
-        let l = MatrixLearning::from_sections(None, None, Some(&m), None).unwrap();
+        let l = MatrixLearning::from_sections(None, None, None, Some(&m), None).unwrap();
         assert_eq!(l.step_key(), "mf.settings.step");
         assert_eq!(l.with_step(0.2).step(), 0.2);
-        let e = MatrixLearning::from_sections(None, None, None, None).unwrap_err();
+        let e = MatrixLearning::from_sections(None, None, None, None, None).unwrap_err();
         assert!(e.to_string().contains("found none"), "{e}");
         let svm = SvmConfig {
             loss: bench_core::workload::Loss::Log,
@@ -278,10 +340,42 @@ mod tests {
             eta0: 1.0,
             batch: 8,
         };
-        let e = MatrixLearning::from_sections(None, Some(&svm), Some(&m), None).unwrap_err();
+        let e = MatrixLearning::from_sections(None, Some(&svm), None, Some(&m), None).unwrap_err();
         assert!(e.to_string().contains("found 2"), "{e}");
-        let e = MatrixLearning::from_sections(None, Some(&svm), None, None).unwrap_err();
+        let e = MatrixLearning::from_sections(None, Some(&svm), None, None, None).unwrap_err();
         assert!(e.to_string().contains("[data]"), "{e}");
+    }
+
+    /// Least squares comes with its CGLS optimum, below where the zero model starts.
+    #[test]
+    fn least_squares_comes_with_its_cgls_optimum() {
+        let l: MatrixLs = toml::from_str(
+            r#"
+            [data]
+            train_rows = 2000
+            test_rows = 400
+            features = 254
+            nnz_per_row = 40.0
+            label_noise = 0.03
+            informative = 0.1
+            [settings]
+            step = 0.5
+            batch = 16
+            "#,
+        )
+        .unwrap();
+        let l = MatrixLearning::Ls(l);
+        l.validate(4).unwrap();
+        assert_eq!(l.step_key(), "ls.settings.step");
+        let (w, r) = l.build(4, 3, &DataSource::synthetic()).unwrap();
+        let r = r.expect("synthetic rows: a reference");
+        let start = w.evaluate(&w.initial_model()).0;
+        assert!(
+            r.test_loss < start,
+            "optimum {} vs start {start}",
+            r.test_loss
+        );
+        assert!(r.certificate <= CGLS_TOLERANCE, "{}", r.certificate);
     }
 
     /// The MF workload is partitioned for the run's workers, and its reference optimum is

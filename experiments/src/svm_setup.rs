@@ -59,10 +59,21 @@ impl SparseData {
         seed: u64,
         data: &DataSource,
     ) -> Result<Arc<dyn Workload>> {
+        let (train, test) = self.rows(seed, data)?;
+        Ok(Arc::new(SvmSgd::new(svm, train, test)?))
+    }
+
+    /// The training and evaluation rows: the twin generated from `seed`, or the real dataset
+    /// when `data` says `real`; records which in `data`.
+    ///
+    /// # Errors
+    /// With real data, a config that names no dataset's file, a dataset not fetched and
+    /// verified, or a file that does not parse.
+    pub fn rows(&self, seed: u64, data: &DataSource) -> Result<(CsrMatrix, CsrMatrix)> {
         if data.mode() == DataMode::Real {
-            return self.real_workload(svm, data);
+            return self.real_rows(data);
         }
-        self.synthetic_workload(svm, seed, data)
+        Ok(self.synthetic_rows(seed, data))
     }
 
     /// The twin generated from `seed`, split into training and evaluation rows.
@@ -108,12 +119,7 @@ impl SparseData {
         })
     }
 
-    fn synthetic_workload(
-        &self,
-        svm: SvmConfig,
-        seed: u64,
-        data: &DataSource,
-    ) -> Result<Arc<dyn Workload>> {
+    fn synthetic_rows(&self, seed: u64, data: &DataSource) -> (CsrMatrix, CsrMatrix) {
         let (train, test) = self.twin(seed);
         data.record(format!(
             "data: synthetic twin{} ({} + {} rows, {} features, {} non-zeros per row, seed {seed})",
@@ -125,15 +131,15 @@ impl SparseData {
             self.features,
             self.nnz_per_row
         ));
-        Ok(Arc::new(SvmSgd::new(svm, train, test)?))
+        (train, test)
     }
 
-    fn real_workload(&self, svm: SvmConfig, data: &DataSource) -> Result<Arc<dyn Workload>> {
+    fn real_rows(&self, data: &DataSource) -> Result<(CsrMatrix, CsrMatrix)> {
         let Some(name) = &self.dataset else {
             // A proxy by design (e.g. the small model standing in for a CNN under a time
             // profile): there is no real file to read.
             data.record("data: --data real, but this configuration's [data] names no dataset: it is a synthetic proxy, used as such".into());
-            return self.synthetic_workload(svm, 1, data);
+            return Ok(self.synthetic_rows(1, data));
         };
         let lock_path = crate::datasets_cli::lock_path(None);
         let lock = DatasetLock::read(&lock_path)?;
@@ -171,10 +177,6 @@ impl SparseData {
             entry.checksum.label()
         ));
         // Real datasets decide their own width: the workload uses the file's columns.
-        Ok(Arc::new(SvmSgd::new(
-            svm,
-            m.slice_rows(0..train),
-            m.slice_rows(train..train + test),
-        )?))
+        Ok((m.slice_rows(0..train), m.slice_rows(train..train + test)))
     }
 }

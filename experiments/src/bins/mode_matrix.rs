@@ -7,7 +7,7 @@
 
 use crate::data_source::DataSource;
 use crate::experiment::{self, Experiment, NoArgs, Run};
-use crate::matrix_learning::{MatrixLearning, MatrixMf};
+use crate::matrix_learning::{MatrixLearning, MatrixLs, MatrixMf};
 use crate::matrix_mode::{mean_wait_us, MatrixMode, RunShape};
 use crate::parallel::map_runs;
 use crate::peer_setup::PeerCnn;
@@ -68,6 +68,9 @@ struct Config {
     /// The SVM's loss and step (with `[data]`).
     #[serde(default)]
     svm: Option<SvmConfig>,
+    /// Least squares instead of the SVM.
+    #[serde(default)]
+    ls: Option<MatrixLs>,
     /// Matrix factorisation instead of the SVM.
     #[serde(default)]
     mf: Option<MatrixMf>,
@@ -80,7 +83,7 @@ struct Config {
 }
 
 impl Config {
-    /// The workload the sections name (`[data]` with `[svm]`, `[mf]` or `[cnn]`).
+    /// The workload the sections name (`[data]` with `[svm]`, `[ls]`, `[mf]` or `[cnn]`).
     ///
     /// # Errors
     /// None of them, or more than one.
@@ -88,6 +91,7 @@ impl Config {
         MatrixLearning::from_sections(
             self.data.as_ref(),
             self.svm.as_ref(),
+            self.ls.as_ref(),
             self.mf.as_ref(),
             self.cnn.as_ref(),
         )
@@ -99,7 +103,8 @@ impl Config {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Grid {
-    /// Step sizes to try (the workload's: `svm.eta0`, `mf.settings.step` or `cnn.net.lr`;
+    /// Step sizes to try (the workload's: `svm.eta0`, `ls.settings.step`, `mf.settings.step`
+    /// or `cnn.net.lr`;
     /// the key keeps the SVM's name): stale modes gain or lose most with the step.
     #[serde(default)]
     eta0: Vec<f64>,
@@ -835,10 +840,14 @@ mod tests {
         }
     }
 
-    /// The other workloads' configurations (`make fig-mode-matrix CONFIG=...` for MF, `make
-    /// fig-mode-matrix-cnn` for the CNN) pass their checks in every build.
+    /// The other workloads' configurations (`make fig-mode-matrix CONFIG=...` for least
+    /// squares and MF, `make fig-mode-matrix-cnn` for the CNN) pass their checks in every build.
     #[test]
-    fn the_mf_and_cnn_configs_pass_their_checks() {
+    fn the_ls_mf_and_cnn_configs_pass_their_checks() {
+        let ls: Config =
+            toml::from_str(include_str!("../../configs/mode-matrix.ls.quick.toml")).unwrap();
+        check(&ls).unwrap();
+        assert!(matches!(ls.learning(), Ok(MatrixLearning::Ls(_))));
         let mf: Config =
             toml::from_str(include_str!("../../configs/mode-matrix.mf.quick.toml")).unwrap();
         check(&mf).unwrap();
