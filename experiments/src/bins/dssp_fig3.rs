@@ -430,7 +430,8 @@ fn claims(
 mod tests {
     use super::*;
 
-    /// The CNN configurations (`make fig-dssp-fig3-cnn`, or `--config` with either file) are
+    /// The CNN configurations (`make fig-dssp-fig3-cnn`, or `--config` with any of the files,
+    /// ResNet-50's panel among them) are
     /// dssp-fig3 configurations with a valid `[cnn]` section, whether or not this build has
     /// the `cnn` feature.
     #[test]
@@ -438,6 +439,7 @@ mod tests {
         for text in [
             include_str!("../../configs/dssp-fig3.cnn.quick.toml"),
             include_str!("../../configs/dssp-fig3.cnn.paper.toml"),
+            include_str!("../../configs/dssp-fig3.cnn-resnet50.paper.toml"),
         ] {
             let cfg: Config = toml::from_str(text).unwrap();
             DsspFig3::validate(&cfg, &NoArgs::default(), &[DriverKind::Sim]).unwrap();
