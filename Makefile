@@ -101,6 +101,7 @@ test-cnn:
 	$(CARGO) test -p bench-core --features cnn --test cnn
 	$(CARGO) test -p bench-core --features cnn --lib workload::cnn
 	$(CARGO) test -p experiments --features cnn --test experiments_cli cnn_
+	$(CARGO) test -p experiments --features cnn --test datasets_cli cnn_
 
 test:
 	$(CARGO) test --workspace
