@@ -31,7 +31,8 @@ CNN     ?=
 FEATURES = $(if $(filter-out 0 no false,$(CNN)),--features experiments/cnn)
 CARGO   ?= cargo
 # CONFIG=path: `make fig-<id>` runs the figure's binary on this configuration instead of its
-# built-in one for SCALE (e.g. experiments/configs/mode-matrix.mf.quick.toml).
+# built-in one for SCALE (e.g. experiments/configs/mode-matrix.mf.quick.toml). Its results
+# replace the figure's in $(RESULTS)/<id>/: add RESULTS=results/mf (say) to keep both.
 CONFIG  ?=
 BIN     := target/release
 EXP      = --scale $(SCALE) --seed $(SEED) $(if $(SEEDS),--seeds $(SEEDS)) --out $(RESULTS)

@@ -163,6 +163,22 @@ pub fn run_buffered(
     })
 }
 
+/// Checks that `good` consistent inputs are possible on `topology`: between 1 and the graph's
+/// largest in-degree, which it returns.
+///
+/// # Errors
+/// Naming the range, when `good` is outside it (every share of good reduces would be 0).
+pub fn check_good_inputs(topology: &Topology, good: usize) -> Result<usize> {
+    let max_in = (0..topology.nodes())
+        .map(|i| topology.in_neighbors(i).len())
+        .max()
+        .unwrap_or(0);
+    if good == 0 || good > max_in {
+        bail!("good_inputs must be in 1..={max_in} (the graph's largest in-degree), got {good}");
+    }
+    Ok(max_in)
+}
+
 /// NOTIFY-ACK's, BSP's and ASYNC's runs of one driver, in [`ReduceSync::ALL`]'s order.
 pub struct ModeRuns(pub Vec<(ReduceSync, BufferedRecords)>);
 

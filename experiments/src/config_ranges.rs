@@ -90,6 +90,7 @@ pub const RULES: &[(&str, Range)] = &[
     ("bandwidth_gbps", Range::Positive),
     ("batch", Range::Count),
     ("beta", Range::Positive),
+    ("bound_points", Range::Between(0.0, 100.0)),
     ("bytes_per_update", Range::Count),
     ("classes", Range::AtLeastTwo),
     ("clocks", Range::Count),

@@ -34,7 +34,7 @@ pub struct MatrixMf {
 }
 
 fn default_sweeps() -> usize {
-    500
+    crate::mf_setup::DEFAULT_REFERENCE_SWEEPS
 }
 
 /// `[ls]`: least squares as the matrix's workload.
@@ -49,10 +49,10 @@ pub struct MatrixLs {
 
 /// CGLS stops at this relative normal-equation residual (the least-squares reference).
 const CGLS_TOLERANCE: f64 = 1e-8;
-/// ... or after this many iterations (an error then: no reference).
+/// ... or after this many iterations (the run then fails, naming the residual reached).
 const CGLS_ITERATIONS: usize = 10_000;
 
-/// ALS stops when a sweep lowers the objective by less than this, relative (as essp-fig3).
+/// ALS stops when a sweep lowers the objective by less than this, relative.
 const ALS_TOLERANCE: f64 = 1e-7;
 
 /// The workload of a matrix, with its settings.
@@ -74,8 +74,8 @@ pub enum MatrixLearning {
 }
 
 impl MatrixLearning {
-    /// The one workload the sections describe: `[data]` and `[svm]` together, or `[mf]`, or
-    /// `[ls]`, or `[mf]`, or `[cnn]`.
+    /// The one workload the sections describe: `[data]` and `[svm]` together, or `[ls]`, or
+    /// `[mf]`, or `[cnn]`.
     ///
     /// # Errors
     /// No workload, more than one, or `[data]` without `[svm]` (or the reverse).
@@ -193,14 +193,7 @@ impl MatrixLearning {
                 // With lambda = 0 a row with fewer than K ratings has a singular normal
                 // matrix: no unique optimum, so no reference.
                 let reference = (m.reference_sweeps > 0 && m.settings.lambda > 0.0).then(|| {
-                    let o = mf.reference_optimum(m.reference_sweeps, ALS_TOLERANCE);
-                    Reference {
-                        objective: o.objective,
-                        test_loss: o.test_loss,
-                        test_accuracy: f64::NAN,
-                        certificate: o.certificate,
-                        passes: o.sweeps,
-                    }
+                    Reference::of_mf(&mf.reference_optimum(m.reference_sweeps, ALS_TOLERANCE))
                 });
                 (Arc::new(mf), reference)
             }
@@ -218,7 +211,8 @@ impl MatrixLearning {
         }
     }
 
-    /// The configured step size (SVM's initial step, MF's step, the CNN's learning rate).
+    /// The configured step size (the SVM's initial step, least squares' and MF's step, the
+    /// CNN's learning rate).
     pub fn step(&self) -> f64 {
         match self {
             MatrixLearning::Svm { svm, .. } => svm.eta0,

@@ -130,6 +130,9 @@ impl RatingsData {
     }
 }
 
+/// ALS sweeps at most for an MF reference optimum when the configuration says nothing.
+pub const DEFAULT_REFERENCE_SWEEPS: usize = 500;
+
 /// A matrix-factorisation PS experiment.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -242,7 +245,7 @@ impl MfExperimentConfig {
 
     /// ALS sweeps at most for the reference optimum (the `reference_sweeps` setting or 500).
     pub fn reference_sweeps(&self) -> usize {
-        self.reference_sweeps.unwrap_or(500)
+        self.reference_sweeps.unwrap_or(DEFAULT_REFERENCE_SWEEPS)
     }
 
     /// Matrix factorisation on row tables, on ratings generated from `seed`.

@@ -51,8 +51,7 @@ impl SparseData {
     /// when `data` says `real`; records which in `data`.
     ///
     /// # Errors
-    /// For invalid SVM hyper-parameters; with real data, a config that names no dataset, a
-    /// dataset not fetched and verified, or a file that does not parse.
+    /// For invalid SVM hyper-parameters; with real data, as [`Self::rows`].
     pub fn svm_workload(
         &self,
         svm: SvmConfig,
@@ -67,8 +66,8 @@ impl SparseData {
     /// when `data` says `real`; records which in `data`.
     ///
     /// # Errors
-    /// With real data, a config that names no dataset's file, a dataset not fetched and
-    /// verified, or a file that does not parse.
+    /// With real data, a dataset not fetched and verified, or a file that does not parse (a
+    /// config that names no dataset is a synthetic proxy by design, used as such).
     pub fn rows(&self, seed: u64, data: &DataSource) -> Result<(CsrMatrix, CsrMatrix)> {
         if data.mode() == DataMode::Real {
             return self.real_rows(data);

@@ -319,6 +319,7 @@ fn sim_validation_measures_a_cluster_job_over_tcp() {
         .replace("train_rows = 8000", "train_rows = 2000")
         .replace("ns_per_example = 100000.0", "ns_per_example = 20000.0")
         .replace("iterations = 100", "iterations = 20")
+        .replace("good_inputs = 5", "good_inputs = 2")
         .replace(
             "modes = [\n    \"ps/bsp\",\n    \"ps/ssp3\",\n    \"ps/asp\",\n    \"async/bsp\",\n    \"async/asp\",\n    \"peer/ring-based/standard\",\n    \"peer/ring-based/backup1+tokens5\",\n]",
             "modes = [\"ps/bsp\", \"peer/ring-based/standard\"]",

@@ -430,7 +430,9 @@ fn cifar_records(images: usize, seed: u8) -> Vec<u8> {
         out.push(label);
         for channel in 0..3u8 {
             for p in 0..1024usize {
-                let base = 25u8.wrapping_mul(label).wrapping_add(60u8.wrapping_mul(channel));
+                let base = 25u8
+                    .wrapping_mul(label)
+                    .wrapping_add(60u8.wrapping_mul(channel));
                 out.push(base.wrapping_add((p as u8).wrapping_mul(seed)) / 2 + (p % 7) as u8);
             }
         }

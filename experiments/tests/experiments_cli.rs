@@ -443,12 +443,9 @@ fn cnn_profile_writes_a_time_profile() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// hop-fig12's CNN half, shortened: with the `cnn` feature the peers train Hop's CNN and the
-/// claims are written; without it the binary says how to get it and writes nothing.
+/// hop-fig12's CNN half, shortened: the peers train Hop's CNN and the claims are written.
 #[test]
 fn cnn_hop_fig12_on_a_short_run() {
-    let dir = tmpdir("hopfig12cnn");
-    let cfg = dir.join("short.toml");
     let text = include_str!("../configs/hop-fig12.cnn.quick.toml")
         .replace(
             r#"graphs = ["ring", "ring-based", "double-ring"]"#,
@@ -457,34 +454,41 @@ fn cnn_hop_fig12_on_a_short_run() {
         .replace("iterations = 120", "iterations = 6")
         .replace("train_images = 3200", "train_images = 320")
         .replace("test_images = 400", "test_images = 40");
-    std::fs::write(&cfg, text).unwrap();
-    let o = run_exp(
+    cnn_short_run(
+        "hopfig12cnn",
         env!("CARGO_BIN_EXE_hop-fig12"),
-        &dir,
-        &cfg,
-        &["--seeds", "1"],
+        "hop-fig12",
+        text,
+        |out| {
+            let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+            assert!(manifest.contains("hop-cnn"), "{manifest}");
+            let claims = std::fs::read_to_string(out.join("claims.csv")).unwrap();
+            assert!(claims.contains("ring-vs-double-ring"), "{claims}");
+        },
     );
-    let stderr = String::from_utf8_lossy(&o.stderr);
+}
+
+/// Runs `bin` (results in `figure/`) on the configuration `text` with one seed: with the `cnn`
+/// feature it must succeed and `check` reads its results folder; without it the binary must
+/// refuse, saying how to get the feature, and write nothing.
+fn cnn_short_run(tag: &str, bin: &str, figure: &str, text: String, check: impl FnOnce(&Path)) {
+    let dir = tmpdir(tag);
+    let cfg = dir.join("short.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let o = run_exp(bin, &dir, &cfg, &["--seeds", "1"]);
     if cfg!(feature = "cnn") {
-        assert!(o.status.success(), "{stderr}");
-        let manifest =
-            std::fs::read_to_string(dir.join("hop-fig12").join("manifest.json")).unwrap();
-        assert!(manifest.contains("hop-cnn"), "{manifest}");
-        let claims = std::fs::read_to_string(dir.join("hop-fig12").join("claims.csv")).unwrap();
-        assert!(claims.contains("ring-vs-double-ring"), "{claims}");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        check(&dir.join(figure));
     } else {
-        assert_needs_cnn(&o, &dir, "hop-fig12");
+        assert_needs_cnn(&o, &dir, figure);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// hop-fig20-21's CNN half (hop.txt Fig 20 is on CNN), shortened: with the `cnn` feature the
-/// 8 peers on 3 machines train Hop's CNN on each graph and the time claims are written; without
-/// it the binary says how to get it and writes nothing.
+/// hop-fig20-21's CNN half (hop.txt Fig 20 is on CNN), shortened: the 8 peers on 3 machines
+/// train Hop's CNN on each graph and the time claims are written.
 #[test]
 fn cnn_hop_fig20_21_on_a_short_run() {
-    let dir = tmpdir("hopfig2021cnn");
-    let cfg = dir.join("short.toml");
     let text = include_str!("../configs/hop-fig20-21.cnn.quick.toml")
         .replace("iterations = 200", "iterations = 8")
         .replace("train_images = 3200", "train_images = 320")
@@ -493,36 +497,27 @@ fn cnn_hop_fig20_21_on_a_short_run() {
         text.contains("iterations = 8"),
         "the shortened budget no longer matches"
     );
-    std::fs::write(&cfg, text).unwrap();
-    let o = run_exp(
+    cnn_short_run(
+        "hopfig2021cnn",
         env!("CARGO_BIN_EXE_hop-fig20-21"),
-        &dir,
-        &cfg,
-        &["--seeds", "1"],
+        "hop-fig20-21",
+        text,
+        |out| {
+            let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+            assert!(manifest.contains("hop-cnn"), "{manifest}");
+            let claims = std::fs::read_to_string(out.join("claims.csv")).unwrap();
+            assert!(
+                claims.contains("hierarchical-shared-4-2-2-before-ring-based-8"),
+                "{claims}"
+            );
+        },
     );
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    if cfg!(feature = "cnn") {
-        assert!(o.status.success(), "{stderr}");
-        let manifest =
-            std::fs::read_to_string(dir.join("hop-fig20-21").join("manifest.json")).unwrap();
-        assert!(manifest.contains("hop-cnn"), "{manifest}");
-        let claims = std::fs::read_to_string(dir.join("hop-fig20-21").join("claims.csv")).unwrap();
-        assert!(
-            claims.contains("hierarchical-shared-4-2-2-before-ring-based-8"),
-            "{claims}"
-        );
-    } else {
-        assert_needs_cnn(&o, &dir, "hop-fig20-21");
-    }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// mode-matrix's CNN configuration, shortened: with the `cnn` feature every mode of the three
-/// families trains Hop's CNN; without it the binary says how to get it and writes nothing.
+/// mode-matrix's CNN configuration, shortened: every mode of the three families trains Hop's
+/// CNN.
 #[test]
 fn cnn_mode_matrix_on_a_short_run() {
-    let dir = tmpdir("modematrixcnn");
-    let cfg = dir.join("short.toml");
     let text = include_str!("../configs/mode-matrix.cnn.quick.toml")
         .replace("iterations = 300", "iterations = 6")
         .replace("train_images = 3200", "train_images = 320")
@@ -531,24 +526,17 @@ fn cnn_mode_matrix_on_a_short_run() {
         text.contains("iterations = 6"),
         "the shortened budget no longer matches"
     );
-    std::fs::write(&cfg, text).unwrap();
-    let o = run_exp(
+    cnn_short_run(
+        "modematrixcnn",
         env!("CARGO_BIN_EXE_mode-matrix"),
-        &dir,
-        &cfg,
-        &["--seeds", "1"],
+        "mode-matrix",
+        text,
+        |out| {
+            let m = std::fs::read_to_string(out.join("matrix.csv")).unwrap();
+            // 13 modes x 3 patterns
+            assert_eq!(m.lines().count(), 1 + 13 * 3, "{m}");
+            let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+            assert!(manifest.contains("workload: CNN hop-cnn"), "{manifest}");
+        },
     );
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    if cfg!(feature = "cnn") {
-        assert!(o.status.success(), "{stderr}");
-        let m = std::fs::read_to_string(dir.join("mode-matrix").join("matrix.csv")).unwrap();
-        // 13 modes x 3 patterns
-        assert_eq!(m.lines().count(), 1 + 13 * 3, "{m}");
-        let manifest =
-            std::fs::read_to_string(dir.join("mode-matrix").join("manifest.json")).unwrap();
-        assert!(manifest.contains("workload: CNN hop-cnn"), "{manifest}");
-    } else {
-        assert_needs_cnn(&o, &dir, "mode-matrix");
-    }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

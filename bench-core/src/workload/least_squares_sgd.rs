@@ -6,7 +6,7 @@
 
 use super::least_squares::LeastSquares;
 use super::Workload;
-use crate::data::{sparse_dot, CsrMatrix};
+use crate::data::CsrMatrix;
 use crate::error::{CoreError, Result};
 
 /// Step and mini-batch.
@@ -26,10 +26,18 @@ impl LsSgdConfig {
     /// [`CoreError::OutOfRange`] naming the bad value.
     pub fn validate(&self) -> Result<()> {
         if !(self.step > 0.0 && self.step.is_finite()) {
-            return Err(CoreError::out_of_range("ls.step", "> 0", self.step));
+            return Err(CoreError::out_of_range(
+                "ls.settings.step",
+                "> 0",
+                self.step,
+            ));
         }
         if self.batch == 0 {
-            return Err(CoreError::out_of_range("ls.batch", ">= 1", self.batch));
+            return Err(CoreError::out_of_range(
+                "ls.settings.batch",
+                ">= 1",
+                self.batch,
+            ));
         }
         Ok(())
     }
@@ -87,8 +95,7 @@ impl Workload for LeastSquaresSgd {
     /// `-step / b * sum_k (x_k . w - y_k) x_k` over the worker's `iter`-th mini-batch of its
     /// contiguous share of the rows, read cyclically (as [`super::SvmSgd`]).
     fn update(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32> {
-        let data = self.train.data();
-        let rows = data.rows();
+        let rows = self.train.rows();
         let share = (rows / workers.max(1)).max(1);
         let base = (worker * share) % rows;
         let b = self.cfg.batch;
@@ -96,11 +103,8 @@ impl Workload for LeastSquaresSgd {
         let mut acc = vec![0.0f64; self.dim()];
         for k in 0..b {
             let r = (base + ((iter as usize * b + k) % share)) % rows;
-            let (idx, val) = data.row(r);
-            let diff = sparse_dot(idx, val, model) - f64::from(data.labels[r]);
-            for (&j, &v) in idx.iter().zip(val) {
-                acc[j as usize] += scale * diff * f64::from(v);
-            }
+            self.train
+                .add_row(r, scale * self.train.residual(r, model), &mut acc);
         }
         acc.into_iter().map(|a| a as f32).collect()
     }
@@ -165,7 +169,7 @@ mod tests {
         }
         .validate()
         .unwrap_err();
-        assert!(e.to_string().contains("ls.step"), "{e}");
+        assert!(e.to_string().contains("ls.settings.step"), "{e}");
         let data = Rcv1Shape::with_rows(20).generate(1);
         let mut narrow = CsrMatrix::new(3);
         narrow.push_row(&[(0, 1.0)], 1.0);

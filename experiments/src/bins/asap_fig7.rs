@@ -2,7 +2,7 @@
 //! barrier, and ASYNC (asap.txt Fig 7), with one-sided writes into single per-sender receive
 //! buffers carrying the version in header and footer.
 
-use crate::buffered_setup::{run_every_mode, BufferedCommon};
+use crate::buffered_setup::{check_good_inputs, run_every_mode, BufferedCommon};
 use crate::experiment::{self, Experiment, NoArgs, Run};
 use crate::output::progress;
 use anyhow::bail;
@@ -103,16 +103,7 @@ impl Experiment for AsapFig7 {
         let drivers = run.drivers.to_vec();
         let c = &cfg.common;
         let topology = c.topology(seed)?;
-        let max_in = (0..c.workers)
-            .map(|i| topology.in_neighbors(i).len())
-            .max()
-            .unwrap_or(0);
-        if cfg.good_inputs == 0 || cfg.good_inputs > max_in {
-            bail!(
-                "good_inputs must be in 1..={max_in} (the graph's largest in-degree), got {}",
-                cfg.good_inputs
-            );
-        }
+        let max_in = check_good_inputs(&topology, cfg.good_inputs)?;
         let workload = c.workload(seed, data)?;
         let (twin, svm) = c.svm_setup()?;
         let out = run.out();

@@ -104,13 +104,7 @@ impl Experiment for EsspFig3 {
                 .model()
                 .reference_optimum(cfg.reference_sweeps(), ALS_TOLERANCE)
         });
-        let reference = opt.as_ref().map(|opt| Reference {
-            objective: opt.objective,
-            test_loss: opt.test_loss,
-            test_accuracy: f64::NAN,
-            certificate: opt.certificate,
-            passes: opt.sweeps,
-        });
+        let reference = opt.as_ref().map(Reference::of_mf);
         let mut reference_csv = Vec::new();
         let mut target_note = String::new();
         let mut big = cfg.mf;
