@@ -515,7 +515,7 @@ fn cnn_hop_fig20_21_on_a_short_run() {
 }
 
 /// mode-matrix's CNN configuration, shortened: every mode of the three families trains Hop's
-/// CNN.
+/// CNN, and the matrix's bytes do not depend on the simulator threads.
 #[test]
 fn cnn_mode_matrix_on_a_short_run() {
     let text = include_str!("../configs/mode-matrix.cnn.quick.toml")
@@ -537,6 +537,25 @@ fn cnn_mode_matrix_on_a_short_run() {
             assert_eq!(m.lines().count(), 1 + 13 * 3, "{m}");
             let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
             assert!(manifest.contains("workload: CNN hop-cnn"), "{manifest}");
+            // The same bytes with one simulator thread: the cells share the CNN's momentum
+            // buffers, so they never run at once, whatever --jobs says.
+            let dir = out.parent().unwrap();
+            let serial = dir.join("serial");
+            let o = run_exp(
+                env!("CARGO_BIN_EXE_mode-matrix"),
+                &serial,
+                &dir.join("short.toml"),
+                &["--seeds", "1", "--jobs", "1"],
+            );
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let (parallel, one) = (
+                std::fs::read_to_string(out.join("matrix.csv")).unwrap(),
+                std::fs::read_to_string(serial.join("mode-matrix/matrix.csv")).unwrap(),
+            );
+            assert!(
+                parallel == one,
+                "matrix.csv differs with --jobs 1 (runs shared the CNN's momentum)"
+            );
         },
     );
 }

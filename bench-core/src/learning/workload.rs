@@ -16,4 +16,10 @@ pub trait Workload: Send + Sync {
     fn batch_size(&self, workers: usize) -> usize;
     /// `(loss, accuracy)` of `model` on the held-out evaluation set.
     fn evaluate(&self, model: &[f32]) -> (f64, f64);
+    /// Whether `update` keeps state per worker between calls (a CNN's momentum buffers): runs
+    /// that share such a workload must then run one after another, since concurrent runs would
+    /// interleave their workers' state. Default: no state.
+    fn keeps_worker_state(&self) -> bool {
+        false
+    }
 }

@@ -68,6 +68,10 @@ impl Workload for Averaged {
     fn evaluate(&self, model: &[f32]) -> (f64, f64) {
         self.inner.evaluate(model)
     }
+
+    fn keeps_worker_state(&self) -> bool {
+        self.inner.keeps_worker_state()
+    }
 }
 
 #[cfg(test)]

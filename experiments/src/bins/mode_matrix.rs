@@ -524,8 +524,11 @@ fn matrix(
     let cells: Vec<(usize, &MatrixMode)> = (0..cfg.patterns.len())
         .flat_map(|p| modes.iter().map(move |m| (p, m)))
         .collect();
-    // Simulator cells share the cores (crate::parallel), in cell order either way.
-    let recs = map_runs(driver == DriverKind::Sim, &cells, |&(p, m)| {
+    // Simulator cells share the cores (crate::parallel), in cell order either way; cells of a
+    // workload that keeps per-worker state (a CNN's momentum) share that state, so they run
+    // one after another (each run starts its workers' state afresh at their update 0).
+    let parallel = driver == DriverKind::Sim && !workload.keeps_worker_state();
+    let recs = map_runs(parallel, &cells, |&(p, m)| {
         if let Some(pb) = pb {
             pb.set_message(format!(
                 "{} {} {}",

@@ -299,6 +299,11 @@ impl Workload for CnnWorkload {
 
     /// Mean cross-entropy and accuracy on the evaluation images, in batches of
     /// [`EVAL_BATCH`].
+    /// Each worker's momentum buffer lives here between its updates (with momentum > 0).
+    fn keeps_worker_state(&self) -> bool {
+        self.cfg.momentum != 0.0
+    }
+
     fn evaluate(&self, model: &[f32]) -> (f64, f64) {
         let net = flat::load(self.inference.lock().expect("network lock").clone(), model);
         let device = Device::flex();
