@@ -1,5 +1,7 @@
 //! What the parameter-server family trains: a model updated by data-parallel SGD-like steps.
 
+use super::ScaledParts;
+
 /// A model trained by data-parallel SGD-like steps.
 pub trait Workload: Send + Sync {
     /// Number of parameters.
@@ -11,6 +13,20 @@ pub trait Workload: Send + Sync {
     /// The additive update worker `worker` (of `workers`) computes at iteration `iter` from
     /// `model`: the node applies it as `model += update`.
     fn update(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32>;
+    /// The same update as [`Workload::update`], offered as a multiple of `model` plus exact
+    /// entries ([`ScaledParts`]) by workloads whose update is mostly a scaled copy of the model
+    /// (an L2 term beside a sparse gradient), so the parameter-server family can move and
+    /// apply it without a dense vector. Its dense form must be bit for bit `update`'s. Default:
+    /// not offered.
+    fn scaled_update(
+        &self,
+        _model: &[f32],
+        _worker: usize,
+        _workers: usize,
+        _iter: u64,
+    ) -> Option<ScaledParts> {
+        None
+    }
     /// Examples one worker consumes per update when the run has `workers` workers (the
     /// compute-time model charges per example).
     fn batch_size(&self, workers: usize) -> usize;

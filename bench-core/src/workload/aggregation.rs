@@ -9,6 +9,7 @@
 //! step, so every node sees one consistent model.
 
 use super::Workload;
+use crate::learning::ScaledParts;
 use std::sync::Arc;
 
 /// The parameter server's aggregation of updates.
@@ -59,6 +60,24 @@ impl Workload for Averaged {
         let mut u = self.inner.update(model, worker, workers, iter);
         u.iter_mut().for_each(|x| *x *= scale);
         u
+    }
+
+    /// The inner scaled update with `1/N` as its last factor (bit for bit `update`'s
+    /// `u[j] * scale`); not offered when the inner update already has a last factor.
+    fn scaled_update(
+        &self,
+        model: &[f32],
+        worker: usize,
+        workers: usize,
+        iter: u64,
+    ) -> Option<ScaledParts> {
+        let scale = 1.0 / workers.max(1) as f32;
+        let mut parts = self.inner.scaled_update(model, worker, workers, iter)?;
+        if parts.post != 1.0 {
+            return None;
+        }
+        parts.post = scale;
+        Some(parts)
     }
 
     fn batch_size(&self, workers: usize) -> usize {

@@ -181,7 +181,7 @@ impl AsyncLearning {
             }
         }
         s.result = Some(Payload {
-            data: Arc::new(g.iter().map(|&x| x as f32).collect()),
+            data: g.iter().map(|&x| x as f32).collect::<Vec<f32>>().into(),
             applied: Arc::new(vec![count]),
         });
     }
@@ -300,7 +300,7 @@ impl Learning for AsyncLearning {
                     .pending
                     .pop_front()
                     .ok_or_else(|| err(format!("no model version from node {from} to install")))?;
-                s.current = Some((version, p.data));
+                s.current = Some((version, p.data.into_dense()));
                 Ok(Some(PayloadEffect::Installed))
             }
             (_, Action::Apply { .. } | Action::Commit { .. } | Action::Install { .. }) => Err(err(

@@ -135,7 +135,7 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
     fn outgoing(&self, state: &mut PeerState, _to: NodeId, msg: &Message) -> Option<Payload> {
         match msg {
             Message::Update { .. } => Some(Payload {
-                data: Arc::clone(&state.model),
+                data: Arc::clone(&state.model).into(),
                 applied: Arc::new(Vec::new()),
             }),
             _ => None,
@@ -144,7 +144,9 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
 
     fn receive(&self, state: &mut PeerState, from: NodeId, msg: &Message, payload: Payload) {
         if let Message::Update { clock } = msg {
-            state.inbox.insert((from, *clock), payload.data);
+            state
+                .inbox
+                .insert((from, *clock), payload.data.into_dense());
         }
     }
 

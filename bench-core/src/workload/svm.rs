@@ -3,6 +3,58 @@
 use super::Workload;
 use crate::data::CsrMatrix;
 use crate::error::{CoreError, Result};
+use crate::learning::ScaledParts;
+use std::cell::RefCell;
+
+thread_local! {
+    /// Per thread: the entries an update's mini-batch touches (cleared after every update).
+    static TOUCHED: RefCell<TouchedEntries> = RefCell::new(TouchedEntries::default());
+}
+
+/// Sparse accumulation over a dense index space: the entries touched, in first-touch order, with
+/// their running values. Kept per thread so an update allocates only its result.
+#[derive(Debug, Default)]
+struct TouchedEntries {
+    value: Vec<f32>,
+    seen: Vec<bool>,
+    order: Vec<u32>,
+}
+
+impl TouchedEntries {
+    /// Ready for an index space of `dim` entries, none touched.
+    fn reset(&mut self, dim: usize) {
+        if self.seen.len() != dim {
+            self.value = vec![0.0; dim];
+            self.seen = vec![false; dim];
+        }
+        self.order.clear();
+    }
+
+    /// The running value of entry `i`, starting at `first()` on its first touch.
+    fn entry(&mut self, i: u32, first: impl FnOnce() -> f32) -> &mut f32 {
+        let j = i as usize;
+        if !self.seen[j] {
+            self.seen[j] = true;
+            self.value[j] = first();
+            self.order.push(i);
+        }
+        &mut self.value[j]
+    }
+
+    /// The touched entries and their values, leaving none touched.
+    fn take(&mut self) -> Vec<(u32, f32)> {
+        let out = self
+            .order
+            .iter()
+            .map(|&i| (i, self.value[i as usize]))
+            .collect();
+        for &i in &self.order {
+            self.seen[i as usize] = false;
+        }
+        self.order.clear();
+        out
+    }
+}
 
 /// Loss of the linear classifier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -98,6 +150,48 @@ impl SvmSgd {
         }
     }
 
+    /// The update as `c = -eta lambda` times the model plus the entries the mini-batch's rows
+    /// touch, each computed as the dense form does: `c * w[j]`, then every row's `scale g v`
+    /// added in row order.
+    fn gradient_parts(
+        &self,
+        model: &[f32],
+        worker: usize,
+        workers: usize,
+        iter: u64,
+    ) -> ScaledParts {
+        let rows = self.train.rows();
+        let share = (rows / workers.max(1)).max(1);
+        let base = (worker * share) % rows;
+        let b = self.cfg.batch;
+        let t = (iter as f64) * (b * workers) as f64;
+        let eta = self.step(t) as f32;
+        let lambda = self.cfg.lambda as f32;
+        let c = -eta * lambda;
+        let scale = -eta / b as f32;
+        TOUCHED.with(|cell| {
+            let mut touched = cell.borrow_mut();
+            touched.reset(model.len());
+            for k in 0..b {
+                let r = base + ((iter as usize * b + k) % share);
+                let r = r % rows;
+                let s = self.train.dot(r, model);
+                let g = self.dloss(self.train.labels[r], s);
+                if g != 0.0 {
+                    let (idx, val) = self.train.row(r);
+                    for (&i, &v) in idx.iter().zip(val) {
+                        *touched.entry(i, || c * model[i as usize]) += scale * g * v;
+                    }
+                }
+            }
+            ScaledParts {
+                c,
+                post: 1.0,
+                exact: touched.take(),
+            }
+        })
+    }
+
     fn loss_at(&self, y: f32, s: f32) -> f64 {
         match self.cfg.loss {
             Loss::Hinge => (1.0 - (y * s) as f64).max(0.0),
@@ -125,30 +219,25 @@ impl Workload for SvmSgd {
 
     /// `-eta_t (lambda w + mean_b grad loss)`, with `t` the examples processed by all workers so
     /// far assuming equal progress (`iter * batch * workers`). Worker `w` reads its contiguous
-    /// share of the rows cyclically, so epochs are well defined.
+    /// share of the rows cyclically, so epochs are well defined. The dense form of
+    /// [`Workload::scaled_update`].
     fn update(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32> {
-        let rows = self.train.rows();
-        let share = (rows / workers.max(1)).max(1);
-        let base = (worker * share) % rows;
-        let b = self.cfg.batch;
-        let t = (iter as f64) * (b * workers) as f64;
-        let eta = self.step(t) as f32;
-        let lambda = self.cfg.lambda as f32;
-        let mut out: Vec<f32> = model.iter().map(|&w| -eta * lambda * w).collect();
-        let scale = -eta / b as f32;
-        for k in 0..b {
-            let r = base + ((iter as usize * b + k) % share);
-            let r = r % rows;
-            let s = self.train.dot(r, model);
-            let g = self.dloss(self.train.labels[r], s);
-            if g != 0.0 {
-                let (idx, val) = self.train.row(r);
-                for (&i, &v) in idx.iter().zip(val) {
-                    out[i as usize] += scale * g * v;
-                }
-            }
+        let parts = self.gradient_parts(model, worker, workers, iter);
+        let mut out: Vec<f32> = model.iter().map(|&w| parts.c * w).collect();
+        for &(j, v) in &parts.exact {
+            out[j as usize] = v;
         }
         out
+    }
+
+    fn scaled_update(
+        &self,
+        model: &[f32],
+        worker: usize,
+        workers: usize,
+        iter: u64,
+    ) -> Option<ScaledParts> {
+        Some(self.gradient_parts(model, worker, workers, iter))
     }
 
     fn evaluate(&self, model: &[f32]) -> (f64, f64) {

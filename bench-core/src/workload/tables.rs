@@ -476,7 +476,7 @@ impl<M: TableModel> Learning for TableLearning<M> {
                     }
                 }
                 Some(Payload {
-                    data: Arc::new(data),
+                    data: data.into(),
                     applied: Arc::new(keys),
                 })
             }
@@ -492,7 +492,7 @@ impl<M: TableModel> Learning for TableLearning<M> {
                     data.extend_from_slice(&state.values[o..o + k]);
                 }
                 Some(Payload {
-                    data: Arc::new(data),
+                    data: data.into(),
                     applied: Arc::new(meta),
                 })
             }
@@ -579,7 +579,7 @@ mod tests {
 
     fn payload(meta: Vec<u64>, data: Vec<f32>) -> Payload {
         Payload {
-            data: Arc::new(data),
+            data: data.into(),
             applied: Arc::new(meta),
         }
     }

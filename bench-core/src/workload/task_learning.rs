@@ -144,7 +144,7 @@ impl Learning for TaskLearning {
                 .expect("the ASYNC worker protocol installs a version before every Compute");
             let update = self.workload.update(model, worker, workers, iter);
             s.result = Some(Payload {
-                data: Arc::new(update),
+                data: update.into(),
                 applied: Arc::new(Vec::new()),
             });
         }
@@ -183,7 +183,7 @@ impl Learning for TaskLearning {
                     .pending
                     .pop_front()
                     .ok_or_else(|| err(format!("no model version from node {from} to install")))?;
-                s.current = Some(p.data);
+                s.current = Some(p.data.into_dense());
                 Ok(Some(PayloadEffect::Installed))
             }
             (_, Action::Apply { .. } | Action::Commit { .. } | Action::Install { .. }) => Err(err(

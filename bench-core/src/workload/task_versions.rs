@@ -34,7 +34,7 @@ impl TaskVersions {
             self.versions.release(version);
         }
         Some(Payload {
-            data,
+            data: data.into(),
             applied: Arc::new(vec![version]),
         })
     }

@@ -43,7 +43,7 @@ pub(crate) fn decode(words: &[u64], from: NodeId) -> Result<Payload> {
         }
     }
     Ok(Payload {
-        data: Arc::new(data),
+        data: data.into(),
         applied: Arc::new(applied),
     })
 }
@@ -55,7 +55,7 @@ mod tests {
     #[test]
     fn payload_round_trip() {
         let p = Payload {
-            data: Arc::new(vec![1.5, -2.0, 3.25]),
+            data: vec![1.5, -2.0, 3.25].into(),
             applied: Arc::new(vec![4, 5]),
         };
         let w = encode(&p);
