@@ -20,7 +20,8 @@ pub struct ScaledParts {
     pub c: f32,
     /// Factor applied last to every entry (1 for none; an averaging parameter server's `1/N`).
     pub post: f32,
-    /// Entries computed exactly (each index once): `(j, v)` stands for `v * post`.
+    /// Entries computed exactly (each index at most once; were one repeated, the last would
+    /// count): `(j, v)` stands for `v * post`.
     pub exact: Vec<(u32, f32)>,
 }
 
@@ -28,9 +29,9 @@ pub struct ScaledParts {
 #[derive(Debug)]
 pub struct ScaledUpdate {
     /// The factor and exact entries.
-    pub parts: ScaledParts,
+    parts: ScaledParts,
     /// The model the update was computed on (shared, never changed: nodes copy on write).
-    pub base: Arc<Vec<f32>>,
+    base: Arc<Vec<f32>>,
     /// The dense form, built on first need (a transport's wire, a consumer reading entries).
     dense: OnceLock<Vec<f32>>,
 }
@@ -45,6 +46,16 @@ impl ScaledUpdate {
         }
     }
 
+    /// The factor and exact entries.
+    pub fn parts(&self) -> &ScaledParts {
+        &self.parts
+    }
+
+    /// The model the update was computed on.
+    pub fn base(&self) -> &Arc<Vec<f32>> {
+        &self.base
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.base.len()
@@ -55,23 +66,37 @@ impl ScaledUpdate {
         self.base.is_empty()
     }
 
-    /// The dense update, built once.
+    /// The dense update, built once and kept (for repeated reads).
+    ///
+    /// # Panics
+    /// When an exact entry's index is out of range (a workload's bug).
     pub fn dense(&self) -> &[f32] {
-        self.dense.get_or_init(|| {
-            let (c, post) = (self.parts.c, self.parts.post);
-            let mut u: Vec<f32> = self.base.iter().map(|&b| (c * b) * post).collect();
-            for &(j, v) in &self.parts.exact {
-                u[j as usize] = v * post;
-            }
-            u
-        })
+        self.dense.get_or_init(|| self.to_dense_vec())
+    }
+
+    /// The dense update, built afresh and not kept (a transport's wire: the update held for
+    /// re-application does not grow by a dense copy).
+    ///
+    /// # Panics
+    /// When an exact entry's index is out of range (a workload's bug).
+    pub fn to_dense_vec(&self) -> Vec<f32> {
+        if let Some(d) = self.dense.get() {
+            return d.clone();
+        }
+        let (c, post) = (self.parts.c, self.parts.post);
+        let mut u: Vec<f32> = self.base.iter().map(|&b| (c * b) * post).collect();
+        for &(j, v) in &self.parts.exact {
+            u[j as usize] = v * post;
+        }
+        u
     }
 
     /// Adds the update to `model` (`model[j] += u[j]` with `u[j]` as the dense form computes
     /// it), copying the model first while another holder shares it, in one pass over the model.
     ///
     /// # Panics
-    /// When `model` and the update differ in length (a caller's bug).
+    /// When `model` and the update differ in length (a caller's bug), or an exact entry's index
+    /// is out of range (a workload's bug).
     pub fn add_to(&self, model: &mut Arc<Vec<f32>>) {
         assert_eq!(model.len(), self.len(), "update and model lengths differ");
         let (c, post) = (self.parts.c, self.parts.post);
@@ -161,10 +186,11 @@ mod tests {
     #[test]
     fn adding_to_its_own_base_leaves_the_base_unchanged() {
         let u = update(1.0);
-        let mut model = Arc::clone(&u.base);
-        let want = dense_sum(&u.base, u.dense());
+        let mut model = Arc::clone(u.base());
+        let want = dense_sum(u.base(), u.dense());
         u.add_to(&mut model);
         assert_eq!(*model, want);
-        assert_eq!(*u.base, vec![1.0, -3.0, 0.1, 7.0]);
+        assert_eq!(**u.base(), vec![1.0, -3.0, 0.1, 7.0]);
+        assert_eq!(u.to_dense_vec(), u.dense());
     }
 }

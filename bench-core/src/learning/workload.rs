@@ -16,8 +16,9 @@ pub trait Workload: Send + Sync {
     /// The same update as [`Workload::update`], offered as a multiple of `model` plus exact
     /// entries ([`ScaledParts`]) by workloads whose update is mostly a scaled copy of the model
     /// (an L2 term beside a sparse gradient), so the parameter-server family can move and
-    /// apply it without a dense vector. Its dense form must be bit for bit `update`'s. Default:
-    /// not offered.
+    /// apply it without a dense vector. Its dense form must be bit for bit `update`'s, and it
+    /// is called instead of `update` (once per update, so a workload with per-worker state
+    /// steps it there too). Default: not offered.
     fn scaled_update(
         &self,
         _model: &[f32],

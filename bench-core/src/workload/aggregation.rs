@@ -63,7 +63,8 @@ impl Workload for Averaged {
     }
 
     /// The inner scaled update with `1/N` as its last factor (bit for bit `update`'s
-    /// `u[j] * scale`); not offered when the inner update already has a last factor.
+    /// `u[j] * scale`); not offered when the inner workload does not offer one, or offers one
+    /// with a last factor already (no workload does: that one would then be computed twice).
     fn scaled_update(
         &self,
         model: &[f32],

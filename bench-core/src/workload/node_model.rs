@@ -18,15 +18,15 @@ use std::sync::Arc;
 /// change copies it only while a message or another node still holds it, and an installed
 /// snapshot is adopted rather than copied.
 ///
-/// A worker's own updates are folded into its model lazily, just before the model is next read
-/// ([`NodeModel::view`], the next compute): a snapshot installed in between replaces the model
-/// anyway, so the fold (a dense pass over the model) is then skipped. The values read are those
-/// of an eager fold, bit for bit.
+/// A worker's own updates are folded into its model lazily, when the model is next used (the
+/// next compute, an outgoing snapshot; [`NodeModel::view`] adds them to a copy): a snapshot
+/// installed in between replaces the model anyway, so the fold (a dense pass over the model) is
+/// then skipped. The values read are those of an eager fold, bit for bit.
 #[derive(Debug)]
 pub struct NodeModel {
     /// Local model, without the own updates in `unfolded`.
     model: Arc<Vec<f32>>,
-    /// Own updates computed since the model was last read or replaced, not yet added to it
+    /// Own updates computed since the model was last used or replaced, not yet added to it
     /// (oldest first).
     unfolded: Vec<Params>,
     /// Per worker `w`: every update of `w` with a clock below `applied[w]` is settled (applied,
@@ -66,8 +66,8 @@ impl NodeModel {
     /// through here, so the learning side of every protocol action is the same under each.
     ///
     /// # Errors
-    /// [`CoreError::Protocol`] when the payload named is not held or comes from a non-worker:
-    /// a protocol or driver bug.
+    /// [`CoreError::Protocol`] when the payload named is not held or comes from a non-worker
+    /// (a protocol or driver bug), or an update's length is not the model's (a peer's garbage).
     pub fn carry_out(
         &mut self,
         node: NodeId,
@@ -124,6 +124,9 @@ impl NodeModel {
     /// Computes worker `worker`'s update for `iter` on the local model and applies it locally
     /// too (read-my-writes, as Petuum's client cache does). A workload offering a scaled update
     /// gets it held as one ([`ScaledUpdate`], on the model just read), with the same bits.
+    ///
+    /// # Panics
+    /// When the workload's update is not of the model's length (a workload's bug).
     pub fn compute<W: Workload + ?Sized>(
         &mut self,
         w: &W,
@@ -149,7 +152,7 @@ impl NodeModel {
         }
     }
 
-    /// The local model with every own update in it.
+    /// The local model with every own update in it (a copy while some are not folded yet).
     pub fn view(&self) -> Cow<'_, [f32]> {
         if self.unfolded.is_empty() {
             return Cow::Borrowed(&self.model);

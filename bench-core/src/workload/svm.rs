@@ -23,6 +23,12 @@ struct TouchedEntries {
 impl TouchedEntries {
     /// Ready for an index space of `dim` entries, none touched.
     fn reset(&mut self, dim: usize) {
+        // Entries left touched by an update that unwound (a panic) are cleared too.
+        for &i in &self.order {
+            if let Some(seen) = self.seen.get_mut(i as usize) {
+                *seen = false;
+            }
+        }
         if self.seen.len() != dim {
             self.value = vec![0.0; dim];
             self.seen = vec![false; dim];
@@ -298,6 +304,67 @@ mod tests {
             batch: 32,
         };
         SvmSgd::new(cfg, data.slice_rows(0..5000), data.slice_rows(5000..6000)).unwrap()
+    }
+
+    /// The dense update as it was computed before scaled updates: `-eta lambda w`, then every
+    /// touched entry's `scale g v` in row order.
+    fn dense_reference(
+        w: &SvmSgd,
+        model: &[f32],
+        worker: usize,
+        workers: usize,
+        it: u64,
+    ) -> Vec<f32> {
+        let rows = w.train.rows();
+        let share = (rows / workers).max(1);
+        let base = (worker * share) % rows;
+        let b = w.cfg.batch;
+        let eta = w.step((it as f64) * (b * workers) as f64) as f32;
+        let lambda = w.cfg.lambda as f32;
+        let mut out: Vec<f32> = model.iter().map(|&x| -eta * lambda * x).collect();
+        let scale = -eta / b as f32;
+        for k in 0..b {
+            let r = (base + ((it as usize * b + k) % share)) % rows;
+            let g = w.dloss(w.train.labels[r], w.train.dot(r, model));
+            if g != 0.0 {
+                let (idx, val) = w.train.row(r);
+                for (&i, &v) in idx.iter().zip(val) {
+                    out[i as usize] += scale * g * v;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_scaled_update_is_bit_for_bit_the_dense_one_summed_or_averaged() {
+        use crate::learning::ScaledUpdate;
+        use crate::workload::Aggregation;
+        use std::sync::Arc;
+        for loss in [Loss::Hinge, Loss::Log] {
+            let w = Arc::new(workload(loss));
+            let avg = Aggregation::Mean.wrap(w.clone());
+            // a model away from zero, so the L2 term and the margins are not trivial
+            let mut model = w.initial_model();
+            for it in 0..20 {
+                let u = w.update(&model, 0, 1, it);
+                model.iter_mut().zip(u).for_each(|(m, d)| *m += d);
+            }
+            let model = Arc::new(model);
+            for (worker, workers, it) in [(0, 1, 20), (2, 4, 57), (3, 4, 0)] {
+                let want = dense_reference(&w, &model, worker, workers, it);
+                assert_eq!(w.update(&model, worker, workers, it), want);
+                let parts = w.scaled_update(&model, worker, workers, it).unwrap();
+                assert!(!parts.exact.is_empty());
+                let scaled = ScaledUpdate::new(parts, Arc::clone(&model));
+                assert_eq!(scaled.to_dense_vec(), want, "{loss:?} summed");
+                let parts = avg.scaled_update(&model, worker, workers, it).unwrap();
+                let scaled = ScaledUpdate::new(parts, Arc::clone(&model));
+                let avg_want: Vec<f32> = want.iter().map(|x| x * (1.0 / workers as f32)).collect();
+                assert_eq!(scaled.to_dense_vec(), avg_want, "{loss:?} averaged");
+                assert_eq!(avg.update(&model, worker, workers, it), avg_want);
+            }
+        }
     }
 
     #[test]

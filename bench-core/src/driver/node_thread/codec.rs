@@ -2,7 +2,7 @@
 //! as 64-bit words, so every transport moves it as one aligned block.
 
 use crate::error::{CoreError, Result, TransportFault};
-use crate::learning::Payload;
+use crate::learning::{Params, Payload};
 use crate::protocol::NodeId;
 use std::sync::Arc;
 
@@ -12,7 +12,16 @@ pub(crate) fn encode(p: &Payload) -> Vec<u64> {
     w.push(p.applied.len() as u64);
     w.extend(p.applied.iter().copied());
     w.push(p.data.len() as u64);
-    for pair in p.data.chunks(2) {
+    // A scaled update's dense form is built for the wire only, not kept beside its base.
+    let scaled;
+    let data: &[f32] = match &p.data {
+        Params::Dense(d) => d,
+        Params::Scaled(s) => {
+            scaled = s.to_dense_vec();
+            &scaled
+        }
+    };
+    for pair in data.chunks(2) {
         let lo = pair[0].to_bits() as u64;
         let hi = pair.get(1).map_or(0, |x| x.to_bits() as u64);
         w.push(lo | (hi << 32));
