@@ -107,12 +107,25 @@ pub fn loss_span(progress: &[ProgressRow]) -> (f64, f64) {
 /// half way is crossed at the first evaluation of most runs.)
 pub const COMPARISON_WAY: f64 = 1.0 - NEAR_OPTIMUM;
 
+/// For the fallback target (no reference optimum): a run counts as having learned when its
+/// held-out loss went down by at least this share of the largest drop among the compared runs.
+/// A run stuck near its start (a CNN at chance) then cannot put the target beside the start,
+/// where every run is at time 0.
+pub const LEARNED_SHARE: f64 = 0.5;
+
+/// For the fallback target: the largest drop among the compared runs must be at least this share
+/// of that run's initial loss, or no run learned and there is no target (NaN: the comparisons
+/// are then not made).
+pub const MIN_LEARNING: f64 = 0.05;
+
 /// The held-out loss a figure's time-to-target comparisons use, and how it was chosen: with a
 /// reference optimum, [`COMPARISON_WAY`] of the way from the runs' initial loss to the
 /// optimum's; without one (real data, a CNN), the largest finite final loss of the runs that
-/// ended below their initial loss (their `progress`; so the slowest run that learned reaches
-/// it at its end, and a run that diverged past its start cannot put the target where every
-/// run is at time 0).
+/// learned (their `progress`; so the slowest run that learned reaches it at its end). A run
+/// learned when its loss went down by at least [`LEARNED_SHARE`] of the largest drop among the
+/// runs, itself at least [`MIN_LEARNING`] of that run's start: a run that diverged past its
+/// start, or sat near it, cannot put the target where every run is at time 0; when no run
+/// learned the target is NaN.
 pub fn comparison_target(reference: Option<&Reference>, runs: &[&[ProgressRow]]) -> (f64, String) {
     let start = first_start(runs);
     match (reference, start) {
@@ -125,14 +138,39 @@ pub fn comparison_target(reference: Option<&Reference>, runs: &[&[ProgressRow]])
             ),
         ),
         _ => (
-            runs.iter()
-                .filter_map(|r| Some((r.first()?.loss, r.last()?.loss)))
-                .filter(|&(first, last)| last.is_finite() && last < first)
-                .map(|(_, last)| last)
-                .fold(f64::NAN, f64::max),
-            "target = the largest final loss of the compared runs that ended below their initial loss (no reference optimum: real data, a CNN, a reference switched off, or an optimum no better than the start)".into(),
+            learned_target(runs),
+            format!(
+                "target = the largest final loss of the compared runs that learned (loss down by at least {:.0}% of the largest drop among them, itself at least {:.0}% of its start; no reference optimum: real data, a CNN, a reference switched off, or an optimum no better than the start)",
+                LEARNED_SHARE * 100.0,
+                MIN_LEARNING * 100.0
+            ),
         ),
     }
+}
+
+/// The fallback target of [`comparison_target`]: the largest final loss of the runs that
+/// learned, NaN when none did.
+fn learned_target(runs: &[&[ProgressRow]]) -> f64 {
+    let spans: Vec<(f64, f64)> = runs
+        .iter()
+        .filter_map(|r| Some((r.first()?.loss, r.last()?.loss)))
+        .filter(|&(first, last)| first.is_finite() && last.is_finite())
+        .collect();
+    let Some((best_first, best_drop)) = spans
+        .iter()
+        .map(|&(first, last)| (first, first - last))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+    else {
+        return f64::NAN;
+    };
+    if !(best_drop > 0.0 && best_drop >= MIN_LEARNING * best_first.abs()) {
+        return f64::NAN;
+    }
+    spans
+        .iter()
+        .filter(|&&(first, last)| first - last >= LEARNED_SHARE * best_drop)
+        .map(|&(_, last)| last)
+        .fold(f64::NAN, f64::max)
 }
 
 /// The first finite initial held-out loss among `runs`.
@@ -144,7 +182,7 @@ fn first_start(runs: &[&[ProgressRow]]) -> Option<f64> {
 
 /// Whether [`comparison_target`] sets its target relative to the reference optimum for these
 /// `runs` (false: it falls back to the largest final loss of the runs that learned, which each
-/// of them reaches by construction).
+/// of them reaches by construction; see [`LEARNED_SHARE`]).
 pub fn target_from_reference(reference: Option<&Reference>, runs: &[&[ProgressRow]]) -> bool {
     matches!((reference, first_start(runs)), (Some(r), Some(start)) if start > r.test_loss)
 }
@@ -293,8 +331,8 @@ pub fn near_reference_claim(
 /// different picture even when the time comparisons among the others pass. `runs` are
 /// `(name, time to the target)`; `relative`: the target was set relative to the reference
 /// optimum ([`target_from_reference`]). Not applicable otherwise: the target is then the
-/// largest final loss of the runs that ended below their start, which each of them reaches by
-/// construction (the not-applicable reason names the runs that did not).
+/// largest final loss of the runs that learned, which each of them reaches by construction (the
+/// not-applicable reason names the runs that did not reach it).
 pub fn every_run_reaches_claim(
     id: String,
     relative: bool,
@@ -310,7 +348,7 @@ pub fn every_run_reaches_claim(
         .map(|(name, _)| name.as_str())
         .collect();
     if !relative || !target.is_finite() {
-        let mut why = "no reference optimum: the target is the largest final loss of the runs that ended below their start, reached by construction".to_string();
+        let mut why = "no reference optimum: the target is the largest final loss of the runs that learned, reached by them by construction".to_string();
         if !missed.is_empty() {
             why.push_str(&format!("; never reached it: {}", missed.join(", ")));
         }
@@ -410,6 +448,18 @@ mod tests {
         let diverged = curve(&[1.0, 0.9, 3.5]);
         let (t, _) = comparison_target(None, &[&a[..], &b[..], &diverged[..]]);
         assert_eq!(t, 0.8);
+        // Nor does a run that sat near its start (a CNN at chance) beside runs that learned.
+        let (stuck, learner) = (curve(&[2.30, 2.28, 2.29]), curve(&[2.34, 1.1, 0.47]));
+        let (slow, _) = (curve(&[2.31, 1.6, 1.2]), ());
+        let (t, _) = comparison_target(None, &[&stuck[..], &learner[..]]);
+        assert_eq!(t, 0.47);
+        // A slower run that still went more than half as far sets it.
+        let (t, _) = comparison_target(None, &[&stuck[..], &learner[..], &slow[..]]);
+        assert_eq!(t, 1.2);
+        // When no run learned there is no target.
+        let other = curve(&[2.31, 2.27]);
+        let (t, _) = comparison_target(None, &[&stuck[..], &other[..]]);
+        assert!(t.is_nan(), "{t}");
         let rows = reference_rows("p", Some(&reference(0.4)), &[("a".into(), 1.0, 0.8)]);
         assert_eq!(rows.len(), 1);
         assert!((rows[0].target_loss - 0.46).abs() < 1e-12);
