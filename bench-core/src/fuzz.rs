@@ -179,6 +179,33 @@ pub fn run(
     seed: u64,
     target: impl Fn(&[u8]),
 ) -> FuzzReport {
+    run_until(name, seeds, seed, target, |_, elapsed| elapsed >= limit)
+}
+
+/// Runs `target` on the seeds and then on exactly `executions` mutations (rounded up to a
+/// whole batch of 64): the same inputs whatever the machine's load, so a test of the fuzzer
+/// itself cannot pass or fail with the speed of the machine it runs on.
+pub fn run_executions(
+    name: &str,
+    seeds: &[Vec<u8>],
+    executions: u64,
+    seed: u64,
+    target: impl Fn(&[u8]),
+) -> FuzzReport {
+    let planned = seeds.len() as u64 + executions;
+    run_until(name, seeds, seed, target, |report, _| {
+        report.executions >= planned
+    })
+}
+
+/// The fuzzing loop: batches of 64 mutations until `done(report, elapsed)` says stop.
+fn run_until(
+    name: &str,
+    seeds: &[Vec<u8>],
+    seed: u64,
+    target: impl Fn(&[u8]),
+    done: impl Fn(&FuzzReport, Duration) -> bool,
+) -> FuzzReport {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let started = Instant::now();
     quiet_panics_while_fuzzing();
@@ -224,7 +251,7 @@ pub fn run(
     for s in seeds {
         try_one(s, &mut report);
     }
-    while started.elapsed() < limit {
+    while !done(&report, started.elapsed()) {
         for _ in 0..64 {
             let base = &pool[rng.gen_range(0..pool.len())];
             let input = mutate(base, seeds, &mut rng);
@@ -292,14 +319,12 @@ mod tests {
 
     #[test]
     fn a_panicking_target_is_reported_as_a_crash() {
-        let r = run(
-            "demo",
-            &[b"ab".to_vec()],
-            Duration::from_millis(50),
-            1,
-            |b: &[u8]| assert!(!b.contains(&0xff), "found 0xff"),
-        );
-        assert!(r.executions > 10);
+        // Bounded by executions, not time: under a loaded machine a 50 ms budget once ran too
+        // few inputs to reach 0xff.
+        let r = run_executions("demo", &[b"ab".to_vec()], 20_000, 1, |b: &[u8]| {
+            assert!(!b.contains(&0xff), "found 0xff")
+        });
+        assert_eq!(r.executions, 1 + 20_032);
         assert!(r.crash_count > 0, "{}", r.line());
         assert!(r.crashes[0].1.contains("found 0xff"));
     }
