@@ -11,6 +11,7 @@
 //! implement the same [`Endpoint`].
 
 mod aligned;
+mod inbox;
 pub mod perf;
 #[cfg(feature = "rdma")]
 pub mod rdma;

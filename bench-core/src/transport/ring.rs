@@ -1,14 +1,14 @@
 //! The receive side every backend shares: per-sender rings of version-stamped slots (a seqlock:
-//! header first and footer last on write, footer first and header last on read) and the inbox
-//! of notifications.
+//! header first and footer last on write, footer first and header last on read), and waiting
+//! by polling for backends with nothing to wake a waiter (the inbox of notifications is
+//! `inbox.rs`).
 
 use super::aligned::{copy_words, load_words};
-use super::{AlignedWords, NodeId, Notification, RingShape, SlotRead};
+use super::inbox::SPIN;
+use super::{AlignedWords, NodeId, RingShape, SlotRead};
 use crate::error::{CoreError, Result, TransportFault};
 use std::collections::HashMap;
-use std::collections::VecDeque;
-use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// A ring of slots one receiver registered for one sender.
 #[derive(Debug)]
@@ -129,59 +129,6 @@ pub(crate) fn read_slot_with_check(
         checksum_ok: true,
     };
     (read, (word >> 32) as u32)
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct Inbox {
-    queue: Mutex<VecDeque<Notification>>,
-    ready: Condvar,
-    /// Notifications queued (read without the lock while spinning).
-    queued: AtomicUsize,
-    /// Waiters asleep on `ready` (changed under the lock): a push wakes only when there is
-    /// one, so a spinning receiver costs the sender no futex system call.
-    sleepers: AtomicUsize,
-}
-
-/// How long a waiter spins on the queue before it sleeps: a notification that arrives within
-/// it is seen at cache-line speed instead of a thread wake-up.
-pub(crate) const SPIN: std::time::Duration = std::time::Duration::from_micros(30);
-
-impl Inbox {
-    pub(crate) fn push(&self, n: Notification) {
-        let mut q = self.queue.lock().expect("inbox lock");
-        q.push_back(n);
-        self.queued.fetch_add(1, Ordering::Release);
-        let asleep = self.sleepers.load(Ordering::Relaxed) > 0;
-        drop(q);
-        if asleep {
-            self.ready.notify_one();
-        }
-    }
-
-    /// Waits up to `timeout` for the next notification.
-    pub(crate) fn wait(&self, timeout: std::time::Duration) -> Option<Notification> {
-        let t0 = std::time::Instant::now();
-        let spin = SPIN.min(timeout);
-        while self.queued.load(Ordering::Acquire) == 0 && t0.elapsed() < spin {
-            std::hint::spin_loop();
-        }
-        let mut q = self.queue.lock().expect("inbox lock");
-        if q.is_empty() {
-            let left = timeout.saturating_sub(t0.elapsed());
-            self.sleepers.fetch_add(1, Ordering::Relaxed);
-            q = self
-                .ready
-                .wait_timeout_while(q, left, |q| q.is_empty())
-                .expect("inbox lock")
-                .0;
-            self.sleepers.fetch_sub(1, Ordering::Relaxed);
-        }
-        let n = q.pop_front();
-        if n.is_some() {
-            self.queued.fetch_sub(1, Ordering::Release);
-        }
-        n
-    }
 }
 
 /// Polls `poll` until it yields or `timeout` passes: spinning for [`SPIN`], then sleeping in

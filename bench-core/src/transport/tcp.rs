@@ -18,7 +18,8 @@
 //! off with an error naming it. A connection that ends without its closing frame is a lost
 //! peer: [`Endpoint::health`] names it, and writes to it fail.
 
-use super::ring::{Inbox, Ring, RingTable};
+use super::inbox::Inbox;
+use super::ring::{Ring, RingTable};
 use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
 use crate::error::{CoreError, Result, TransportFault};
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};

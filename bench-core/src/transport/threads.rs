@@ -2,11 +2,12 @@
 //! asynchronously into the receiver's registered slots, like a NIC, then delivers the
 //! notification and the completion.
 
-use super::ring::{Inbox, Ring, RingTable};
+use super::inbox::Inbox;
+use super::ring::{Ring, RingTable};
 use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
 use crate::error::{CoreError, Result, TransportFault};
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -88,7 +89,15 @@ pub struct ThreadsEndpoint {
     local: HashMap<NodeId, Arc<Ring>>,
     inboxes: Vec<Arc<Inbox>>,
     tx: Option<Sender<WorkRequest>>,
+    /// Completions of the copy engine's work requests, pushed by the engine.
     cq: Arc<Mutex<VecDeque<Completion>>>,
+    /// Completions the engine pushed and this endpoint has not yet taken out of `cq`: polling
+    /// reads this instead of locking, as most polls find nothing there.
+    engine_done: Arc<AtomicUsize>,
+    /// Engine completions taken out of `cq`, in order.
+    engine_cq: VecDeque<Completion>,
+    /// Completions of the requests this thread carried out itself (inline), in order.
+    inline_cq: VecDeque<Completion>,
     engine: Option<JoinHandle<()>>,
     next_wr: u64,
     /// Work requests handed to the copy engine and not yet carried out.
@@ -109,6 +118,8 @@ impl ThreadsEndpoint {
         let (tx, rx) = channel::<WorkRequest>();
         let cq: Arc<Mutex<VecDeque<Completion>>> = Arc::default();
         let cq_engine = cq.clone();
+        let engine_done = Arc::new(AtomicUsize::new(0));
+        let done_engine = engine_done.clone();
         let outstanding = Arc::new(AtomicU64::new(0));
         let out_engine = outstanding.clone();
         let engine = std::thread::Builder::new()
@@ -121,10 +132,14 @@ impl ThreadsEndpoint {
                     if let Some((inbox, n)) = wr.notify {
                         inbox.push(n);
                     }
-                    cq_engine
-                        .lock()
-                        .expect("cq lock")
-                        .push_back(Completion { wr_id: wr.wr_id });
+                    {
+                        let mut cq = cq_engine.lock().expect("cq lock");
+                        cq.push_back(Completion { wr_id: wr.wr_id });
+                        // Counted under the lock (so it equals the queue's length there) and
+                        // before `outstanding` drops: an inline post that sees the engine idle
+                        // also sees every earlier completion counted.
+                        done_engine.fetch_add(1, std::sync::atomic::Ordering::Release);
+                    }
                     out_engine.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
                 }
             })
@@ -136,6 +151,9 @@ impl ThreadsEndpoint {
             inboxes,
             tx: Some(tx),
             cq,
+            engine_done,
+            engine_cq: VecDeque::new(),
+            inline_cq: VecDeque::new(),
             engine: Some(engine),
             next_wr: 0,
             outstanding,
@@ -156,11 +174,10 @@ impl ThreadsEndpoint {
         len <= INLINE_WORDS && self.outstanding.load(std::sync::atomic::Ordering::Acquire) == 0
     }
 
-    fn complete(&self, wr_id: u64) {
-        self.cq
-            .lock()
-            .expect("cq lock")
-            .push_back(Completion { wr_id });
+    /// Records the completion of a request carried out inline (no lock: only this thread
+    /// touches it).
+    fn complete(&mut self, wr_id: u64) {
+        self.inline_cq.push_back(Completion { wr_id });
     }
 
     /// Queues `wr` for the copy engine.
@@ -317,8 +334,20 @@ impl Endpoint for ThreadsEndpoint {
         Ok(self.next_wr)
     }
 
+    /// The oldest completion, inline or the engine's: work request ids grow with every post,
+    /// and each queue holds its own in order, so the smaller head is the older one.
     fn poll_completion(&mut self) -> Option<Completion> {
-        self.cq.lock().expect("cq lock").pop_front()
+        use std::sync::atomic::Ordering;
+        if self.engine_done.load(Ordering::Acquire) > 0 {
+            let mut cq = self.cq.lock().expect("cq lock");
+            self.engine_done.fetch_sub(cq.len(), Ordering::AcqRel);
+            self.engine_cq.extend(cq.drain(..));
+        }
+        match (self.inline_cq.front(), self.engine_cq.front()) {
+            (Some(i), Some(e)) if e.wr_id < i.wr_id => self.engine_cq.pop_front(),
+            (Some(_), _) => self.inline_cq.pop_front(),
+            (None, _) => self.engine_cq.pop_front(),
+        }
     }
 
     fn wait_notification(&mut self, timeout: Duration) -> Option<Notification> {
