@@ -97,12 +97,14 @@ fig-%:
 	$(FIGURES) render --figure $*
 	$(FIGURES) report
 
-# The CNN workloads' tests (feature `cnn`).
+# The CNN workloads' tests (feature `cnn`). One workspace-wide feature set for all four, so they
+# share one build; CI passes CNN_FEATURES=--all-features to reuse its --all-features build.
+CNN_FEATURES ?= --features experiments/cnn
 test-cnn:
-	$(CARGO) test -p bench-core --features cnn --test cnn
-	$(CARGO) test -p bench-core --features cnn --lib workload::cnn
-	$(CARGO) test -p experiments --features cnn --test experiments_cli cnn_
-	$(CARGO) test -p experiments --features cnn --test datasets_cli cnn_
+	$(CARGO) test --workspace $(CNN_FEATURES) --test cnn
+	$(CARGO) test --workspace $(CNN_FEATURES) --lib -- workload::cnn
+	$(CARGO) test --workspace $(CNN_FEATURES) --test experiments_cli -- cnn_
+	$(CARGO) test --workspace $(CNN_FEATURES) --test datasets_cli -- cnn_
 
 test:
 	$(CARGO) test --workspace
