@@ -3,7 +3,8 @@
 //!   parameter-server run with a trivial workload, so the event loop itself is measured;
 //! * `transport_4MiB`: threads- and shm-transport one-sided writes of 4 MiB vs memcpy of the
 //!   same size between page-aligned buffers, all in this run, and their bandwidth ratios
-//!   (goal >= 0.8);
+//!   (goal >= 0.9, issue 19). The writes go to the two slots of a ring in turn, so memcpy
+//!   copies into two destinations in turn too: both touch 12 MiB, not 12 against 8;
 //! * `notify_2B`: a 2-byte write with notification, ping-pong (half a round trip), threads and
 //!   shm, beside a cache-line ping-pong in the ratio report (goal <= 3x);
 //! * `svm_sgd`: SVM-SGD examples/s on RCV1-shaped data (47,236 features, ~75 nnz/row).
@@ -101,6 +102,27 @@ fn transport_write<E: Endpoint>(a: &mut E, src: &Arc<AlignedWords>, v: u64) {
     }
 }
 
+/// Two page-aligned destinations, as the transports' two slots, copied into in turn.
+struct MemcpyPeer {
+    dst: [(Vec<u64>, usize); 2],
+    next: usize,
+}
+
+impl MemcpyPeer {
+    fn new() -> Self {
+        MemcpyPeer {
+            dst: [aligned_vec(WORDS_4MIB), aligned_vec(WORDS_4MIB)],
+            next: 0,
+        }
+    }
+
+    fn copy(&mut self, src: &[u64]) {
+        let (d, off) = &mut self.dst[self.next];
+        memcpy_4mib(&mut d[*off..*off + WORDS_4MIB], src);
+        self.next ^= 1;
+    }
+}
+
 fn memcpy_4mib(dst: &mut [u64], src: &[u64]) {
     dst.copy_from_slice(src);
     black_box(dst);
@@ -120,9 +142,9 @@ fn transport(c: &mut Criterion) {
     let mut g = c.benchmark_group("transport_4MiB");
     g.throughput(Throughput::Bytes((WORDS_4MIB * 8) as u64));
     let (mut src, so) = aligned_vec(WORDS_4MIB);
-    let (mut dst, dof) = aligned_vec(WORDS_4MIB);
+    let mut peer = MemcpyPeer::new();
     g.bench_function("memcpy", |b| {
-        b.iter(|| memcpy_4mib(&mut dst[dof..dof + WORDS_4MIB], &src[so..so + WORDS_4MIB]))
+        b.iter(|| peer.copy(&src[so..so + WORDS_4MIB]))
     });
     let (mut a, _b) = transport_pair();
     let tsrc = Arc::new(AlignedWords::from_words(&src[so..so + WORDS_4MIB]));
@@ -203,14 +225,14 @@ fn svm_sgd(c: &mut Criterion) {
 /// transport write of 4 MiB, best-of-N bandwidth of each.
 fn ratio_report() {
     let (src, so) = aligned_vec(WORDS_4MIB);
-    let (mut dst, dof) = aligned_vec(WORDS_4MIB);
+    let mut peer = MemcpyPeer::new();
     let (mut a, _b) = transport_pair();
     let (mut sa, _sb) = shm_pair(WORDS_4MIB, 2);
     let tsrc = Arc::new(AlignedWords::from_words(&src[so..so + WORDS_4MIB]));
     let (mut best_mem, mut best_tr, mut best_shm) = (Duration::MAX, Duration::MAX, Duration::MAX);
     for v in 1..=200u64 {
         let t = Instant::now();
-        memcpy_4mib(&mut dst[dof..dof + WORDS_4MIB], &src[so..so + WORDS_4MIB]);
+        peer.copy(&src[so..so + WORDS_4MIB]);
         best_mem = best_mem.min(t.elapsed());
         let t = Instant::now();
         transport_write(&mut a, &tsrc, v);
@@ -222,7 +244,7 @@ fn ratio_report() {
     let gbps = |d: Duration| (WORDS_4MIB * 8) as f64 / d.as_secs_f64() / 1e9;
     for (name, best) in [("threads", best_tr), ("shm", best_shm)] {
         println!(
-            "transport_4MiB ratio: {name} write {:.2} GB/s vs memcpy {:.2} GB/s = {:.2}x memcpy (goal >= 0.8)",
+            "transport_4MiB ratio: {name} write {:.2} GB/s vs memcpy {:.2} GB/s = {:.2}x memcpy (goal >= 0.9)",
             gbps(best),
             gbps(best_mem),
             gbps(best) / gbps(best_mem)
