@@ -280,6 +280,11 @@ mod tests {
     fn concurrent_producers_keep_their_own_order_and_lose_nothing() {
         let inbox = Arc::new(Inbox::default());
         let per = 20_000u64;
+        // A head start of more than a ring's worth: the overflow is used while the others
+        // still push into it concurrently.
+        for k in 0..CELLS as u64 + 10 {
+            inbox.push(note(3, k));
+        }
         let producers: Vec<_> = (0..3)
             .map(|p| {
                 let inbox = inbox.clone();
@@ -290,8 +295,8 @@ mod tests {
                 })
             })
             .collect();
-        let mut next = [0u64; 3];
-        for _ in 0..3 * per {
+        let mut next = [0u64; 4];
+        for _ in 0..3 * per + CELLS as u64 + 10 {
             let n = inbox.wait(Duration::from_secs(10)).expect("a notification");
             assert_eq!(
                 n,
@@ -304,7 +309,7 @@ mod tests {
         for p in producers {
             p.join().unwrap();
         }
-        assert_eq!(next, [per; 3]);
+        assert_eq!(next, [per, per, per, CELLS as u64 + 10]);
         assert!(inbox.wait(Duration::from_millis(1)).is_none());
     }
 
@@ -313,11 +318,45 @@ mod tests {
         let inbox = Arc::new(Inbox::default());
         let r = {
             let inbox = inbox.clone();
-            std::thread::spawn(move || inbox.wait(Duration::from_secs(10)))
+            std::thread::spawn(move || {
+                let t0 = Instant::now();
+                (inbox.wait(Duration::from_secs(30)), t0.elapsed())
+            })
         };
         // long enough for the receiver to have stopped spinning and gone to sleep
         std::thread::sleep(Duration::from_millis(20));
         inbox.push(note(4, 1));
-        assert_eq!(r.join().unwrap(), Some(note(4, 1)));
+        let (n, waited) = r.join().unwrap();
+        assert_eq!(n, Some(note(4, 1)));
+        // a lost wake-up would end the wait only at its 30 s timeout
+        assert!(waited < Duration::from_secs(10), "woken after {waited:?}");
+    }
+
+    #[test]
+    fn a_claimed_cell_still_being_written_is_not_overtaken_by_the_overflow() {
+        let inbox = Inbox::default();
+        // A producer claims the first cell and has not yet written it.
+        let claimed = inbox.tail.0.fetch_add(1, Ordering::SeqCst);
+        // Others fill the rest of the ring, then the overflow.
+        for k in 1..CELLS as u64 + 3 {
+            inbox.push(note(1, k));
+        }
+        assert_eq!(inbox.overflowed.0.load(Ordering::SeqCst), 3);
+        // Nothing may come out before the claimed cell: the producers' later notifications
+        // (in the ring behind it and in the overflow) must wait for it.
+        assert!(inbox.try_pop().is_none());
+        assert!(inbox.wait(Duration::from_millis(1)).is_none());
+        // The producer publishes; everything follows in order.
+        let cell = &inbox.cells[claimed as usize];
+        let n = note(1, 0);
+        cell.words[0].store(n.from as u64, Ordering::Relaxed);
+        cell.words[1].store(n.slot as u64, Ordering::Relaxed);
+        cell.words[2].store(n.version, Ordering::Relaxed);
+        cell.words[3].store(n.imm[0], Ordering::Relaxed);
+        cell.words[4].store(n.imm[1], Ordering::Relaxed);
+        cell.seq.store(claimed + 1, Ordering::SeqCst);
+        for k in 0..CELLS as u64 + 3 {
+            assert_eq!(inbox.wait(Duration::ZERO).unwrap(), note(1, k));
+        }
     }
 }

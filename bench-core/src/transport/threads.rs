@@ -427,6 +427,54 @@ mod tests {
     }
 
     #[test]
+    fn inline_and_engine_posts_keep_their_order_in_notifications_and_completions() {
+        // Small posts go inline while the engine is idle and through it while it is busy;
+        // large writes always go through it. Whatever path each took, the receiver sees the
+        // notifications in posting order and the sender its completions in wr_id order.
+        let big = INLINE_WORDS * 64;
+        let (mut a, mut b) = pair(big, 2);
+        let src = Arc::new(AlignedWords::zeroed(big));
+        let mut ids = Vec::new();
+        for round in 0..50u64 {
+            let k = round * 4;
+            ids.push(a.post_notify(1, [k, 0]).unwrap());
+            ids.push(
+                a.post_write(1, 0, k + 1, Some(src.clone()), big, Some([k + 1, 0]))
+                    .unwrap(),
+            );
+            ids.push(a.post_notify(1, [k + 2, 0]).unwrap());
+            if round % 2 == 0 {
+                // let the engine go idle, so the next small post is carried out inline
+                while a.outstanding.load(std::sync::atomic::Ordering::Acquire) > 0 {
+                    std::thread::yield_now();
+                }
+            }
+            ids.push(a.post_notify(1, [k + 3, 0]).unwrap());
+        }
+        for want in 0..200u64 {
+            let n = b.wait_notification(Duration::from_secs(5)).unwrap();
+            assert_eq!(n.imm[0], want);
+        }
+        let mut got = Vec::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while got.len() < ids.len() {
+            match a.poll_completion() {
+                Some(c) => got.push(c.wr_id),
+                None => {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "{} completions",
+                        got.len()
+                    );
+                    std::thread::yield_now();
+                }
+            }
+        }
+        assert_eq!(got, ids);
+        assert!(a.poll_completion().is_none());
+    }
+
+    #[test]
     fn notification_alone_leaves_the_slot_untouched() {
         let (mut a, mut b) = pair(4, 1);
         let src = Arc::new(AlignedWords::from_words(&[9, 8]));
