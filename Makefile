@@ -31,12 +31,16 @@ CNN     ?=
 FEATURES = $(if $(filter-out 0 no false,$(CNN)),--features experiments/cnn)
 CARGO   ?= cargo
 # CONFIG=path: `make fig-<id>` runs the figure's binary on this configuration instead of its
-# built-in one for SCALE (e.g. experiments/configs/mode-matrix.mf.quick.toml). Its results
-# replace the figure's in $(RESULTS)/<id>/: add RESULTS=results/mf (say) to keep both.
+# built-in one for SCALE (e.g. experiments/configs/mode-matrix.mf.quick.toml), into
+# $(RESULTS)/config/<the file's name without .toml>/<id>/, beside the built-in run's results
+# in $(RESULTS)/<id>/ rather than over them.
 CONFIG  ?=
 BIN     := target/release
-EXP      = --scale $(SCALE) --seed $(SEED) $(if $(SEEDS),--seeds $(SEEDS)) --out $(RESULTS)
+RUN_ARGS = --scale $(SCALE) --seed $(SEED) $(if $(SEEDS),--seeds $(SEEDS))
+EXP      = $(RUN_ARGS) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
+# Where `make fig-<id>` writes: $(RESULTS), or its config/<name>/ directory with CONFIG.
+FIG_OUT  = $(if $(CONFIG),$(RESULTS)/config/$(basename $(notdir $(CONFIG))),$(RESULTS))
 
 # The figure catalogue (figure id, binary, extra arguments) lives in one place: experiments/figures.tsv.
 CATALOG  := experiments/figures.tsv
@@ -93,9 +97,10 @@ fig-%-cnn:
 fig-%:
 	@test -n "$(call bin_of,$*)" || { echo "unknown figure '$*'; 'make figures' lists them" >&2; exit 2; }
 	@$(MAKE) --no-print-directory build
-	$(BIN)/$(call bin_of,$*) $(EXP) $(call args_of,$*) $(if $(CONFIG),--config $(CONFIG))
-	$(FIGURES) render --figure $*
-	$(FIGURES) report
+	$(BIN)/$(call bin_of,$*) $(RUN_ARGS) --out $(FIG_OUT) $(call args_of,$*) $(if $(CONFIG),--config $(CONFIG))
+	$(BIN)/figures --results $(FIG_OUT) render --figure $*
+	$(BIN)/figures --results $(FIG_OUT) report
+	@echo "results: $(FIG_OUT)/"
 
 # The CNN workloads' tests (feature `cnn`). One workspace-wide feature set for all four, so they
 # share one build; CI passes CNN_FEATURES=--all-features to reuse its --all-features build.
