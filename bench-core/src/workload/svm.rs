@@ -161,9 +161,6 @@ impl SvmSgd {
         }
     }
 
-    /// The update as `c = -eta lambda` times the model plus the entries the mini-batch's rows
-    /// touch, each computed as the dense form does: `c * w[j]`, then every row's `scale g v`
-    /// added in row order.
     /// The update's factor `c = -eta lambda` and the gradient's `scale = -eta / b` at `iter`.
     fn coefficients(&self, workers: usize, iter: u64) -> (f32, f32) {
         let b = self.cfg.batch;
@@ -203,7 +200,9 @@ impl SvmSgd {
         }
     }
 
-    /// The factor `c` of the update's dense part and its exact entries (see [`ScaledParts`]).
+    /// The update as `c = -eta lambda` times the model plus exact entries (see
+    /// [`ScaledParts`]), each computed as the dense form does: `c * w[j]`, then every row's
+    /// `scale g v` added in row order.
     ///
     /// A model of at most [`DENSE_PARTS_UP_TO`] entries is accumulated densely and every entry
     /// listed as exact (an untouched one is `c * w`, the value the scaled form gives it): for a
