@@ -255,13 +255,17 @@ impl TableClient {
             )));
         }
         let v = &mut self.views[j];
+        let before = v.registered.len();
         while v.confirmed < upto {
             let rows = v.unconfirmed.pop_front().unwrap_or_default();
             v.registered.extend(rows);
             v.confirmed += 1;
         }
-        v.registered.sort_unstable();
-        v.registered.dedup();
+        // Sorted and deduplicated already unless this push confirmed new rows.
+        if v.registered.len() > before {
+            v.registered.sort_unstable();
+            v.registered.dedup();
+        }
         let rows = v.registered.clone();
         self.install(j, rows, stamp)?;
         if matches!(self.phase, Phase::Waiting { .. }) {
