@@ -39,6 +39,30 @@ pub fn grid(extra: &[f64], configured: f64) -> Vec<f64> {
     v
 }
 
+/// The points of a two-knob grid: `(a, b, headline)` for every combination of `a_values` and
+/// `b_values` (each from [`grid`], so each holds its configured value), or with
+/// `one_at_a_time` only those where at most one knob differs from its configured value: the
+/// sweep then costs `|a| + |b| - 1` settings instead of `|a| * |b|`.
+pub fn two_knob_points(
+    a_values: &[f64],
+    a_configured: f64,
+    b_values: &[f64],
+    b_configured: f64,
+    one_at_a_time: bool,
+) -> Vec<(f64, f64, bool)> {
+    let mut points = Vec::new();
+    for &a in a_values {
+        for &b in b_values {
+            let (a_home, b_home) = (a == a_configured, b == b_configured);
+            if one_at_a_time && !a_home && !b_home {
+                continue;
+            }
+            points.push((a, b, a_home && b_home));
+        }
+    }
+    points
+}
+
 /// A grid setting: `(knob, value)` pairs.
 pub type Setting<'a> = Vec<(&'a str, String)>;
 
@@ -165,6 +189,26 @@ impl Sensitivity {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_two_knob_grid_crosses_its_knobs_or_varies_one_at_a_time() {
+        let a = [1.0, 2.0, 3.0];
+        let b = [0.1, 0.5];
+        let all = two_knob_points(&a, 2.0, &b, 0.1, false);
+        assert_eq!(all.len(), 6);
+        assert_eq!(all.iter().filter(|p| p.2).count(), 1);
+        assert!(all.contains(&(2.0, 0.1, true)) && all.contains(&(3.0, 0.5, false)));
+        let alone = two_knob_points(&a, 2.0, &b, 0.1, true);
+        assert_eq!(
+            alone,
+            vec![
+                (1.0, 0.1, false),
+                (2.0, 0.1, true),
+                (2.0, 0.5, false),
+                (3.0, 0.1, false)
+            ]
+        );
+    }
 
     #[test]
     fn a_claim_that_flips_is_fragile_and_one_that_holds_is_not() {

@@ -63,6 +63,10 @@ struct Grid {
     /// Log-normal sigma of the per-iteration compute noise.
     #[serde(default)]
     jitter_sigma: Vec<f64>,
+    /// Vary each knob alone around the configured point instead of crossing them (fewer runs:
+    /// the quick reproduction's time; the paper configuration crosses them).
+    #[serde(default)]
+    one_at_a_time: bool,
 }
 
 /// The indices of `p`'s devices some worker runs on.
@@ -282,8 +286,9 @@ impl Experiment for DsspTable1 {
                 let s = sensitivity(cfg, grid, &modes, &headline, seed, data, reference.as_ref())?;
                 s.write(run.out())?;
                 notes.push(format!(
-                    "sensitivity.csv (first seed): the DSSP claims re-derived at slow_device_ratio in {:?} x jitter_sigma in {:?} (besides the configured {} and {}); verdicts that flip over the grid: {}",
+                    "sensitivity.csv (first seed): the DSSP claims re-derived at slow_device_ratio in {:?} {} jitter_sigma in {:?} (besides the configured {} and {}); verdicts that flip over the grid: {}",
                     grid.slow_device_ratio,
+                    if grid.one_at_a_time { "and, one knob at a time," } else { "x" },
                     grid.jitter_sigma,
                     slow_ratio(&cfg.profile),
                     cfg.stragglers.jitter_sigma,
@@ -423,17 +428,22 @@ fn sensitivity(
     let configured = slow_ratio(&cfg.profile);
     let ratios = sensitivity::grid(&grid.slow_device_ratio, configured);
     let jitters = sensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma);
-    let mut points = Vec::new();
-    for &ratio in &ratios {
-        for &jitter in &jitters {
-            let setting: Setting<'_> = vec![
-                ("slow_device_ratio", ratio.to_string()),
-                ("jitter_sigma", jitter.to_string()),
-            ];
-            let is_headline = ratio == configured && jitter == cfg.stragglers.jitter_sigma;
-            points.push((setting, is_headline, (ratio, jitter)));
-        }
-    }
+    let points: Vec<_> = sensitivity::two_knob_points(
+        &ratios,
+        configured,
+        &jitters,
+        cfg.stragglers.jitter_sigma,
+        grid.one_at_a_time,
+    )
+    .into_iter()
+    .map(|(ratio, jitter, is_headline)| {
+        let setting: Setting<'_> = vec![
+            ("slow_device_ratio", ratio.to_string()),
+            ("jitter_sigma", jitter.to_string()),
+        ];
+        (setting, is_headline, (ratio, jitter))
+    })
+    .collect();
     let workload = profiled(cfg).workload(seed, data)?;
     Sensitivity::sweep(
         "dssp-table1 sensitivity",
