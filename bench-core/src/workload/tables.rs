@@ -182,21 +182,78 @@ impl<M: TableModel> RowAccess for TableLearning<M> {
 struct Inc {
     rows: Vec<RowKey>,
     deltas: Vec<f32>,
-    at: FxHashMap<RowKey, usize>,
+    at: EntryIndex,
+}
+
+/// Models of at most this many rows index an INC's entries by a dense array (4 bytes a row);
+/// larger ones (the paper-scale Netflix twin's 498k rows, with a dozen live INCs per worker)
+/// by a hash map.
+const DENSE_INDEX_ROWS: usize = 1 << 16;
+
+/// Where each row's entry is in an [`Inc`], by the row's dense index (its offset over the row
+/// length). Why not a hash map of `RowKey` everywhere: an LDA clock adds a step per document,
+/// thousands of word rows each, and hashing them was a tenth of essp-fig2-breakdown's time.
+#[derive(Debug, Default)]
+enum EntryIndex {
+    #[default]
+    Unset,
+    Dense(Vec<u32>),
+    Sparse(FxHashMap<usize, u32>),
+}
+
+const NO_ENTRY: u32 = u32::MAX;
+
+impl EntryIndex {
+    fn get(&self, row: usize) -> Option<usize> {
+        match self {
+            EntryIndex::Unset => None,
+            EntryIndex::Dense(v) => match v.get(row) {
+                Some(&e) if e != NO_ENTRY => Some(e as usize),
+                _ => None,
+            },
+            EntryIndex::Sparse(m) => m.get(&row).map(|&e| e as usize),
+        }
+    }
+
+    fn insert(&mut self, row: usize, entry: usize, rows_total: usize) {
+        if matches!(self, EntryIndex::Unset) {
+            *self = if rows_total <= DENSE_INDEX_ROWS {
+                EntryIndex::Dense(vec![NO_ENTRY; rows_total])
+            } else {
+                EntryIndex::Sparse(FxHashMap::default())
+            };
+        }
+        let entry = u32::try_from(entry).expect("fewer than 2^32 rows in one clock's INC");
+        match self {
+            EntryIndex::Dense(v) => v[row] = entry,
+            EntryIndex::Sparse(m) => {
+                m.insert(row, entry);
+            }
+            EntryIndex::Unset => unreachable!("set above"),
+        }
+    }
 }
 
 impl Inc {
-    /// Adds a step's INCs (`k` deltas per row of `rows`) to the clock's.
-    fn add(&mut self, rows: &[RowKey], deltas: &[f32], k: usize) {
-        for (r, d) in rows.iter().zip(deltas.chunks_exact(k)) {
-            match self.at.get(r) {
-                Some(&i) => {
+    /// Adds a step's INCs (`k` deltas per row of `rows`, whose dense indices are `dense`, of a
+    /// model of `rows_total` rows) to the clock's.
+    fn add(
+        &mut self,
+        rows: &[RowKey],
+        dense: &[usize],
+        deltas: &[f32],
+        k: usize,
+        rows_total: usize,
+    ) {
+        for ((r, &x), d) in rows.iter().zip(dense).zip(deltas.chunks_exact(k)) {
+            match self.at.get(x) {
+                Some(i) => {
                     for (m, d) in self.deltas[i * k..(i + 1) * k].iter_mut().zip(d) {
                         *m += d;
                     }
                 }
                 None => {
-                    self.at.insert(*r, self.rows.len());
+                    self.at.insert(x, self.rows.len(), rows_total);
                     self.rows.push(*r);
                     self.deltas.extend_from_slice(d);
                 }
@@ -204,9 +261,9 @@ impl Inc {
         }
     }
 
-    /// The deltas of `row`, if this clock wrote it.
-    fn get(&self, row: &RowKey, k: usize) -> Option<&[f32]> {
-        self.at.get(row).map(|&i| &self.deltas[i * k..(i + 1) * k])
+    /// The deltas of the row of dense index `row`, if this clock wrote it.
+    fn get(&self, row: usize, k: usize) -> Option<&[f32]> {
+        self.at.get(row).map(|i| &self.deltas[i * k..(i + 1) * k])
     }
 
     /// Entry indices in row order (an INC message lists its rows sorted).
@@ -342,10 +399,11 @@ impl<M: TableModel> TableLearning<M> {
         // push (a thousand rows under ESSP) was a tenth of essp-fig3's time.
         let pending: Vec<&Inc> = state.own.range(held..).map(|(_, inc)| inc).collect();
         for (i, key) in rows.iter().enumerate() {
-            let row = state.cache.get_or_zero(self.model.offset(*key)? / k.max(1));
+            let x = self.model.offset(*key)? / k.max(1);
+            let row = state.cache.get_or_zero(x);
             row.copy_from_slice(&p.data[i * k..(i + 1) * k]);
             for inc in &pending {
-                if let Some(deltas) = inc.get(key, k) {
+                if let Some(deltas) = inc.get(x, k) {
                     for (v, d) in row.iter_mut().zip(deltas) {
                         *v += d;
                     }
@@ -429,7 +487,12 @@ impl<M: TableModel> Learning for TableLearning<M> {
                 *c += d;
             }
         }
-        state.own.entry(iter).or_default().add(&rows, &local, k);
+        let total = self.model.rows_total();
+        state
+            .own
+            .entry(iter)
+            .or_default()
+            .add(&rows, &at, &local, k, total);
     }
 
     fn carry_out(
@@ -592,23 +655,31 @@ mod tests {
     #[test]
     fn step_incs_merge_into_the_clocks() {
         let key = |row| RowKey { table: 0, row };
-        let mut inc = Inc::default();
-        inc.add(&[key(1), key(4)], &[1.0, 2.0, 3.0, 4.0], 2);
-        inc.add(
-            &[key(0), key(4), key(9)],
-            &[5.0, 6.0, 7.0, 8.0, 9.0, 10.0],
-            2,
-        );
-        let sorted: Vec<RowKey> = inc.sorted().into_iter().map(|i| inc.rows[i]).collect();
-        assert_eq!(sorted, vec![key(0), key(1), key(4), key(9)]);
-        let deltas: Vec<f32> = inc
-            .sorted()
-            .into_iter()
-            .flat_map(|i| inc.deltas[i * 2..i * 2 + 2].to_vec())
-            .collect();
-        assert_eq!(deltas, vec![5.0, 6.0, 1.0, 2.0, 10.0, 12.0, 9.0, 10.0]);
-        assert_eq!(inc.get(&key(4), 2), Some(&[10.0, 12.0][..]));
-        assert_eq!(inc.get(&key(5), 2), None);
+        for total in [10, DENSE_INDEX_ROWS + 1] {
+            let mut inc = Inc::default();
+            inc.add(&[key(1), key(4)], &[1, 4], &[1.0, 2.0, 3.0, 4.0], 2, total);
+            inc.add(
+                &[key(0), key(4), key(9)],
+                &[0, 4, 9],
+                &[5.0, 6.0, 7.0, 8.0, 9.0, 10.0],
+                2,
+                total,
+            );
+            assert_eq!(
+                matches!(inc.at, EntryIndex::Dense(_)),
+                total <= DENSE_INDEX_ROWS
+            );
+            let sorted: Vec<RowKey> = inc.sorted().into_iter().map(|i| inc.rows[i]).collect();
+            assert_eq!(sorted, vec![key(0), key(1), key(4), key(9)]);
+            let deltas: Vec<f32> = inc
+                .sorted()
+                .into_iter()
+                .flat_map(|i| inc.deltas[i * 2..i * 2 + 2].to_vec())
+                .collect();
+            assert_eq!(deltas, vec![5.0, 6.0, 1.0, 2.0, 10.0, 12.0, 9.0, 10.0]);
+            assert_eq!(inc.get(4, 2), Some(&[10.0, 12.0][..]));
+            assert_eq!(inc.get(5, 2), None);
+        }
     }
 
     /// Splitting a clock into steps changes when rows are read, not what one worker computes.
