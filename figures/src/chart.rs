@@ -398,10 +398,24 @@ pub fn render(dir: &Path, id: &str, panels: &[Panel], cols: usize) -> Result<()>
         panels,
         cols,
     )?;
+    let (w, h) = size;
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
     draw_all(
-        BitMapBackend::new(&png, size).into_drawing_area(),
+        BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area(),
         panels,
         cols,
     )?;
-    Ok(())
+    write_png(&png, w, h, &rgb)
+}
+
+/// Encodes an RGB buffer of `w` x `h` pixels as a PNG file at `path`.
+fn write_png(path: &Path, w: u32, h: u32, rgb: &[u8]) -> Result<()> {
+    let file = std::fs::File::create(path)
+        .map_err(|e| anyhow!("cannot write figure {}: {e}", path.display()))?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.write_header()
+        .and_then(|mut wr| wr.write_image_data(rgb))
+        .map_err(|e| anyhow!("cannot write figure {}: {e}", path.display()))
 }
