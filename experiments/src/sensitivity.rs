@@ -39,25 +39,36 @@ pub fn grid(extra: &[f64], configured: f64) -> Vec<f64> {
     v
 }
 
-/// The points of a two-knob grid: `(a, b, headline)` for every combination of `a_values` and
-/// `b_values` (each from [`grid`], so each holds its configured value), or with
-/// `one_at_a_time` only those where at most one knob differs from its configured value: the
-/// sweep then costs `|a| + |b| - 1` settings instead of `|a| * |b|`.
+/// One knob of a two-knob grid: its name in `sensitivity.csv`, its values (from [`grid`], so
+/// they hold the configured one) and its configured value.
+#[derive(Debug, Clone, Copy)]
+pub struct Knob<'a> {
+    /// Name in `sensitivity.csv`.
+    pub name: &'static str,
+    /// Values tried.
+    pub values: &'a [f64],
+    /// The configuration's value.
+    pub configured: f64,
+}
+
+/// The points of a two-knob grid, as [`Sensitivity::sweep`] takes them: the setting, whether it
+/// is the configured one, and the two values. Every combination of the knobs' values, or with
+/// `one_at_a_time` only those where at most one knob differs from its configured value (the
+/// sweep then costs `|a| + |b| - 1` settings instead of `|a| * |b|`).
 pub fn two_knob_points(
-    a_values: &[f64],
-    a_configured: f64,
-    b_values: &[f64],
-    b_configured: f64,
+    a: Knob<'_>,
+    b: Knob<'_>,
     one_at_a_time: bool,
-) -> Vec<(f64, f64, bool)> {
+) -> Vec<(Setting<'static>, bool, (f64, f64))> {
     let mut points = Vec::new();
-    for &a in a_values {
-        for &b in b_values {
-            let (a_home, b_home) = (a == a_configured, b == b_configured);
-            if one_at_a_time && !a_home && !b_home {
+    for &x in a.values {
+        for &y in b.values {
+            let (x_home, y_home) = (x == a.configured, y == b.configured);
+            if one_at_a_time && !x_home && !y_home {
                 continue;
             }
-            points.push((a, b, a_home && b_home));
+            let setting = vec![(a.name, x.to_string()), (b.name, y.to_string())];
+            points.push((setting, x_home && y_home, (x, y)));
         }
     }
     points
@@ -192,21 +203,27 @@ mod tests {
 
     #[test]
     fn a_two_knob_grid_crosses_its_knobs_or_varies_one_at_a_time() {
-        let a = [1.0, 2.0, 3.0];
-        let b = [0.1, 0.5];
-        let all = two_knob_points(&a, 2.0, &b, 0.1, false);
+        let a = Knob {
+            name: "a",
+            values: &[1.0, 2.0, 3.0],
+            configured: 2.0,
+        };
+        let b = Knob {
+            name: "b",
+            values: &[0.1, 0.5],
+            configured: 0.1,
+        };
+        let all = two_knob_points(a, b, false);
         assert_eq!(all.len(), 6);
-        assert_eq!(all.iter().filter(|p| p.2).count(), 1);
-        assert!(all.contains(&(2.0, 0.1, true)) && all.contains(&(3.0, 0.5, false)));
-        let alone = two_knob_points(&a, 2.0, &b, 0.1, true);
+        assert_eq!(all.iter().filter(|p| p.1).count(), 1);
+        assert!(all.iter().any(|p| p.1 && p.2 == (2.0, 0.1)));
+        assert!(all.iter().any(|p| !p.1 && p.2 == (3.0, 0.5)));
+        let alone = two_knob_points(a, b, true);
+        let values: Vec<(f64, f64)> = alone.iter().map(|p| p.2).collect();
+        assert_eq!(values, vec![(1.0, 0.1), (2.0, 0.1), (2.0, 0.5), (3.0, 0.1)]);
         assert_eq!(
-            alone,
-            vec![
-                (1.0, 0.1, false),
-                (2.0, 0.1, true),
-                (2.0, 0.5, false),
-                (3.0, 0.1, false)
-            ]
+            alone[2].0,
+            vec![("a", "2".to_string()), ("b", "0.5".to_string())]
         );
     }
 

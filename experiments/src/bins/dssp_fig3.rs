@@ -7,7 +7,7 @@ use crate::data_source::DataSource;
 use crate::experiment::{self, Experiment, NoArgs, Run};
 use crate::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
 use crate::reference::Reference;
-use crate::sensitivity::{self, Sensitivity, Setting};
+use crate::sensitivity::{self, Knob, Sensitivity};
 use crate::svm_setup::SparseData;
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
@@ -320,22 +320,19 @@ fn sensitivity(
 ) -> Result<Sensitivity> {
     let bandwidths = sensitivity::grid(&grid.bandwidth_gbps, cfg.network.bandwidth_gbps);
     let jitters = sensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma);
-    let points: Vec<_> = sensitivity::two_knob_points(
-        &bandwidths,
-        cfg.network.bandwidth_gbps,
-        &jitters,
-        cfg.stragglers.jitter_sigma,
+    let points = sensitivity::two_knob_points(
+        Knob {
+            name: "bandwidth_gbps",
+            values: &bandwidths,
+            configured: cfg.network.bandwidth_gbps,
+        },
+        Knob {
+            name: "jitter_sigma",
+            values: &jitters,
+            configured: cfg.stragglers.jitter_sigma,
+        },
         grid.one_at_a_time,
-    )
-    .into_iter()
-    .map(|(bandwidth, jitter, is_headline)| {
-        let setting: Setting<'_> = vec![
-            ("bandwidth_gbps", bandwidth.to_string()),
-            ("jitter_sigma", jitter.to_string()),
-        ];
-        (setting, is_headline, (bandwidth, jitter))
-    })
-    .collect();
+    );
     Sensitivity::sweep(
         "dssp-fig3 sensitivity",
         true,

@@ -9,7 +9,7 @@ use crate::output::progress;
 use crate::profiled::{best_accuracy, parse_modes, show, time_to_accuracy, ProfiledSetting};
 use crate::reference::Reference;
 use crate::reference::{loss_spans, near_optimum_claim, reference_rows};
-use crate::sensitivity::{self, Sensitivity, Setting};
+use crate::sensitivity::{self, Knob, Sensitivity};
 use crate::svm_setup::SparseData;
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
@@ -428,22 +428,19 @@ fn sensitivity(
     let configured = slow_ratio(&cfg.profile);
     let ratios = sensitivity::grid(&grid.slow_device_ratio, configured);
     let jitters = sensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma);
-    let points: Vec<_> = sensitivity::two_knob_points(
-        &ratios,
-        configured,
-        &jitters,
-        cfg.stragglers.jitter_sigma,
+    let points = sensitivity::two_knob_points(
+        Knob {
+            name: "slow_device_ratio",
+            values: &ratios,
+            configured,
+        },
+        Knob {
+            name: "jitter_sigma",
+            values: &jitters,
+            configured: cfg.stragglers.jitter_sigma,
+        },
         grid.one_at_a_time,
-    )
-    .into_iter()
-    .map(|(ratio, jitter, is_headline)| {
-        let setting: Setting<'_> = vec![
-            ("slow_device_ratio", ratio.to_string()),
-            ("jitter_sigma", jitter.to_string()),
-        ];
-        (setting, is_headline, (ratio, jitter))
-    })
-    .collect();
+    );
     let workload = profiled(cfg).workload(seed, data)?;
     Sensitivity::sweep(
         "dssp-table1 sensitivity",
