@@ -396,7 +396,8 @@ impl<M: TableModel> TableLearning<M> {
         }
         // This worker's own INCs the shard's copy does not hold yet, oldest first: re-applied
         // to every row installed. Gathered once: walking the map's range for each row of a
-        // push (a thousand rows under ESSP) was a tenth of essp-fig3's time.
+        // push (a thousand rows under ESSP) showed as a tenth of an essp-fig3 profile (an A/B
+        // of whole runs did not separate the two from this VM's noise).
         let pending: Vec<&Inc> = state.own.range(held..).map(|(_, inc)| inc).collect();
         for (i, key) in rows.iter().enumerate() {
             let x = self.model.offset(*key)? / k.max(1);
