@@ -23,6 +23,7 @@ pub mod lda_setup;
 pub mod ls_twin_calibration;
 pub mod matrix_learning;
 pub mod matrix_mode;
+pub mod memory_floor;
 pub mod mf_setup;
 pub mod output;
 pub mod parallel;

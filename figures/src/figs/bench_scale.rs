@@ -25,6 +25,18 @@ pub fn render(dir: &Path) -> Result<Drawing> {
                 by[k].entry(label.clone()).or_default().push((x, y));
             }
         }
+        // The memory floor per worker-clock (parameter-server SVM rows; absent in CSVs from
+        // before it was measured): how far each point is from streaming one model per update.
+        if t.has("floor_s") {
+            let work = t.num(i, "workers")? * t.num(i, "clocks")?;
+            let y = t.num(i, "floor_s")? * 1e6 / work;
+            if y.is_finite() {
+                by[1]
+                    .entry(format!("{label}: memory floor"))
+                    .or_default()
+                    .push((x, y));
+            }
+        }
     }
     let [wall, per, peak] = by;
     let x_label = "log10 workers".to_string();
@@ -37,7 +49,7 @@ pub fn render(dir: &Path) -> Result<Drawing> {
                 series: lines(wall),
             },
             Panel::Lines {
-                title: "Wall time per worker-clock".into(),
+                title: "Wall time per worker-clock (and its memory floor)".into(),
                 x_label: x_label.clone(),
                 y_label: "microseconds".into(),
                 series: lines(per),
