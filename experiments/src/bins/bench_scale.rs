@@ -128,7 +128,7 @@ impl Experiment for BenchScale {
         let model_kib = cfg.setup.data.features as f64 * 4.0 / 1024.0;
         let mut notes = vec![
             format!(
-                "memory floor: reading one model ({model_kib:.0} KiB) from main memory took {:.2} us ({:.1} GB/s; best of 3 passes over a {} MiB pool, this run); floor_s = applied updates x that, a lower bound for a parameter server whose every update's base is a distinct model, x_floor = wall_s / floor_s",
+                "memory floor: reading one model ({model_kib:.0} KiB) from main memory took {:.2} us ({:.1} GB/s; best of 3 passes over a {} MiB pool, this run); floor_s = applied updates x that, a lower bound for a parameter server whose every update's base is a distinct model once the workers' models outgrow the last-level cache (a few hundred workers; below that the bases are cached and the floor overstates the bound), x_floor = wall_s / floor_s",
                 cold_s * 1e6,
                 cfg.setup.data.features as f64 * 4.0 / cold_s / 1e9,
                 POOL_BYTES >> 20
