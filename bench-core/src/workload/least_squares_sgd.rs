@@ -5,6 +5,7 @@
 //! MLlib gradient, `diff * x` per row, averaged over its mini-batch.
 
 use super::least_squares::LeastSquares;
+use super::share_batches::ShareBatches;
 use super::Workload;
 use crate::data::CsrMatrix;
 use crate::error::{CoreError, Result};
@@ -95,14 +96,11 @@ impl Workload for LeastSquaresSgd {
     /// `-step / b * sum_k (x_k . w - y_k) x_k` over the worker's `iter`-th mini-batch of its
     /// contiguous share of the rows, read cyclically (as [`super::SvmSgd`]).
     fn update(&self, model: &[f32], worker: usize, workers: usize, iter: u64) -> Vec<f32> {
-        let rows = self.train.rows();
-        let share = (rows / workers.max(1)).max(1);
-        let base = (worker * share) % rows;
         let b = self.cfg.batch;
         let scale = -self.cfg.step / b as f64;
         let mut acc = vec![0.0f64; self.dim()];
-        for k in 0..b {
-            let r = (base + ((iter as usize * b + k) % share)) % rows;
+        let batches = ShareBatches::new(self.train.rows(), workers, worker, b);
+        for r in batches.rows(iter) {
             self.train
                 .add_row(r, scale * self.train.residual(r, model), &mut acc);
         }

@@ -17,6 +17,7 @@ mod mf_tables;
 mod node_model;
 mod peer_learning;
 mod row_cache;
+mod share_batches;
 mod svm;
 mod table_reference;
 mod tables;

@@ -1,5 +1,6 @@
 //! Sparse linear SVM / logistic regression trained by mini-batch SGD (Bottou's schedule).
 
+use super::share_batches::ShareBatches;
 use super::Workload;
 use crate::data::CsrMatrix;
 use crate::error::{CoreError, Result};
@@ -181,14 +182,9 @@ impl SvmSgd {
         iter: u64,
         mut term: impl FnMut(u32, f32),
     ) {
-        let rows = self.train.rows();
-        let share = (rows / workers.max(1)).max(1);
-        let base = (worker * share) % rows;
-        let b = self.cfg.batch;
         let (_, scale) = self.coefficients(workers, iter);
-        for k in 0..b {
-            let r = base + ((iter as usize * b + k) % share);
-            let r = r % rows;
+        let batches = ShareBatches::new(self.train.rows(), workers, worker, self.cfg.batch);
+        for r in batches.rows(iter) {
             let s = self.train.dot(r, model);
             let g = self.dloss(self.train.labels[r], s);
             if g != 0.0 {
