@@ -12,8 +12,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-/// Bytes of the pool of models read round-robin: well above any last-level cache of today's
-/// servers (this machine's is 32 MiB), so that each read comes from main memory.
+/// Bytes of the pool of models read round-robin: well above the last-level cache of today's
+/// servers (tens of MiB; the 2-core development VM's is 32 MiB), so that each read comes from
+/// main memory.
 pub const POOL_BYTES: usize = 256 << 20;
 
 /// Seconds to read one vector of `words` 32-bit words from main memory: the best of `rounds`
@@ -36,10 +37,7 @@ fn read_s(words: usize, rounds: usize, pool_bytes: usize) -> f64 {
     let pool: Vec<Vec<u32>> = (0..count)
         .map(|i| (0..words).map(|j| (i ^ j) as u32).collect())
         .collect();
-    // A stride coprime to the count, about half of it: consecutive reads are far apart.
-    let stride = (count / 2 + 1..count)
-        .find(|&s| gcd(s, count) == 1)
-        .unwrap_or(1);
+    let step = stride(count);
     let mut best = f64::MAX;
     for _ in 0..rounds.max(1) {
         let t = Instant::now();
@@ -47,11 +45,19 @@ fn read_s(words: usize, rounds: usize, pool_bytes: usize) -> f64 {
         for _ in 0..count {
             let sum = pool[at].iter().fold(0u32, |s, &x| s.wrapping_add(x));
             black_box(sum);
-            at = (at + stride) % count;
+            at = (at + step) % count;
         }
         best = best.min(t.elapsed().as_secs_f64() / count as f64);
     }
     best
+}
+
+/// A stride coprime to `count`, just above half of it (1 for two or fewer): stepping by it
+/// visits every vector once per pass, consecutive reads far apart.
+fn stride(count: usize) -> usize {
+    (count / 2 + 1..count)
+        .find(|&s| gcd(s, count) == 1)
+        .unwrap_or(1)
 }
 
 fn gcd(a: usize, b: usize) -> usize {
@@ -69,15 +75,13 @@ mod tests {
     #[test]
     fn strides_visit_every_vector_once() {
         for count in [2usize, 3, 10, 1387, 1388] {
-            let stride = (count / 2 + 1..count)
-                .find(|&s| gcd(s, count) == 1)
-                .unwrap_or(1);
+            let step = stride(count);
             let mut seen = vec![false; count];
             let mut at = 0;
             for _ in 0..count {
                 assert!(!seen[at], "count {count}: {at} twice");
                 seen[at] = true;
-                at = (at + stride) % count;
+                at = (at + step) % count;
             }
             assert!(seen.iter().all(|&s| s), "count {count}");
         }

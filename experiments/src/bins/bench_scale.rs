@@ -102,7 +102,16 @@ impl Experiment for BenchScale {
         let exe = std::env::current_exe().context("finding this executable to run points")?;
         let total: usize = cfg.cases.iter().map(|c| c.workers.len()).sum();
         // The floor first, in this (parent) process: the points' peak memory stays their own.
-        let cold_s = cold_read_s(cfg.setup.data.features, 3);
+        // Only parameter-server SVM points have one.
+        let floored = cfg
+            .cases
+            .iter()
+            .any(|c| c.learning == CaseLearning::Svm && c.mode.is_some());
+        let cold_s = if floored {
+            cold_read_s(cfg.setup.data.features, 3)
+        } else {
+            f64::NAN
+        };
         let pb = run.progress(total as u64);
         let mut rows = Vec::new();
         for case in &cfg.cases {
@@ -126,16 +135,19 @@ impl Experiment for BenchScale {
             out.claim(c);
         }
         let model_kib = cfg.setup.data.features as f64 * 4.0 / 1024.0;
-        let mut notes = vec![
+        let floor_note = floored.then(|| {
             format!(
                 "memory floor: reading one model ({model_kib:.0} KiB) from main memory took {:.2} us ({:.1} GB/s; best of 3 passes over a {} MiB pool, this run); floor_s = applied updates x that, a lower bound for a parameter server whose every update's base is a distinct model once the workers' models outgrow the last-level cache (a few hundred workers; below that the bases are cached and the floor overstates the bound), x_floor = wall_s / floor_s",
                 cold_s * 1e6,
                 cfg.setup.data.features as f64 * 4.0 / cold_s / 1e9,
                 POOL_BYTES >> 20
-            ),
+            )
+        });
+        let mut notes = vec![
             "each point ran in a process of its own (the binary re-executed with the point in SYNCBENCH_SCALE_POINT); peak_mib is that process's VmHWM, data twin and model included; wall_s is the simulation alone, setup_s the twin and workload before it".to_string(),
             "seeds are repetitions, run one at a time so that timings do not share the cores; the claims' verdicts take the median seed".to_string(),
         ];
+        notes.extend(floor_note);
         for case in &cfg.cases {
             let pts: Vec<(usize, f64)> = rows
                 .iter()
@@ -335,6 +347,40 @@ mod tests {
             peak_mib: 500.0,
             floor_s: wall_s / 2.0,
             x_floor: 2.0,
+        }
+    }
+
+    #[test]
+    fn only_parameter_server_svm_rows_have_a_memory_floor() {
+        let point = PointResult {
+            setup_s: 0.1,
+            wall_s: 8.0,
+            events: 100,
+            bytes: 0,
+            iterations: 1000,
+            peak_mib: 50.0,
+        };
+        let case = |learning, mode: Option<&str>, graph: Option<&str>| ScaleCase {
+            name: "c".into(),
+            learning,
+            mode: mode.map(String::from),
+            graph: graph.map(String::from),
+            clocks: 10,
+            workers: vec![100],
+        };
+        let ps = row(
+            &case(CaseLearning::Svm, Some("ssp3"), None),
+            100,
+            &point,
+            2e-3,
+        );
+        assert_eq!((ps.floor_s, ps.x_floor), (2.0, 4.0));
+        for other in [
+            case(CaseLearning::Svm, None, Some("ring-based")),
+            case(CaseLearning::Control, Some("ssp3"), None),
+        ] {
+            let r = row(&other, 100, &point, 2e-3);
+            assert!(r.floor_s.is_nan() && r.x_floor.is_nan(), "{:?}", other.name);
         }
     }
 
