@@ -119,6 +119,7 @@ fn every_mode_under_every_driver() {
         SyncMode::dssp(1, 3),
         SyncMode::bsp_backup(1),
         SyncMode::asp_pull(),
+        SyncMode::ssp_pull(2),
     ] {
         check(&run_sim(mode, 1), mode, "sim");
         check(&run_threads(mode), mode, "threads");

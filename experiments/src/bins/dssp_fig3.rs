@@ -21,6 +21,9 @@ use std::collections::BTreeMap;
 
 const FIGURE: &str = "dssp-fig3";
 
+/// The manifest note on the worker loop of dssp-fig3's and dssp-table1's modes.
+pub const PULL_NOTE: &str = "worker loop: as dssp.txt ran every mode in MXNet (Algorithm 1: push, wait for the OK, pull the server's weights, every iteration): `asp-pull`, `sspN-pull` (the server holds the answer while the worker is more than N clocks ahead of the slowest) and DSSP; Bösen's `sspN`, which computes on its cache and pulls only when that is too stale, had made SSP converge slower per second through staler reads rather than through its bound, and run faster than ASP on the communication-heavy profile through skipped pulls";
+
 struct DsspFig3;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -242,6 +245,7 @@ impl Experiment for DsspFig3 {
             learning,
             "aggregation: sum (the server adds every worker's update; dssp.txt's MXNet server sums the workers' pushed gradients); the step size was set for it".into(),
             "throughput = mean over workers of each worker's iterations per second; 'averaged SSP' averages over the SSP runs (time-to-target over those that reach it)".into(),
+            PULL_NOTE.into(),
         ]));
         Ok(())
     }

@@ -148,9 +148,9 @@ fn paper_row(label: &str) -> (Option<f64>, Option<f64>) {
     match label {
         "bsp" => (Some(6159.0), None),
         "asp" | "asp-pull" => (Some(2993.0), Some(3017.0)),
-        "ssp3" => (Some(5678.0), None),
-        "ssp6" => (Some(5704.0), Some(6908.0)),
-        "ssp15" => (Some(5565.0), Some(7256.0)),
+        "ssp3" | "ssp3-pull" => (Some(5678.0), None),
+        "ssp6" | "ssp6-pull" => (Some(5704.0), Some(6908.0)),
+        "ssp15" | "ssp15-pull" => (Some(5565.0), Some(7256.0)),
         "dssp3-12" => (Some(3016.0), Some(3046.0)),
         _ => (None, None),
     }
@@ -279,6 +279,7 @@ impl Experiment for DsspTable1 {
             },
             "paper_value columns quote dssp.txt Table I in seconds (ResNet-110, CIFAR-100, 0.67 / 0.68 accuracy); 'never' = not reached".into(),
             "aggregation: sum (the server adds every worker's update; dssp.txt's MXNet server sums the workers' pushed gradients); the proxy's step size was set for it".into(),
+            super::dssp_fig3::PULL_NOTE.into(),
             "DSSP controller conventions: see bench-core/src/protocol/ps/dssp.rs".into(),
         ]);
         if let (Some(grid), None) = (&cfg.sensitivity, &cfg.cnn) {

@@ -36,7 +36,8 @@ pub fn render_fig3(dir: &Path) -> Result<Drawing> {
     let nested = nested_series(&t, |i| {
         let mode = t.str(i, "mode")?;
         // one representative SSP beside BSP, ASP and DSSP keeps the panels legible
-        if mode.starts_with("ssp") && !matches!(mode, "ssp3" | "ssp15") {
+        if mode.starts_with("ssp") && !matches!(mode, "ssp3" | "ssp15" | "ssp3-pull" | "ssp15-pull")
+        {
             return Ok(None);
         }
         Ok(Some((

@@ -13,6 +13,7 @@ mod bsp_backup;
 mod dssp;
 mod essp;
 mod ssp;
+mod ssp_pull;
 
 pub use asp::Asp;
 pub use asp_pull::AspPull;
@@ -21,6 +22,7 @@ pub use bsp_backup::BspBackup;
 pub use dssp::Dssp;
 pub use essp::Essp;
 pub use ssp::Ssp;
+pub use ssp_pull::SspPull;
 
 use super::{ReadPolicy, ReleasePolicy};
 use crate::error::{CoreError, Result};
@@ -186,6 +188,9 @@ sync_modes! {
     Bsp,
     /// Asynchronous parallel.
     Asp,
+    /// SSP with a pull every iteration (SSP as DSSP's paper ran it in MXNet). Before `Ssp`:
+    /// its labels (`ssp3-pull`) start as SSP's do.
+    SspPull,
     /// Stale synchronous parallel.
     Ssp,
     /// Eager SSP.
@@ -223,6 +228,7 @@ mod tests {
             SyncMode::dssp(3, 12),
             SyncMode::bsp_backup(2),
             SyncMode::asp_pull(),
+            SyncMode::ssp_pull(4),
         ] {
             assert_eq!(SyncMode::parse(&m.label()).unwrap(), m);
             let toml = toml::to_string(&m).unwrap();
