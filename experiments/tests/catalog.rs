@@ -66,12 +66,15 @@ fn every_experiment_binary_and_config_belongs_to_a_figure() {
             "experiment binary {name} makes no figure of experiments/figures.tsv"
         );
     }
-    // The binaries' code (src/bins, one module per binary) and the shared runners (e.g.
-    // async_cds) include the configs.
-    for dir in ["src", "src/bins"] {
-        for f in std::fs::read_dir(manifest_dir().join(dir)).unwrap() {
+    // The binaries' code (src/bins, one module per binary, or a folder of modules) and the
+    // shared runners (e.g. async_cds) include the configs: every .rs file under src/.
+    let mut dirs = vec![manifest_dir().join("src")];
+    while let Some(dir) = dirs.pop() {
+        for f in std::fs::read_dir(&dir).unwrap() {
             let path = f.unwrap().path();
-            if path.extension().is_some_and(|e| e == "rs") {
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
                 included_configs(&path, &mut used_configs);
             }
         }
