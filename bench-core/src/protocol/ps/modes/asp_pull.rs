@@ -54,7 +54,7 @@ impl PsMode for AspPull {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::test_support::drain;
+    use crate::protocol::test_support::{deliver, drain, sent};
     use crate::protocol::{Action, Input, Message, ProtocolSpec};
 
     /// A fast worker pushes, pulls and goes on while the other worker has pushed nothing: the
@@ -69,71 +69,27 @@ mod tests {
         .build()
         .unwrap();
         let (server, workers) = nodes.split_at_mut(1);
-        let (server, fast) = (&mut server[0], &mut workers[0]);
+        let (server, fast) = (server[0].as_mut(), workers[0].as_mut());
         fast.handle(0, Input::Start).unwrap();
-        let a = drain(fast.as_mut());
         assert!(
-            a.iter().any(|x| matches!(
-                x,
-                Action::Send {
-                    msg: Message::ReadRequest { clock: 0 },
-                    ..
-                }
-            )),
-            "even the first iteration pulls: {a:?}"
+            sent(&drain(fast)).contains(&Message::ReadRequest { clock: 0 }),
+            "even the first iteration pulls"
         );
-        let mut t = 0;
+        let model = Message::Model { complete: 0 };
         for clock in 0..3u64 {
-            t += 10;
-            server
-                .handle(
-                    t,
-                    Input::Received {
-                        from: 1,
-                        msg: Message::ReadRequest { clock },
-                    },
-                )
-                .unwrap();
-            let s = drain(server.as_mut());
-            assert!(s.contains(&Action::Send {
-                to: 1,
-                msg: Message::Model { complete: 0 }
-            }));
-            fast.handle(
-                t,
-                Input::Received {
-                    from: 0,
-                    msg: Message::Model { complete: 0 },
-                },
-            )
-            .unwrap();
-            assert!(drain(fast.as_mut()).contains(&Action::Compute { iter: clock }));
+            let t = 10 * (clock + 1);
+            let answer = deliver(server, t, 1, Message::ReadRequest { clock });
+            assert!(sent(&answer).contains(&model), "clock {clock}");
+            assert!(deliver(fast, t, 0, model).contains(&Action::Compute { iter: clock }));
             fast.handle(t + 5, Input::ComputeDone { iter: clock })
                 .unwrap();
-            let a = drain(fast.as_mut());
-            let sent: Vec<Message> = a
-                .iter()
-                .filter_map(|x| match x {
-                    Action::Send { msg, .. } => Some(*msg),
-                    _ => None,
-                })
-                .collect();
             let pull = (clock + 1 < 3).then_some(Message::ReadRequest { clock: clock + 1 });
             let expect: Vec<Message> = std::iter::once(Message::Update { clock })
                 .chain(pull)
                 .collect();
-            assert_eq!(sent, expect);
-            server
-                .handle(
-                    t + 5,
-                    Input::Received {
-                        from: 1,
-                        msg: Message::Update { clock },
-                    },
-                )
-                .unwrap();
+            assert_eq!(sent(&drain(fast)), expect);
             assert_eq!(
-                drain(server.as_mut()),
+                deliver(server, t + 5, 1, Message::Update { clock }),
                 vec![Action::Apply { from: 1, clock }],
                 "an update is applied at once"
             );

@@ -66,17 +66,8 @@ impl PsMode for SspPull {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::test_support::drain;
+    use crate::protocol::test_support::{deliver, drain, sent};
     use crate::protocol::{Action, Input, Message, ProtocolSpec};
-
-    fn sends(a: &[Action]) -> Vec<Message> {
-        a.iter()
-            .filter_map(|x| match x {
-                Action::Send { msg, .. } => Some(*msg),
-                _ => None,
-            })
-            .collect()
-    }
 
     #[test]
     fn labels_parse_before_plain_ssp() {
@@ -101,63 +92,43 @@ mod tests {
         .build()
         .unwrap();
         let (server, workers) = nodes.split_at_mut(1);
-        let (server, fast) = (&mut server[0], &mut workers[0]);
+        let (server, fast) = (server[0].as_mut(), workers[0].as_mut());
         fast.handle(0, Input::Start).unwrap();
         assert_eq!(
-            sends(&drain(fast.as_mut())),
+            sent(&drain(fast)),
             vec![Message::ReadRequest { clock: 0 }],
             "even the first iteration pulls"
         );
-        let mut t = 0;
-        let mut held = None;
-        for clock in 0..3u64 {
-            t += 10;
-            server
-                .handle(
-                    t,
-                    Input::Received {
-                        from: 1,
-                        msg: Message::ReadRequest { clock },
-                    },
-                )
-                .unwrap();
-            let answered = sends(&drain(server.as_mut())).contains(&Message::Model { complete: 0 });
-            // The other worker never pushes: clocks 0..=s are released, clock s + 1 is not.
-            assert_eq!(answered, clock <= s as u64, "clock {clock}");
-            if !answered {
-                held = Some(clock);
-                break;
-            }
-            fast.handle(
-                t,
-                Input::Received {
-                    from: 0,
-                    msg: Message::Model { complete: 0 },
-                },
-            )
-            .unwrap();
-            assert!(drain(fast.as_mut()).contains(&Action::Compute { iter: clock }));
+        let model = Message::Model { complete: 0 };
+        for clock in 0..=s as u64 {
+            // The other worker never pushes: clocks 0..=s are released.
+            let t = 10 * (clock + 1);
+            let answer = deliver(server, t, 1, Message::ReadRequest { clock });
+            assert!(sent(&answer).contains(&model), "clock {clock}");
+            assert!(deliver(fast, t, 0, model).contains(&Action::Compute { iter: clock }));
             fast.handle(t + 5, Input::ComputeDone { iter: clock })
                 .unwrap();
             assert_eq!(
-                sends(&drain(fast.as_mut())),
+                sent(&drain(fast)),
                 vec![
                     Message::Update { clock },
                     Message::ReadRequest { clock: clock + 1 }
                 ],
                 "push, then pull, every iteration"
             );
-            server
-                .handle(
-                    t + 5,
-                    Input::Received {
-                        from: 1,
-                        msg: Message::Update { clock },
-                    },
-                )
-                .unwrap();
-            drain(server.as_mut());
+            deliver(server, t + 5, 1, Message::Update { clock });
         }
-        assert_eq!(held, Some(s as u64 + 1));
+        let held = deliver(
+            server,
+            100,
+            1,
+            Message::ReadRequest {
+                clock: s as u64 + 1,
+            },
+        );
+        assert!(
+            !sent(&held).contains(&model),
+            "clock s + 1 waits for the slowest"
+        );
     }
 }
