@@ -13,7 +13,14 @@ fn md_escape(s: &str) -> String {
 
 /// The figure's `sensitivity.csv` as one row per claim: at how many of the grid's settings it
 /// passes, its verdict at the headline setting, and whether the verdict holds over the grid.
-fn sensitivity(body: &mut String, path: &Path) -> Result<()> {
+/// The grid runs on the first seed only, so a claim whose seeds disagree (`seed_passes`: claim
+/// id to passes and seeds, from claims.csv) is not called robust either: the grid cannot see
+/// what another seed flips.
+fn sensitivity(
+    body: &mut String,
+    path: &Path,
+    seed_passes: &std::collections::HashMap<String, (u64, u64)>,
+) -> Result<()> {
     let t = Table::read(path)?;
     let mut order: Vec<String> = Vec::new();
     let mut per: std::collections::HashMap<String, (usize, usize, String, Vec<String>)> =
@@ -35,18 +42,25 @@ fn sensitivity(body: &mut String, path: &Path) -> Result<()> {
     }
     writeln!(
         body,
-        "**Sensitivity** (`sensitivity.csv`: the claims re-derived over a grid of modelling knobs, first seed):\n\n| claim | passes at | headline | robust | settings where it passes |\n|---|---|---|---|---|"
+        "**Sensitivity** (`sensitivity.csv`: the claims re-derived over a grid of modelling knobs, first seed; robust only where the verdict holds over the grid and every seed agrees):\n\n| claim | passes at | headline | seeds passing | robust | settings where it passes |\n|---|---|---|---|---|---|"
     )?;
     for id in &order {
         let (passes, total, headline, at) = &per[id];
-        let robust = *passes == 0 || passes == total;
+        let over_grid = *passes == 0 || passes == total;
+        let seeds = seed_passes.get(id);
+        let seeds_agree = seeds.is_none_or(|&(p, n)| p == 0 || p == n);
         writeln!(
             body,
-            "| `{}` | {passes}/{total} | {} | {} | {} |",
+            "| `{}` | {passes}/{total} | {} | {} | {} | {} |",
             md_escape(id),
             if headline.is_empty() { "-" } else { headline },
-            if robust { "yes" } else { "**no**" },
-            if robust {
+            seeds.map_or("-".to_string(), |(p, n)| format!("{p}/{n}")),
+            match (over_grid, seeds_agree) {
+                (true, true) => "yes",
+                (true, false) => "**no** (seeds split)",
+                _ => "**no**",
+            },
+            if over_grid {
                 String::new()
             } else {
                 md_escape(&at.join("; "))
@@ -159,7 +173,19 @@ pub fn write(results: &Path) -> Result<PathBuf> {
         writeln!(body)?;
         let sens = dir.join("sensitivity.csv");
         if sens.exists() {
-            sensitivity(&mut body, &sens).with_context(|| format!("sensitivity of {}", f.id))?;
+            let mut seed_passes = std::collections::HashMap::new();
+            if t.has("seeds") {
+                for i in 0..t.len() {
+                    if let (Ok(p), Ok(n)) = (
+                        t.str(i, "passes")?.parse::<u64>(),
+                        t.str(i, "seeds")?.parse::<u64>(),
+                    ) {
+                        seed_passes.insert(t.str(i, "claim_id")?.to_string(), (p, n));
+                    }
+                }
+            }
+            sensitivity(&mut body, &sens, &seed_passes)
+                .with_context(|| format!("sensitivity of {}", f.id))?;
         }
     }
     let mut out = String::new();
@@ -202,9 +228,9 @@ mod tests {
         .unwrap();
         std::fs::write(
             dir.join("claims.csv"),
-            "claim_id,statement,paper_value,measured_value,verdict\n\
-             asap-fig10/a,expander above chain,every N,3 of 3,pass\n\
-             asap-fig10/b,a | pipe,x,y,fail\n",
+            "claim_id,statement,paper_value,measured_value,verdict,seeds,passes\n\
+             asap-fig10/a,expander above chain,every N,3 of 3,pass,3,3\n\
+             asap-fig10/b,a | pipe,x,y,fail,3,1\n",
         )
         .unwrap();
         std::fs::write(
@@ -234,15 +260,20 @@ mod tests {
         );
         assert!(report.contains("![asap-fig10](asap-fig10/asap-fig10.png)"));
         assert!(report.contains("a \\| pipe") && report.contains("**FAIL**"));
-        // Sensitivity: a flips between the grid's settings, b fails at both.
+        assert!(report.contains("**FAIL** (1/3 seeds)"), "{report}");
+        // Sensitivity: a flips between the grid's settings; b fails at both, but its seeds
+        // disagree, which the first seed's grid cannot see.
         assert!(
-            report.contains("| `asap-fig10/a` | 1/2 | pass | **no** | k=1 |"),
+            report.contains("| `asap-fig10/a` | 1/2 | pass | 3/3 | **no** | k=1 |"),
             "{report}"
         );
-        assert!(report.contains("| `asap-fig10/b` | 0/2 | fail | yes |  |"));
+        assert!(
+            report.contains("| `asap-fig10/b` | 0/2 | fail | 1/3 | **no** (seeds split) |  |"),
+            "{report}"
+        );
         // The table's header starts its line after a blank one (not indented into a code block).
         assert!(
-            report.contains("first seed):\n\n| claim | passes at |"),
+            report.contains("every seed agrees):\n\n| claim | passes at |"),
             "{report}"
         );
         assert!(
