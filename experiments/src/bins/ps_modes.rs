@@ -288,7 +288,10 @@ fn claims_for(
 ) {
     let d = driver.label();
     let get = |m: &SyncMode| runs.get(&(d.to_string(), m.label()));
-    match modes.iter().find(|m| matches!(m, SyncMode::Ssp(_))) {
+    match modes
+        .iter()
+        .find(|m| matches!(m, SyncMode::Ssp(_) | SyncMode::SspPull(_)))
+    {
         Some(m) => {
             let r = get(m).expect("ran");
             let s = m.bound().unwrap_or(0);

@@ -9,10 +9,11 @@
 //!   differential with a positive count is >= -1 - bound (a worker at clock c reads every
 //!   update up to clock c - s - 1; ESSP's paper, Section 3). Rows without a numeric bound (ASP)
 //!   are not bounded;
-//! - a parameter server's summary (`mode`, `max_staleness`), e.g. ps-modes and mode-matrix: a
-//!   `bsp` run's largest staleness is 0, an `ssp<s>` or `essp<s>` run's at most s (in clocks,
-//!   the unit those figures record for the parameter-server family; labels of other families,
-//!   `async/...` and `peer/...`, count other units and are not bounded here).
+//! - a parameter server's summary (`mode`, `max_staleness`), e.g. ps-modes, mode-matrix and
+//!   dssp-fig3: a `bsp` run's largest staleness is 0, an `ssp<s>`, `ssp<s>-pull` or `essp<s>`
+//!   run's at most s (in clocks, the unit those figures record for the parameter-server family;
+//!   labels of other families, `async/...` and `peer/...`, count other units and are not
+//!   bounded here).
 //!
 //! The verdict depends only on the results, not on the baseline.
 
@@ -153,11 +154,15 @@ fn check_file(results: &Path, path: &Path) -> Result<Option<Finding>> {
     Ok(Some(f))
 }
 
-/// The staleness bound of a parameter-server mode label: `bsp` 0, `ssp<s>` and `essp<s>` s
-/// (optionally prefixed `ps/`); `None` for every other label (unbounded, or another family's
-/// unit).
+/// The staleness bound of a parameter-server mode label: `bsp` 0, `ssp<s>`, `ssp<s>-pull` and
+/// `essp<s>` s (optionally prefixed `ps/`); `None` for every other label (unbounded, or another
+/// family's unit).
 fn ps_bound(label: &str) -> Option<f64> {
     let l = label.strip_prefix("ps/").unwrap_or(label);
+    let l = l
+        .strip_suffix("-pull")
+        .filter(|rest| rest.starts_with("ssp"))
+        .unwrap_or(l);
     if l == "bsp" {
         return Some(0.0);
     }
@@ -177,12 +182,15 @@ mod tests {
         assert_eq!(ps_bound("bsp"), Some(0.0));
         assert_eq!(ps_bound("ps/ssp3"), Some(3.0));
         assert_eq!(ps_bound("essp12"), Some(12.0));
+        assert_eq!(ps_bound("ssp15-pull"), Some(15.0));
         for other in [
             "asp",
             "async/ssp3",
             "ps/bsp-backup1",
             "ps/dssp3-12",
             "ssp",
+            "asp-pull",
+            "ssp-pull",
             "peer/ring-based/standard",
         ] {
             assert_eq!(ps_bound(other), None, "{other}");

@@ -130,5 +130,14 @@ mod tests {
             !sent(&held).contains(&model),
             "clock s + 1 waits for the slowest"
         );
+        // The slowest worker's first push releases it.
+        let released = deliver(server, 110, 2, Message::Update { clock: 0 });
+        assert!(
+            released.contains(&Action::Send {
+                to: 1,
+                msg: Message::Model { complete: 1 }
+            }),
+            "{released:?}"
+        );
     }
 }
