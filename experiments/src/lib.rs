@@ -1,94 +1,32 @@
-//! Shared plumbing of the experiment binaries: common flags, configuration loading, result
-//! directories with manifests, claims and progress bars.
+//! The experiment binaries' code, in rooms by role. Each room may use the rooms before it, never
+//! one after it (`tests/layers.rs` checks this from the imports, and that no two files import
+//! each other, directly or in a circle):
+//!
+//! 1. [`harness`]: what every run needs: the experiment spec and runner, common flags and
+//!    configuration ranges, result directories with manifests, parallel runs, interrupts, the
+//!    figure catalogue, the data source, the cluster session and the driver runner.
+//! 2. [`judge`]: reading runs against the paper: reference optima, comparison targets and
+//!    claims, sensitivity grids, number formatting.
+//! 3. [`workloads`]: what each family trains (SVM, matrix factorisation, LDA, CNNs, ASYNC's
+//!    least squares), on synthetic twins or the real datasets.
+//! 4. [`runs`]: how each family runs (parameter-server modes on a time profile, peers on a
+//!    graph, receive buffers, a mode of any family named in one word).
+//! 5. [`papers`] (one folder per paper, one file per figure, the paper's shared parts beside
+//!    them) and [`studies`] (the harness's own experiments: mode matrix, ps-modes,
+//!    sim-validation, bench-scale).
+//! 6. [`tools`]: the `syncbench` dispatcher and its subcommands (datasets, launch,
+//!    transport-bench, profile, twins, faults, regress).
+//!
+//! `src/bin/<binary>.rs` only calls its module's `main`: the generic runner, drivers, serde and
+//! clap code are compiled once in the library for every binary.
 
-pub mod async_cds;
-pub mod async_setup;
-pub mod bins;
-pub mod buffered_setup;
-pub mod catalog;
-pub mod cli;
-pub mod cluster_cli;
-pub mod cnn_profile;
-pub mod cnn_setup;
-pub mod config_ranges;
-pub mod data_source;
-pub mod datasets_cli;
-pub mod experiment;
-pub mod faults;
-pub mod hop_compare;
-pub mod interrupt;
-pub mod launch;
-pub mod lda_convergence;
-pub mod lda_setup;
-pub mod ls_twin_calibration;
-pub mod matrix_learning;
-pub mod matrix_mode;
-pub mod memory_floor;
-pub mod mf_setup;
-pub mod output;
-pub mod parallel;
-pub mod peer_setup;
-pub mod profiled;
-pub mod reference;
-pub mod regress;
-pub mod runner;
-pub mod scale_point;
-pub mod sensitivity;
-pub mod svm_setup;
-pub mod transport_bench;
-pub mod twin_calibration;
+pub mod harness;
+pub mod judge;
+pub mod papers;
+pub mod runs;
+pub mod studies;
+pub mod tools;
+pub mod workloads;
 
-pub use cli::{CommonArgs, Scale};
-pub use output::ExperimentOutput;
-
-/// Runs a binary's body, printing an error chain as one clear message and returning a non-zero
-/// exit code instead of a backtrace. SIGINT and SIGTERM stop the run cleanly ([`interrupt`]).
-pub fn main_with(body: impl FnOnce() -> anyhow::Result<()>) -> std::process::ExitCode {
-    interrupt::install();
-    match body() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {}", error_text(&e));
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
-
-/// An error chain as one line, `context: cause: cause`, naming each cause once: a cause whose
-/// text an outer message already includes (an error that prints its source, wrapped again) is
-/// left out.
-pub fn error_text(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if text.is_empty() || out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_cause_is_named_once() {
-        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
-        let inner = anyhow::Error::new(io);
-        let text = inner.to_string();
-        let e = inner
-            .context(format!("reading x.csv: {text}"))
-            .context("cannot load the dataset");
-        assert_eq!(
-            error_text(&e),
-            "cannot load the dataset: reading x.csv: No such file or directory"
-        );
-        let e = anyhow::anyhow!("root cause").context("outer");
-        assert_eq!(error_text(&e), "outer: root cause");
-    }
-}
+pub use harness::cli::{CommonArgs, Scale};
+pub use harness::output::ExperimentOutput;

@@ -2,7 +2,7 @@
 //! `--help`; every experiment binary and every shipped config belongs to some figure; a binary
 //! that makes several figures accepts the per-figure arguments the catalogue gives.
 
-use experiments::catalog::entries;
+use experiments::harness::catalog::entries;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -58,7 +58,7 @@ fn every_experiment_binary_and_config_belongs_to_a_figure() {
             continue; // the tool, not an experiment
         }
         included_configs(&path, &mut used_configs);
-        if experiments::catalog::BENCHMARKS.contains(&name.as_str()) {
+        if experiments::harness::catalog::BENCHMARKS.contains(&name.as_str()) {
             continue; // a benchmark with its own make target
         }
         assert!(
@@ -66,8 +66,8 @@ fn every_experiment_binary_and_config_belongs_to_a_figure() {
             "experiment binary {name} makes no figure of experiments/figures.tsv"
         );
     }
-    // The binaries' code (src/bins, one module per binary, or a folder of modules) and the
-    // shared runners (e.g. async_cds) include the configs: every .rs file under src/.
+    // The figures' code (src/papers, src/studies) and the shared runners (e.g. papers/async/cds.rs)
+    // include the configs: every .rs file under src/.
     let mut dirs = vec![manifest_dir().join("src")];
     while let Some(dir) = dirs.pop() {
         for f in std::fs::read_dir(&dir).unwrap() {

@@ -3,7 +3,7 @@
 //! end to end, an experiment given `label_noise = 1.5` exits non-zero saying so and writes
 //! nothing.
 
-use experiments::config_ranges::{check, numeric_leaves, rule};
+use experiments::harness::config_ranges::{check, numeric_leaves, rule};
 use std::path::Path;
 
 fn shipped() -> Vec<(String, toml::Value)> {

@@ -3,7 +3,7 @@
 //! results directory keeps the earlier complete results with nothing partial left (or, when
 //! rank 0 is killed while writing, what it left is removed by the next run).
 
-use experiments::faults::{self, Fault, CLUSTER_TIMEOUT_MS, STALL_TIMEOUT_MS};
+use experiments::tools::faults::{self, Fault, CLUSTER_TIMEOUT_MS, STALL_TIMEOUT_MS};
 use std::path::Path;
 
 fn check(index: usize) {

@@ -1,12 +1,12 @@
 //! Fuzz target for the configuration loader: mutated shipped configurations go through the
-//! TOML parser, the range check (experiments::config_ranges) and the library's config structs;
+//! TOML parser, the range check (experiments::harness::config_ranges) and the library's config structs;
 //! any of them may refuse an input, none may panic. A short bounded pass runs in `make test`;
 //! `make fuzz` (FUZZ_SECONDS=600) runs it for ten minutes.
 
 use bench_core::fuzz;
-use experiments::async_cds::CdsConfig;
-use experiments::config_ranges::check;
-use experiments::hop_compare::CompareConfig;
+use experiments::harness::config_ranges::check;
+use experiments::papers::hop::compare::CompareConfig;
+use experiments::papers::r#async::cds::CdsConfig;
 use std::path::Path;
 use std::time::Duration;
 

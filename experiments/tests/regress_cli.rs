@@ -171,7 +171,7 @@ fn regressions_are_caught_named_and_kept_apart_by_exit_code() {
     assert!(text(&o).contains("no figure directories"), "{}", text(&o));
 
     // a testbed run on a machine without RDMA: a skip (4), not a pass
-    if !experiments::regress::fingerprint::Fingerprint::here().has_active_rdma() {
+    if !experiments::tools::regress::fingerprint::Fingerprint::here().has_active_rdma() {
         for action in ["compare", "check"] {
             let o = regress(&[action, "--require", "rdma"], &results, &baseline);
             assert_eq!(o.status.code(), Some(4), "{}", text(&o));

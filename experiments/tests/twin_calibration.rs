@@ -2,7 +2,7 @@
 //! the best linear model on each twin reaches the real dataset's published test accuracy
 //! within two points (`syncbench twins` prints the whole table).
 
-use experiments::twin_calibration::{calibrate, cases, published, QUICK_CONFIGS, TOLERANCE};
+use experiments::tools::twins::svm::{calibrate, cases, published, QUICK_CONFIGS, TOLERANCE};
 
 #[test]
 fn twins_with_a_published_figure_are_within_two_points_of_it() {
@@ -42,7 +42,7 @@ fn twins_with_a_published_figure_are_within_two_points_of_it() {
 /// (mnist8m has no binary figure and is only listed).
 #[test]
 fn least_squares_twins_with_a_published_figure_are_within_two_points_of_it() {
-    use experiments::ls_twin_calibration::{
+    use experiments::tools::twins::least_squares::{
         calibrate_ls, ls_cases, ASYNC_QUICK_CONFIGS, NOT_CALIBRATED,
     };
     let mut checked = Vec::new();

@@ -2,8 +2,8 @@
 //! (asap.txt Fig 6): bytes sent per node and time to an optimum-relative loss target (half
 //! way from the initial held-out loss to the reference optimum's).
 //!
-//! The experiment is [`experiments::bins::asap_fig6`], compiled once in the library.
+//! The experiment is [`experiments::papers::asap::fig6`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::asap_fig6::main()
+    experiments::papers::asap::fig6::main()
 }

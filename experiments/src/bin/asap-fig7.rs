@@ -2,8 +2,8 @@
 //! barrier, and ASYNC (asap.txt Fig 7), with one-sided writes into single per-sender receive
 //! buffers carrying the version in header and footer.
 //!
-//! The experiment is [`experiments::bins::asap_fig7`], compiled once in the library.
+//! The experiment is [`experiments::papers::asap::fig7`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::asap_fig7::main()
+    experiments::papers::asap::fig7::main()
 }

@@ -3,8 +3,8 @@
 //! second and time to the training-accuracy target. Needs the `cnn` feature; a build without it
 //! writes the claims as not applicable, saying why.
 //!
-//! The experiment is [`experiments::bins::asap_fig8`], compiled once in the library.
+//! The experiment is [`experiments::papers::asap::fig8`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::asap_fig8::main()
+    experiments::papers::asap::fig8::main()
 }

@@ -2,8 +2,8 @@
 //! ASYNC over receive buffers (asap.txt Fig 9): time to an optimum-relative loss target (half
 //! way from the initial held-out loss to the reference optimum's).
 //!
-//! The experiment is [`experiments::bins::asap_fig9`], compiled once in the library.
+//! The experiment is [`experiments::papers::asap::fig9`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::asap_fig9::main()
+    experiments::papers::asap::fig9::main()
 }

@@ -1,8 +1,8 @@
 //! async-fig7-8: SGD vs ASGD and SAGA vs ASAGA on 32 workers with production-cluster
 //! stragglers (async.txt §6.3, Figures 7 and 8, Table 3).
 //!
-//! The experiment is [`experiments::bins::async_fig7_8`], compiled once in the library.
+//! The experiment is [`experiments::papers::r#async::fig7_8`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::async_fig7_8::main()
+    experiments::papers::r#async::fig7_8::main()
 }

@@ -5,8 +5,8 @@
 //! Writes results/bench-scale/scale.csv, claims on the targets, and the manifest. Not part of
 //! `make reproduce-all` (minutes of CPU); `make bench-scale` runs and draws it.
 //!
-//! The experiment is [`experiments::bins::bench_scale`], compiled once in the library.
+//! The experiment is [`experiments::studies::bench_scale`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::bench_scale::main()
+    experiments::studies::bench_scale::main()
 }

@@ -2,8 +2,8 @@
 //! communication-heavy (fully connected layers) and a computation-heavy (pure CNN) time
 //! profile (dssp.txt Fig 3 and §V), in the simulator with a CPU proxy model.
 //!
-//! The experiment is [`experiments::bins::dssp_fig3`], compiled once in the library.
+//! The experiment is [`experiments::papers::dssp::fig3`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::dssp_fig3::main()
+    experiments::papers::dssp::fig3::main()
 }

@@ -2,8 +2,8 @@
 //! 15) and DSSP(3, 12) to reach two accuracy targets (dssp.txt Table I), in the simulator with
 //! a ResNet-110 time profile and a CPU proxy model for the learning.
 //!
-//! The experiment is [`experiments::bins::dssp_table1`], compiled once in the library.
+//! The experiment is [`experiments::papers::dssp::table1`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::dssp_table1::main()
+    experiments::papers::dssp::table1::main()
 }

@@ -2,8 +2,8 @@
 //! and ESSP(s) (essp.txt Fig 2 right), on LDA as the paper measures it (the `[lda]` section of
 //! the essp-fig2-staleness configs) and on that experiment's matrix factorisation.
 //!
-//! The experiment is [`experiments::bins::essp_fig2_breakdown`], compiled once in the library.
+//! The experiment is [`experiments::papers::essp::fig2_breakdown`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::essp_fig2_breakdown::main()
+    experiments::papers::essp::fig2_breakdown::main()
 }

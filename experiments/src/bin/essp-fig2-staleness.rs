@@ -2,8 +2,8 @@
 //! clock) at every read, for BSP, SSP(s) and ESSP(s), on matrix factorisation by SGD with 64
 //! workers (essp.txt Fig 2 left).
 //!
-//! The experiment is [`experiments::bins::essp_fig2_staleness`], compiled once in the library.
+//! The experiment is [`experiments::papers::essp::fig2_staleness`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::essp_fig2_staleness::main()
+    experiments::papers::essp::fig2_staleness::main()
 }

@@ -2,8 +2,8 @@
 //! ESSP(s), and the stability of both at the largest s with a large step size (essp.txt Fig 3).
 //! With an `[lda]` section the same comparison runs on LDA (its panels: lda_curves.csv).
 //!
-//! The experiment is [`experiments::bins::essp_fig3`], compiled once in the library.
+//! The experiment is [`experiments::papers::essp::fig3`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::essp_fig3::main()
+    experiments::papers::essp::fig3::main()
 }

@@ -1,8 +1,8 @@
 //! hop-fig12: how much random slowdown slows standard decentralized training on ring,
 //! ring-based and double-ring graphs (hop.txt Fig 12, SVM part).
 //!
-//! The experiment is [`experiments::bins::hop_fig12`], compiled once in the library.
+//! The experiment is [`experiments::papers::hop::fig12`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::hop_fig12::main()
+    experiments::papers::hop::fig12::main()
 }

@@ -1,8 +1,8 @@
 //! hop-fig13: decentralized training on the ring-based graph against a BSP parameter server
 //! (hop.txt Fig 13, SVM part), on the same workload, compute and network models.
 //!
-//! The experiment is [`experiments::bins::hop_fig13`], compiled once in the library.
+//! The experiment is [`experiments::papers::hop::fig13`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::hop_fig13::main()
+    experiments::papers::hop::fig13::main()
 }

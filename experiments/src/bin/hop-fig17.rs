@@ -1,7 +1,7 @@
 //! hop-fig17: Bounded staleness (s = 5) against the standard protocol on the ring-based graph under random slowdown (hop.txt Fig 17).
 //!
-//! The experiment is [`experiments::bins::hop_fig17`], compiled once in the library.
+//! The experiment is [`experiments::papers::hop::fig17`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::hop_fig17::main()
+    experiments::papers::hop::fig17::main()
 }

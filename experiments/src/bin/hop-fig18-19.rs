@@ -1,7 +1,7 @@
 //! hop-fig18-19: Skipping iterations (maximum jump 2 and 10) against the standard protocol with one worker deterministically 4x slower (hop.txt Figs 18-19).
 //!
-//! The experiment is [`experiments::bins::hop_fig18_19`], compiled once in the library.
+//! The experiment is [`experiments::papers::hop::fig18_19`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::hop_fig18_19::main()
+    experiments::papers::hop::fig18_19::main()
 }

@@ -1,8 +1,8 @@
 //! hop-fig20-21: 8 workers placed unevenly on 3 machines under a two-level network; the
 //! ring-based graph against two hierarchical graphs (hop.txt §7.3.6, Fig 20 and 21).
 //!
-//! The experiment is [`experiments::bins::hop_fig20_21`], compiled once in the library.
+//! The experiment is [`experiments::papers::hop::fig20_21`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::hop_fig20_21::main()
+    experiments::papers::hop::fig20_21::main()
 }

@@ -2,8 +2,8 @@
 //! the largest iteration gap seen over many seeded random schedules in the simulator, against
 //! the table's bound.
 //!
-//! The experiment is [`experiments::bins::hop_table1`], compiled once in the library.
+//! The experiment is [`experiments::papers::hop::table1`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::hop_table1::main()
+    experiments::papers::hop::table1::main()
 }

@@ -5,8 +5,8 @@
 //! (BSP) in the same pattern, a per-pattern ranking, and claims that restate the papers'
 //! headlines inside the matrix.
 //!
-//! The experiment is [`experiments::bins::mode_matrix`], compiled once in the library.
+//! The experiment is [`experiments::studies::mode_matrix`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::mode_matrix::main()
+    experiments::studies::mode_matrix::main()
 }

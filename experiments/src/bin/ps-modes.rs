@@ -2,8 +2,8 @@
 //! a parameter server with BSP, ASP and SSP(s), one slow worker, under the sim and threads
 //! drivers: loss vs time, wait-time and staleness histograms, and three claims.
 //!
-//! The experiment is [`experiments::bins::ps_modes`], compiled once in the library.
+//! The experiment is [`experiments::studies::ps_modes`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::ps_modes::main()
+    experiments::studies::ps_modes::main()
 }

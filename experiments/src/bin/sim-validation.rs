@@ -7,8 +7,8 @@
 //! the measured and the two predicted iteration rates, mean waits, makespans and times to
 //! target, with their relative errors; the claims state the error bound the replay achieves.
 //!
-//! The experiment is [`experiments::bins::sim_validation`], compiled once in the library.
+//! The experiment is [`experiments::studies::sim_validation`], compiled once in the library.
 
 fn main() -> std::process::ExitCode {
-    experiments::bins::sim_validation::main()
+    experiments::studies::sim_validation::main()
 }

@@ -15,7 +15,7 @@ pub fn tmpdir(tag: &str) -> PathBuf {
 /// A small ps-modes configuration: `workers` workers, `iterations` iterations, the modelled
 /// compute `ns_per_example` (batch 8).
 pub fn ps_config(workers: usize, iterations: u64, ns_per_example: f64) -> String {
-    experiments::faults::ps_config(workers, iterations, ns_per_example, 60_000)
+    experiments::tools::faults::ps_config(workers, iterations, ns_per_example, 60_000)
 }
 
 /// A small asap-fig7 configuration: 8 peers all-reduce, 12 iterations, a 3,000-feature model.

@@ -1,0 +1,248 @@
+//! Flags every experiment binary takes, and configuration loading.
+
+use anyhow::{bail, Context, Result};
+use bench_core::driver::DriverKind;
+use clap::{Args, ValueEnum};
+use serde::de::DeserializeOwned;
+use std::path::PathBuf;
+
+/// Problem size of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    /// Minutes on one 2-core machine: simulated or thread workers, synthetic data.
+    Quick,
+    /// The papers' worker counts, dataset sizes and durations.
+    Paper,
+}
+
+impl Scale {
+    /// `quick` or `paper`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Scale::Quick => "quick",
+            Scale::Paper => "paper",
+        }
+    }
+}
+
+/// Flags common to every experiment binary.
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Problem size: `quick` (minutes on a laptop) or `paper` (the papers' sizes).
+    #[arg(long, value_enum, default_value_t = Scale::Quick, env = "SCALE")]
+    pub scale: Scale,
+    /// Driver(s) to run under, comma-separated: `sim` (deterministic virtual time), `threads`
+    /// (one OS thread per node, real time) and/or `cluster` (one process per rank, started by
+    /// `syncbench launch --ranks N --`, mpirun or srun; only rank 0 writes results). Default: the
+    /// experiment's own list.
+    #[arg(long, value_delimiter = ',')]
+    pub driver: Vec<String>,
+    /// Run seed: every random number of the run derives from it. With `--seeds N` the seeds
+    /// are SEED, SEED+1, ..., SEED+N-1.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Seeds per verdict: the experiment runs once per seed and each claim passes when it
+    /// passes for a strict majority of them and, where it has a deciding number, for the seed
+    /// at its median (claims.csv gains `seeds` and `passes`; every
+    /// seed's files after the first are under `<figure>/seeds/<seed>/`). Default: 3 at quick
+    /// scale, 5 at paper scale.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub seeds: Option<u64>,
+    /// Threads for simulator runs when every driver is `sim`: seeds, and the independent runs
+    /// of a seed (modes, sensitivity points), run at once (virtual time: each run's bytes are
+    /// those of a run on its own). Default: the machine's cores. Runs under `threads` or
+    /// `cluster` always run one at a time, so that their timings are not shared.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub jobs: Option<u64>,
+    /// Results root; each figure writes `<out>/<figure-id>/`.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// TOML configuration replacing the built-in one for the chosen scale (unknown keys are
+    /// errors). See experiments/configs/ for the defaults.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// SVM experiments' data: `synthetic` (seeded twins of the datasets' shapes; default at
+    /// quick scale) or `real` (the files of datasets.lock from the cache, fetched and verified
+    /// with `syncbench datasets fetch NAME`; default at paper scale).
+    #[arg(long, value_enum)]
+    pub data: Option<crate::harness::data_source::DataMode>,
+    /// Cluster-driver flags.
+    #[command(flatten)]
+    pub cluster: crate::harness::cluster::ClusterArgs,
+}
+
+impl CommonArgs {
+    /// Loads the configuration: `--config` if given, else the built-in text for the scale.
+    ///
+    /// # Errors
+    /// When the file cannot be read or does not parse (the message names the file and key).
+    pub fn load_config<T: DeserializeOwned>(&self, quick: &str, paper: &str) -> Result<T> {
+        let (text, origin) = match &self.config {
+            Some(p) => (
+                std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read config {}", p.display()))?,
+                p.display().to_string(),
+            ),
+            None => (
+                match self.scale {
+                    Scale::Quick => quick.to_string(),
+                    Scale::Paper => paper.to_string(),
+                },
+                format!("built-in {} config", self.scale.label()),
+            ),
+        };
+        // Parsed into the structs first (type errors and unknown keys name line and column),
+        // then every numeric field range-checked in one place.
+        let cfg: T =
+            toml::from_str(&text).with_context(|| format!("invalid configuration in {origin}"))?;
+        let value: toml::Value =
+            toml::from_str(&text).with_context(|| format!("invalid configuration in {origin}"))?;
+        crate::harness::config_ranges::check(&value)
+            .map_err(|e| anyhow::anyhow!("invalid configuration in {origin}: {e}"))?;
+        Ok(cfg)
+    }
+
+    /// The run's seeds: `--seeds` (default 3 at quick scale, 5 at paper scale) consecutive seeds
+    /// from `--seed`.
+    pub fn seed_list(&self) -> Vec<u64> {
+        let n = self.seeds.unwrap_or(match self.scale {
+            Scale::Quick => 3,
+            Scale::Paper => 5,
+        });
+        (0..n).map(|k| self.seed.wrapping_add(k)).collect()
+    }
+
+    /// Threads for simulator runs: `--jobs`, default the machine's cores, when some driver is
+    /// `sim` (or none is named: linear algebra) and none is `cluster` (other ranks share the
+    /// host); else one. Seeds take several of them only when every driver is `sim`
+    /// ([`Self::seeds_in_parallel`]); a `threads` run never shares the cores.
+    pub fn sim_jobs(&self, drivers: &[DriverKind]) -> usize {
+        if drivers.contains(&DriverKind::Cluster)
+            || (!drivers.is_empty() && !drivers.contains(&DriverKind::Sim))
+        {
+            return 1;
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.jobs.map_or(cores, |j| j as usize).max(1)
+    }
+
+    /// Whether seeds run at once: only when every driver is `sim` (a `threads` or `cluster`
+    /// run measures real time, and another seed's runs would share its cores).
+    pub fn seeds_in_parallel(drivers: &[DriverKind]) -> bool {
+        drivers.iter().all(|d| *d == DriverKind::Sim)
+    }
+
+    /// `--data`, or its default for the scale.
+    pub fn data_mode(&self) -> crate::harness::data_source::DataMode {
+        self.data.unwrap_or(match self.scale {
+            Scale::Quick => crate::harness::data_source::DataMode::Synthetic,
+            Scale::Paper => crate::harness::data_source::DataMode::Real,
+        })
+    }
+
+    /// The run's data source: `--data` (or its default for the scale), recording what the
+    /// workloads are built on for the manifest.
+    pub fn data_source(&self) -> crate::harness::data_source::DataSource {
+        crate::harness::data_source::DataSource::new(self.data_mode())
+    }
+
+    /// The drivers to run (`--driver`, else `default`), without joining a cluster job yet.
+    ///
+    /// # Errors
+    /// For an unknown driver name.
+    pub fn driver_list(&self, default: &[DriverKind]) -> Result<Vec<DriverKind>> {
+        if self.driver.is_empty() {
+            Ok(default.to_vec())
+        } else {
+            self.parse_drivers()
+        }
+    }
+
+    /// Joins the cluster job when `drivers` include `cluster`; refuses a process started as a
+    /// rank whose drivers do not (every rank would write the same files).
+    ///
+    /// # Errors
+    /// A cluster job that cannot be joined, or a rank without the cluster driver.
+    pub fn enter(&self, drivers: &[DriverKind]) -> Result<()> {
+        if drivers.contains(&DriverKind::Cluster) {
+            crate::harness::cluster::join(&self.cluster)?;
+        } else if let Some(how) = crate::harness::cluster::started_as_rank() {
+            bail!("this process was started as {how}, but the drivers ({}) do not include cluster: every rank would run the whole experiment and write the same files; add --driver cluster", drivers_label(drivers));
+        }
+        Ok(())
+    }
+
+    fn parse_drivers(&self) -> Result<Vec<DriverKind>> {
+        self.driver
+            .iter()
+            .map(|d| match d.trim() {
+                "sim" => Ok(DriverKind::Sim),
+                "threads" => Ok(DriverKind::Threads),
+                "cluster" => Ok(DriverKind::Cluster),
+                other => bail!("unknown driver '{other}'; expected sim, threads or cluster"),
+            })
+            .collect()
+    }
+}
+
+/// `sim,threads`-style label of a driver list, for manifests.
+pub fn drivers_label(drivers: &[DriverKind]) -> String {
+    drivers
+        .iter()
+        .map(|d| d.label())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `name` when one driver runs, `name{sep}driver` when several do, so rows and claim ids of
+/// different drivers never collide.
+pub fn driver_tag(name: &str, sep: &str, driver: DriverKind, drivers: &[DriverKind]) -> String {
+    if drivers.len() > 1 {
+        format!("{name}{sep}{}", driver.label())
+    } else {
+        name.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        common: CommonArgs,
+    }
+
+    fn common(args: &[&str]) -> CommonArgs {
+        Cli::try_parse_from(std::iter::once("x").chain(args.iter().copied()))
+            .unwrap()
+            .common
+    }
+
+    #[test]
+    fn only_simulator_runs_take_several_seeds_at_once() {
+        let sim = [DriverKind::Sim];
+        assert_eq!(common(&["--jobs", "4"]).sim_jobs(&sim), 4);
+        assert_eq!(common(&["--jobs", "1"]).sim_jobs(&sim), 1);
+        // Threads and cluster runs measure real time: one seed at a time, whatever --jobs says;
+        // a mixed run's simulator runs may still share the cores, its threads runs never.
+        for drivers in [vec![DriverKind::Threads], vec![DriverKind::Cluster]] {
+            assert_eq!(common(&["--jobs", "4"]).sim_jobs(&drivers), 1);
+            assert!(!CommonArgs::seeds_in_parallel(&drivers));
+        }
+        let mixed = [DriverKind::Sim, DriverKind::Threads];
+        assert_eq!(common(&["--jobs", "4"]).sim_jobs(&mixed), 4);
+        assert!(!CommonArgs::seeds_in_parallel(&mixed));
+        assert!(CommonArgs::seeds_in_parallel(&sim));
+        assert_eq!(
+            common(&["--jobs", "4"]).sim_jobs(&[DriverKind::Sim, DriverKind::Cluster]),
+            1
+        );
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(common(&[]).sim_jobs(&sim), cores);
+        assert!(Cli::try_parse_from(["x", "--jobs", "0"]).is_err());
+    }
+}

@@ -1,0 +1,305 @@
+//! One experiment spec and one runner for every experiment binary.
+//!
+//! A binary says what is particular to it (its configuration, the figures it writes, its
+//! default drivers, the rules its configuration must meet beyond the range checks, and the run
+//! of one seed: rows, claims and notes) by implementing [`Experiment`]; [`main`] does the rest
+//! in the same order for every binary: command line, configuration (built-in or `--config`,
+//! range-checked), validation, drivers (joining the cluster job when asked), the data source,
+//! the result directories, one run per seed (`--seeds`; simulator-only runs take several seeds
+//! at once, `--jobs`), and the manifest with provenance.
+//! An error anywhere leaves no partial results (each figure's directory is committed only at
+//! the end).
+
+use crate::harness::cli::drivers_label;
+use crate::harness::cli::CommonArgs;
+use crate::harness::data_source::{DataMode, DataSource};
+use crate::harness::output::ExperimentOutput;
+use anyhow::{bail, Context, Result};
+use bench_core::driver::DriverKind;
+use clap::{Args, CommandFactory, FromArgMatches};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What is particular to one experiment binary.
+pub trait Experiment: Sized {
+    /// The binary's name, as in `experiments/figures.tsv`.
+    const BINARY: &'static str;
+    /// What the binary does and writes, for `--help`.
+    const ABOUT: &'static str;
+    /// The built-in quick-scale configuration (TOML text).
+    const QUICK: &'static str;
+    /// The built-in paper-scale configuration (TOML text).
+    const PAPER: &'static str;
+    /// Drivers run when `--driver` is not given.
+    const DEFAULT_DRIVERS: &'static [DriverKind];
+    /// Whether simulator-only runs may take several seeds at once (`--jobs`). False for a
+    /// binary that times the simulator itself (bench-scale): its seeds must not share cores.
+    const SEEDS_IN_PARALLEL: bool = true;
+
+    /// The configuration's shape (unknown keys are errors: `#[serde(deny_unknown_fields)]`).
+    type Config: Serialize + DeserializeOwned + Sync;
+    /// Flags of this binary beyond the common ones ([`NoArgs`] for most).
+    type Args: Args + Sync;
+
+    /// The figure ids this run writes, in order. Default: the one figure named like the binary.
+    fn figures(_args: &Self::Args) -> Vec<&'static str> {
+        vec![Self::BINARY]
+    }
+
+    /// Checks what the per-field range checks cannot: rules across fields, and which of
+    /// `drivers` the experiment supports.
+    ///
+    /// # Errors
+    /// A message naming the field or driver at fault.
+    fn validate(cfg: &Self::Config, args: &Self::Args, drivers: &[DriverKind]) -> Result<()>;
+
+    /// Runs the experiment for one seed, writing rows, claims and notes through `run`.
+    ///
+    /// # Errors
+    /// Any run or write error; the figures' directories are then not committed.
+    fn run(run: &mut Run<'_, Self>) -> Result<()>;
+}
+
+/// No flags beyond the common ones.
+#[derive(Debug, Clone, Default, Args)]
+pub struct NoArgs {}
+
+/// The command line of an experiment binary: the common flags and the binary's own.
+#[derive(Debug, clap::Parser)]
+struct Cli<A: Args> {
+    #[command(flatten)]
+    common: CommonArgs,
+    #[command(flatten)]
+    own: A,
+}
+
+/// One seed's run of experiment `E`, as the runner hands it to [`Experiment::run`].
+pub struct Run<'a, E: Experiment> {
+    /// The checked configuration.
+    pub cfg: &'a E::Config,
+    /// The binary's own flags.
+    pub args: &'a E::Args,
+    /// The common flags.
+    pub common: &'a CommonArgs,
+    /// The run seed: every random number of the run derives from it.
+    pub seed: u64,
+    /// The drivers to run under, in order.
+    pub drivers: &'a [DriverKind],
+    /// Where the data comes from; workload builders record what they built on it.
+    pub data: &'a DataSource,
+    outputs: Vec<ExperimentOutput>,
+    notes: Vec<String>,
+    driver_label: Option<String>,
+}
+
+impl<E: Experiment> Run<'_, E> {
+    /// The output of the binary's first (for most binaries: only) figure.
+    pub fn out(&mut self) -> &mut ExperimentOutput {
+        &mut self.outputs[0]
+    }
+
+    /// The output of figure `figure`.
+    ///
+    /// # Panics
+    /// When `figure` is not among [`Experiment::figures`] for this run: a bug of the binary.
+    pub fn out_for(&mut self, figure: &str) -> &mut ExperimentOutput {
+        let i = self.outputs.iter().position(|o| o.figure() == figure);
+        match i {
+            Some(i) => &mut self.outputs[i],
+            None => panic!("{}: figure {figure} is not one of its figures", E::BINARY),
+        }
+    }
+
+    /// Whether figure `figure` is written by this run (a binary making several figures may be
+    /// asked for one).
+    pub fn writes(&self, figure: &str) -> bool {
+        self.outputs.iter().any(|o| o.figure() == figure)
+    }
+
+    /// Adds notes to every figure's manifest.
+    pub fn notes(&mut self, notes: impl IntoIterator<Item = String>) {
+        self.notes.extend(notes);
+    }
+
+    /// Says what ran in the manifests' `driver` field when it is not the drivers' list (e.g.
+    /// `none (linear algebra)`).
+    pub fn set_driver_label(&mut self, label: impl Into<String>) {
+        self.driver_label = Some(label.into());
+    }
+
+    /// A progress bar of `len` steps named after the binary and the seed (hidden when stderr
+    /// is not a terminal).
+    pub fn progress(&self, len: u64) -> indicatif::ProgressBar {
+        crate::harness::output::progress(len, &format!("{} seed {}", E::BINARY, self.seed))
+    }
+}
+
+/// Loads, checks and runs experiment `E` from the process's command line; the whole `main` of
+/// an experiment binary. Errors are printed as one clear message with a non-zero exit; SIGINT
+/// and SIGTERM stop the run and remove its partial results ([`crate::harness::exit::main_with`]).
+pub fn main<E: Experiment>() -> std::process::ExitCode {
+    crate::harness::exit::main_with(|| {
+        let matches = Cli::<E::Args>::command()
+            .name(E::BINARY)
+            .about(E::ABOUT)
+            .version(env!("CARGO_PKG_VERSION"))
+            .get_matches();
+        let cli = Cli::<E::Args>::from_arg_matches(&matches)?;
+        run_cli::<E>(&cli.common, &cli.own)
+    })
+}
+
+fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
+    let cfg: E::Config = common.load_config(E::QUICK, E::PAPER)?;
+    let data = common.data_source();
+    let drivers = common.driver_list(E::DEFAULT_DRIVERS)?;
+    E::validate(&cfg, own, &drivers)
+        .with_context(|| format!("invalid {} configuration", E::BINARY))?;
+    // Checked before joining a cluster job: every rank refuses the same configuration alike.
+    common.enter(&drivers)?;
+    let mut outputs = E::figures(own)
+        .into_iter()
+        .map(|f| ExperimentOutput::new(&common.out, f))
+        .collect::<Result<Vec<_>>>()?;
+    let seeds = common.seed_list();
+    // Measured computation times (compute.measured) are real time too: one run at a time.
+    let jobs = if E::SEEDS_IN_PARALLEL && !crate::harness::parallel::measures_real_time(&cfg) {
+        common.sim_jobs(&drivers)
+    } else {
+        1
+    };
+    let ctx = SeedContext::<E> {
+        cfg: &cfg,
+        own,
+        common,
+        drivers: &drivers,
+        mode: data.mode(),
+        outputs: &outputs,
+        seeds: &seeds,
+    };
+    // One pool for the seeds and every simulator run inside them (crate::harness::parallel); with one
+    // thread (threads or cluster runs only) everything is serial, and seeds take turns
+    // whenever a threads run is among them.
+    let done = crate::harness::parallel::pool(jobs)?.install(|| ctx.run_all())?;
+    let (mut notes, mut driver_label) = (Vec::new(), None);
+    for (k, seed_done) in done.into_iter().enumerate() {
+        for (out, part) in outputs.iter_mut().zip(seed_done.parts) {
+            out.absorb(seeds[k], part);
+        }
+        for line in seed_done.provenance {
+            data.record(line);
+        }
+        // Notes and labels are the same for every seed but may name it: the first seed's stand.
+        if k == 0 {
+            notes = seed_done.notes;
+            driver_label = seed_done.driver_label;
+        }
+    }
+    let driver = driver_label.unwrap_or_else(|| drivers_label(&drivers));
+    for out in outputs {
+        out.finish(
+            &cfg,
+            common.seed,
+            common.scale.label(),
+            &driver,
+            &data,
+            notes.clone(),
+        )?;
+    }
+    Ok(())
+}
+
+/// What every seed of a run shares: the checked configuration, flags, drivers, data mode and
+/// the figures' outputs (each seed writes its own part of them).
+struct SeedContext<'a, E: Experiment> {
+    cfg: &'a E::Config,
+    own: &'a E::Args,
+    common: &'a CommonArgs,
+    drivers: &'a [DriverKind],
+    mode: DataMode,
+    outputs: &'a [ExperimentOutput],
+    seeds: &'a [u64],
+}
+
+/// One finished seed: its part of each figure, its notes and driver label, and what data its
+/// workloads were built on.
+struct SeedDone {
+    parts: Vec<ExperimentOutput>,
+    notes: Vec<String>,
+    driver_label: Option<String>,
+    provenance: Vec<String>,
+}
+
+impl<E: Experiment> SeedContext<'_, E> {
+    /// Runs the `k`-th seed. Its data source is its own, so that what it records does not
+    /// depend on which seed ran first; the caller merges them in seed order.
+    fn run(&self, k: usize) -> Result<SeedDone> {
+        let seed = self.seeds[k];
+        if self.seeds.len() > 1 {
+            eprintln!(
+                "{}: seed {seed} ({} of {})",
+                E::BINARY,
+                k + 1,
+                self.seeds.len()
+            );
+        }
+        let data = DataSource::new(self.mode);
+        let mut run = Run::<E> {
+            cfg: self.cfg,
+            args: self.own,
+            common: self.common,
+            seed,
+            drivers: self.drivers,
+            data: &data,
+            outputs: self
+                .outputs
+                .iter()
+                .map(|o| o.seed_part(seed, k == 0))
+                .collect(),
+            notes: Vec::new(),
+            driver_label: None,
+        };
+        E::run(&mut run).with_context(|| format!("seed {seed}"))?;
+        Ok(SeedDone {
+            parts: run.outputs,
+            notes: run.notes,
+            driver_label: run.driver_label,
+            provenance: data.provenance(),
+        })
+    }
+
+    /// Runs every seed, in parallel on the current pool when it has several threads. After a
+    /// failure no further seed starts; the first failing seed's error (in seed order) is
+    /// returned.
+    fn run_all(&self) -> Result<Vec<SeedDone>> {
+        if rayon::current_num_threads() <= 1 || !CommonArgs::seeds_in_parallel(self.drivers) {
+            return (0..self.seeds.len()).map(|k| self.run(k)).collect();
+        }
+        let failed = AtomicBool::new(false);
+        let ks: Vec<usize> = (0..self.seeds.len()).collect();
+        let slots = crate::harness::parallel::map_runs(true, &ks, |&k| {
+            if failed.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let r = self.run(k);
+            if r.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            Ok(Some(r))
+        })?;
+        let mut done = Vec::with_capacity(slots.len());
+        let mut skipped = false;
+        for slot in slots {
+            match slot {
+                Some(r) => done.push(r?),
+                None => skipped = true,
+            }
+        }
+        if skipped {
+            // Not started after a failure, which an earlier slot would have returned.
+            bail!("a seed did not run");
+        }
+        Ok(done)
+    }
+}

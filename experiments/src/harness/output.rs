@@ -1,0 +1,222 @@
+//! One figure's result directory: CSVs, claims and manifest, committed atomically. A run of
+//! several seeds writes the first seed's CSVs at the top (what the figures draw), every other
+//! seed's under `seeds/<seed>/`, each seed's claims under `seeds/<seed>/claims.csv`, and their
+//! aggregate ([`across_seeds`]) as `claims.csv`.
+
+use anyhow::{Context, Result};
+use bench_core::claims::{across_seeds, Claim, Verdict};
+use bench_core::metrics::{git_revision, hostname, Manifest, RunDir};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Results of one figure under construction at `<out>/<figure-id>/`.
+pub struct ExperimentOutput {
+    figure: String,
+    /// None on a cluster rank other than 0, which writes nothing. Shared with the seeds' parts
+    /// ([`Self::seed_part`]) while they run.
+    dir: Option<Arc<RunDir>>,
+    claims: Vec<Claim>,
+    /// Claims of the seeds finished so far (several-seed runs).
+    seeds_done: Vec<(u64, Vec<Claim>)>,
+    /// Where this seed's files go inside the directory (`seeds/<seed>/` after the first seed).
+    prefix: String,
+    started: Instant,
+}
+
+impl ExperimentOutput {
+    /// Starts `<out>/<figure>/` (written under a temporary name until [`Self::finish`]).
+    ///
+    /// # Errors
+    /// When the results directory cannot be created.
+    pub fn new(out: &std::path::Path, figure: &str) -> Result<Self> {
+        if !crate::harness::cluster::joined() {
+            if let Some(how) = crate::harness::cluster::started_as_rank() {
+                anyhow::bail!("this process was started as {how}, but {figure} does not run under the cluster driver here: every rank would write the same files; start it once, without a launcher");
+            }
+        }
+        let dir = if crate::harness::cluster::is_writer() {
+            Some(Arc::new(RunDir::create(out.join(figure)).with_context(
+                || format!("cannot create results for {figure}"),
+            )?))
+        } else {
+            None
+        };
+        Ok(ExperimentOutput {
+            figure: figure.to_string(),
+            dir,
+            claims: Vec::new(),
+            seeds_done: Vec::new(),
+            prefix: String::new(),
+            started: Instant::now(),
+        })
+    }
+
+    /// Writes a CSV file of the figure.
+    ///
+    /// # Errors
+    /// On I/O or serialisation failure.
+    pub fn csv<T: Serialize>(&self, name: &str, rows: &[T]) -> Result<()> {
+        match &self.dir {
+            Some(d) => Ok(d.write_csv(&format!("{}{name}", self.prefix), rows)?),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes a JSON file of the figure.
+    ///
+    /// # Errors
+    /// On I/O failure.
+    pub fn json<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
+        match &self.dir {
+            Some(d) => Ok(d.write_json(&format!("{}{name}", self.prefix), value)?),
+            None => Ok(()),
+        }
+    }
+
+    /// The figure id these results are written under.
+    pub fn figure(&self) -> &str {
+        &self.figure
+    }
+
+    /// Adds a claim.
+    pub fn claim(&mut self, c: Claim) {
+        self.claims.push(c);
+    }
+
+    /// The part of this figure that seed `seed` writes, the `first` of the run's seeds at the
+    /// top of the directory, every other under `seeds/<seed>/`. Parts of different seeds write
+    /// different files, so they may run at once; each is handed back with [`Self::absorb`].
+    pub(crate) fn seed_part(&self, seed: u64, first: bool) -> ExperimentOutput {
+        ExperimentOutput {
+            figure: self.figure.clone(),
+            dir: self.dir.clone(),
+            claims: Vec::new(),
+            seeds_done: Vec::new(),
+            prefix: if first {
+                String::new()
+            } else {
+                format!("seeds/{seed}/")
+            },
+            started: Instant::now(),
+        }
+    }
+
+    /// Takes back seed `seed`'s finished part: its claims are kept for the aggregate. Parts are
+    /// absorbed in seed order, whatever order they finished in.
+    pub(crate) fn absorb(&mut self, seed: u64, part: ExperimentOutput) {
+        self.seeds_done.push((seed, part.claims));
+    }
+
+    /// Writes claims.csv and manifest.json (the notes followed by `data`'s provenance), then
+    /// moves the directory into place.
+    ///
+    /// # Errors
+    /// On I/O failure (nothing is left at the final path then).
+    pub fn finish<C: Serialize>(
+        mut self,
+        config: &C,
+        seed: u64,
+        scale: &str,
+        driver: &str,
+        data: &crate::harness::data_source::DataSource,
+        mut notes: Vec<String>,
+    ) -> Result<PathBuf> {
+        notes.extend(data.provenance());
+        notes.extend(crate::harness::cluster::notes());
+        let Some(dir) = self.dir else {
+            // A cluster rank other than 0: rank 0 writes the same results.
+            return Ok(PathBuf::new());
+        };
+        let dir = Arc::try_unwrap(dir).map_err(|_| {
+            anyhow::anyhow!(
+                "{}: a seed's part is still alive when the results are committed",
+                self.figure
+            )
+        })?;
+        let (passed, failed) = match self.seeds_done.len() {
+            // One seed (or seeds never begun): claims.csv as it always was.
+            0 | 1 => {
+                let claims = match self.seeds_done.pop() {
+                    Some((_, c)) => c,
+                    None => self.claims,
+                };
+                dir.write_csv("claims.csv", &claims)?;
+                count(claims.iter().map(|c| c.verdict))
+            }
+            _ => {
+                for (seed, claims) in &self.seeds_done {
+                    dir.write_csv(&format!("seeds/{seed}/claims.csv"), claims)?;
+                }
+                let agg = across_seeds(&self.seeds_done);
+                dir.write_csv("claims.csv", &agg)?;
+                let seeds: Vec<String> =
+                    self.seeds_done.iter().map(|(s, _)| s.to_string()).collect();
+                notes.push(format!(
+                    "seeds {}: the top-level CSVs are seed {}'s, the others' under seeds/<seed>/; claims.csv aggregates every seed's claims (seeds/<seed>/claims.csv): a claim passes when it passes for a strict majority of the seeds that evaluated it and, where it has a deciding number, for the seed at its median",
+                    seeds.join(", "),
+                    seeds[0]
+                ));
+                count(agg.iter().map(|c| c.verdict))
+            }
+        };
+        let manifest = Manifest {
+            experiment: self.figure.clone(),
+            config: serde_json::to_value(config)?,
+            seed,
+            scale: scale.to_string(),
+            driver: driver.to_string(),
+            git_revision: git_revision(),
+            host: hostname(),
+            versions: serde_json::json!({
+                "syncbench": env!("CARGO_PKG_VERSION"),
+                "bench-core": env!("CARGO_PKG_VERSION"),
+                "rustc": env!("SYNCBENCH_RUSTC"),
+                "dependencies": env!("SYNCBENCH_DEPS").split(',').collect::<Vec<_>>(),
+            }),
+            command: std::env::args().collect(),
+            wall_seconds: self.started.elapsed().as_secs_f64(),
+            notes,
+        };
+        dir.write_json("manifest.json", &manifest)?;
+        bench_core::driver::cluster::fault_point::reach("write");
+        let path = dir.commit()?;
+        eprintln!(
+            "{}: {} claims passed, {} failed -> {}",
+            self.figure,
+            passed,
+            failed,
+            path.display()
+        );
+        Ok(path)
+    }
+}
+
+/// (passed, failed) among `verdicts`.
+fn count(verdicts: impl Iterator<Item = Verdict>) -> (usize, usize) {
+    verdicts.fold((0, 0), |(p, f), v| match v {
+        Verdict::Pass => (p + 1, f),
+        Verdict::Fail => (p, f + 1),
+        Verdict::NotApplicable => (p, f),
+    })
+}
+
+/// A progress bar on stderr with elapsed time and an estimate of what is left, hidden when
+/// stderr is not a terminal. Bars of seeds running at once (`--jobs`) share one display, one
+/// line each.
+pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
+    static BARS: std::sync::OnceLock<indicatif::MultiProgress> = std::sync::OnceLock::new();
+    let pb = BARS
+        .get_or_init(indicatif::MultiProgress::new)
+        .add(indicatif::ProgressBar::new(len));
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{prefix:>24} {msg:<20} [{bar:30}] {pos}/{len} {elapsed} (about {eta} left)",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    pb.set_prefix(what.to_string());
+    pb
+}

@@ -1,0 +1,7 @@
+//! Reading runs against the papers: reference optima and the optimum-relative comparison
+//! target, the claims read against them, the sensitivity of verdicts to modelling knobs, and how
+//! numbers are written into claims and notes.
+
+pub mod format;
+pub mod reference;
+pub mod sensitivity;

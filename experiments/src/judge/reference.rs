@@ -1,0 +1,501 @@
+//! Reference optima and what learning figures read against them: the [`Reference`] of a
+//! figure's objective, its `reference.csv` rows, the optimum-relative comparison target, and the
+//! claim that the best run got near it (issue 15: targets relative to a reference optimum, never
+//! to what the compared runs happened to reach).
+
+use bench_core::claims::Claim;
+use bench_core::metrics::ProgressRow;
+
+/// The reference a learning figure's curves are read against: the exact optimum of an SVM
+/// figure's objective on its data, MF's ALS stationary point, or LDA's settled sampler level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reference {
+    /// `F(w*)` on the training rows.
+    pub objective: f64,
+    /// The held-out loss the curves plot (test loss plus the regulariser) at `w*`.
+    pub test_loss: f64,
+    /// Held-out accuracy at `w*`.
+    pub test_accuracy: f64,
+    /// Relative duality gap (hinge) or gradient norm (log) at exit.
+    pub certificate: f64,
+    /// Passes the solver took.
+    pub passes: usize,
+}
+
+/// A run counts as converged when `loss - loss* <= NEAR_OPTIMUM (loss_0 - loss*)`: it covered
+/// 90% of the way from the initial model's held-out loss `loss_0` to the reference optimum's.
+pub const NEAR_OPTIMUM: f64 = 0.10;
+
+/// One row of a figure's `reference.csv`: the reference optimum of one part (a dataset, a
+/// driver) and the held-out loss a run must reach to count as near it, which the figures draw
+/// as lines beside the curves.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ReferenceRow {
+    /// The part of the figure (dataset or panel) the optimum belongs to.
+    pub part: String,
+    /// `F(w*)` on the training rows.
+    pub objective: f64,
+    /// Held-out loss at `w*` (what the curves plot).
+    pub test_loss: f64,
+    /// Held-out accuracy at `w*`.
+    pub test_accuracy: f64,
+    /// Relative duality gap (hinge) or gradient norm (log) at exit; for MF the gradient norm
+    /// relative to the start, for LDA the drift of the sampler's last quarter.
+    pub certificate: f64,
+    /// Passes the solver took (ALS sweeps for MF, sampler clocks for LDA).
+    pub passes: usize,
+    /// Held-out loss of the initial model.
+    pub initial_loss: f64,
+    /// `test_loss + NEAR_OPTIMUM (initial_loss - test_loss)`: the near-optimum line.
+    pub target_loss: f64,
+}
+
+impl Reference {
+    /// MF's ALS stationary point as a reference (no accuracy: MF has none).
+    pub fn of_mf(o: &bench_core::workload::MfOptimum) -> Self {
+        Reference {
+            objective: o.objective,
+            test_loss: o.test_loss,
+            test_accuracy: f64::NAN,
+            certificate: o.certificate,
+            passes: o.sweeps,
+        }
+    }
+
+    /// This optimum as `part`'s row of `reference.csv`, for runs starting at `initial_loss`.
+    pub fn row(&self, part: &str, initial_loss: f64) -> ReferenceRow {
+        ReferenceRow {
+            part: part.to_string(),
+            objective: self.objective,
+            test_loss: self.test_loss,
+            test_accuracy: self.test_accuracy,
+            certificate: self.certificate,
+            passes: self.passes,
+            initial_loss,
+            target_loss: self.test_loss + NEAR_OPTIMUM * (initial_loss - self.test_loss),
+        }
+    }
+
+    /// A manifest note.
+    pub fn note(&self, what: &str) -> String {
+        format!(
+            "{what}: reference optimum of the same objective on the same data (bench_core::workload::linear_optimum): F* = {:.5} on the training rows, held-out loss {:.5} and accuracy {:.4} at w* (certificate {:.1e} after {} passes); a run is near the optimum when its held-out loss has covered {:.0}% of the way from the initial model's to {:.5}",
+            self.objective,
+            self.test_loss,
+            self.test_accuracy,
+            self.certificate,
+            self.passes,
+            (1.0 - NEAR_OPTIMUM) * 100.0,
+            self.test_loss
+        )
+    }
+}
+
+/// A run's first and last held-out loss (NaN when it evaluated nothing), for
+/// [`near_optimum_claim`].
+pub fn loss_span(progress: &[ProgressRow]) -> (f64, f64) {
+    let loss = |p: Option<&ProgressRow>| p.map_or(f64::NAN, |p| p.loss);
+    (loss(progress.first()), loss(progress.last()))
+}
+
+/// Where on the way from the initial held-out loss to the reference optimum's the time
+/// comparisons' target sits: at the near-optimum line ([`NEAR_OPTIMUM`]), the line the figures
+/// draw. Relative to the optimum, not to what the compared runs happened to reach; a run that
+/// never gets near the optimum never reaches it, so a comparison is made where the sync modes'
+/// consistency matters, not on the first steps every mode takes alike. (It was half way while
+/// the curves stopped short of the optimum; with the budgets and step sizes tuned to converge,
+/// half way is crossed at the first evaluation of most runs.)
+pub const COMPARISON_WAY: f64 = 1.0 - NEAR_OPTIMUM;
+
+/// For the fallback target (no reference optimum): a run counts as having learned when its
+/// held-out loss went down by at least this share of the largest drop among the compared runs.
+/// A run stuck near its start (a CNN at chance) then cannot put the target beside the start,
+/// where every run is at time 0.
+pub const LEARNED_SHARE: f64 = 0.5;
+
+/// For the fallback target: the largest drop among the compared runs must be at least this share
+/// of that run's initial loss, or no run learned and there is no target (NaN: the comparisons
+/// are then not made).
+pub const MIN_LEARNING: f64 = 0.05;
+
+/// The held-out loss a figure's time-to-target comparisons use, and how it was chosen: with a
+/// reference optimum, [`COMPARISON_WAY`] of the way from the runs' initial loss to the
+/// optimum's; without one (real data, a CNN), the largest finite final loss of the runs that
+/// learned (their `progress`; so the slowest run that learned reaches it at its end). A run
+/// learned when its loss went down by at least [`LEARNED_SHARE`] of the largest drop among the
+/// runs, itself at least [`MIN_LEARNING`] of that run's start: a run that diverged past its
+/// start, or sat near it, cannot put the target where every run is at time 0; when no run
+/// learned the target is NaN.
+pub fn comparison_target(reference: Option<&Reference>, runs: &[&[ProgressRow]]) -> (f64, String) {
+    let start = first_start(runs);
+    match (reference, start) {
+        (Some(r), Some(start)) if start > r.test_loss => (
+            r.test_loss + (1.0 - COMPARISON_WAY) * (start - r.test_loss),
+            format!(
+                "target = {:.0}% of the way from the initial held-out loss {start:.4} to the reference optimum's {:.4}",
+                COMPARISON_WAY * 100.0,
+                r.test_loss
+            ),
+        ),
+        _ => (
+            learned_target(runs),
+            format!(
+                "target = the largest final loss of the compared runs that learned (loss down by at least {:.0}% of the largest drop among them, itself at least {:.0}% of its start; no reference optimum: real data, a CNN, a reference switched off, or an optimum no better than the start)",
+                LEARNED_SHARE * 100.0,
+                MIN_LEARNING * 100.0
+            ),
+        ),
+    }
+}
+
+/// The fallback target of [`comparison_target`]: the largest final loss of the runs that
+/// learned, NaN when none did.
+fn learned_target(runs: &[&[ProgressRow]]) -> f64 {
+    let spans: Vec<(f64, f64)> = runs
+        .iter()
+        .filter_map(|r| Some((r.first()?.loss, r.last()?.loss)))
+        .filter(|&(first, last)| first.is_finite() && last.is_finite())
+        .collect();
+    let Some((best_first, best_drop)) = spans
+        .iter()
+        .map(|&(first, last)| (first, first - last))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+    else {
+        return f64::NAN;
+    };
+    if !(best_drop > 0.0 && best_drop >= MIN_LEARNING * best_first.abs()) {
+        return f64::NAN;
+    }
+    spans
+        .iter()
+        .filter(|&&(first, last)| first - last >= LEARNED_SHARE * best_drop)
+        .map(|&(_, last)| last)
+        .fold(f64::NAN, f64::max)
+}
+
+/// The first finite initial held-out loss among `runs`.
+fn first_start(runs: &[&[ProgressRow]]) -> Option<f64> {
+    runs.iter()
+        .filter_map(|r| r.first().map(|p| p.loss))
+        .find(|l| l.is_finite())
+}
+
+/// Whether [`comparison_target`] sets its target relative to the reference optimum for these
+/// `runs` (false: it falls back to the largest final loss of the runs that learned, which each
+/// of them reaches by construction; see [`LEARNED_SHARE`]).
+pub fn target_from_reference(reference: Option<&Reference>, runs: &[&[ProgressRow]]) -> bool {
+    matches!((reference, first_start(runs)), (Some(r), Some(start)) if start > r.test_loss)
+}
+
+/// The evaluation at which `progress` reaches `target` and holds it for `hold` more
+/// evaluations (or all that remain).
+pub fn reached_and_held(
+    progress: &[ProgressRow],
+    target: f64,
+    hold: usize,
+) -> Option<&ProgressRow> {
+    (0..progress.len())
+        .find(|&i| {
+            progress[i..progress.len().min(i + 1 + hold)]
+                .iter()
+                .all(|p| p.loss <= target)
+        })
+        .map(|i| &progress[i])
+}
+
+/// `part`'s row of `reference.csv` (none without a reference), its initial loss the first
+/// finite start among `runs` (`(name, initial held-out loss, final held-out loss)`).
+pub fn reference_rows(
+    part: &str,
+    reference: Option<&Reference>,
+    runs: &[(String, f64, f64)],
+) -> Vec<ReferenceRow> {
+    let start = runs.iter().map(|r| r.1).find(|l| l.is_finite());
+    match (reference, start) {
+        (Some(r), Some(start)) => vec![r.row(part, start)],
+        _ => Vec::new(),
+    }
+}
+
+/// `(name, initial held-out loss, final held-out loss)` of each run (`(name, its progress)`),
+/// as [`near_optimum_claim`] and [`reference_rows`] take them.
+pub fn loss_spans<'a, N: ToString>(
+    runs: impl IntoIterator<Item = (N, &'a [ProgressRow])>,
+) -> Vec<(String, f64, f64)> {
+    runs.into_iter()
+        .map(|(name, progress)| {
+            let (first, last) = loss_span(progress);
+            (name.to_string(), first, last)
+        })
+        .collect()
+}
+
+/// How a near-reference claim names the loss its curves plot and the reference they are read
+/// against.
+#[derive(Debug, Clone, Copy)]
+pub struct ReferenceWords {
+    /// The loss, e.g. "held-out loss".
+    pub loss: &'static str,
+    /// The reference, e.g. "reference optimum".
+    pub reference: &'static str,
+    /// Its short name in measured values, e.g. "optimum".
+    pub short: &'static str,
+}
+
+impl ReferenceWords {
+    /// A convex objective's exact optimum, read on held-out rows (the SVM figures, MF).
+    pub const OPTIMUM: ReferenceWords = ReferenceWords {
+        loss: "held-out loss",
+        reference: "reference optimum",
+        short: "optimum",
+    };
+}
+
+/// The claim that the best of a figure's runs (`(name, initial held-out loss, final held-out
+/// loss)`) covered at least `1 - NEAR_OPTIMUM` of the way from its initial loss to the
+/// reference optimum's: without it a figure's comparisons could be made on curves that never
+/// left their start. It fails when the optimum is no better than the initial model on held-out
+/// rows (nothing to learn), and is not applicable with no reference (real data).
+pub fn near_optimum_claim(
+    id: String,
+    reference: Option<&Reference>,
+    runs: &[(String, f64, f64)],
+) -> Claim {
+    near_reference_claim(id, reference, runs, ReferenceWords::OPTIMUM)
+}
+
+/// As [`near_optimum_claim`], naming the loss and the reference with `words` (a reference
+/// that is not an optimum, e.g. a sampler's settled level, says so).
+pub fn near_reference_claim(
+    id: String,
+    reference: Option<&Reference>,
+    runs: &[(String, f64, f64)],
+    words: ReferenceWords,
+) -> Claim {
+    let ReferenceWords {
+        loss: what,
+        reference: named,
+        short,
+    } = words;
+    let statement = format!(
+        "the best run covers {:.0}% of the way from the initial {what} to the {named}'s",
+        (1.0 - NEAR_OPTIMUM) * 100.0
+    );
+    let paper = "the compared runs train to convergence";
+    let Some(r) = reference else {
+        return Claim::not_applicable(
+            id,
+            statement,
+            paper,
+            format!("no {named}: not computed for this configuration (real data at this size, or switched off), and none exists for a CNN"),
+        );
+    };
+    let best = runs
+        .iter()
+        .filter(|x| x.1.is_finite() && x.2.is_finite())
+        .min_by(|a, b| a.2.total_cmp(&b.2));
+    let Some((name, start, loss)) = best else {
+        return Claim::check(id, statement, paper, "no run reported a loss", false);
+    };
+    let room = start - r.test_loss;
+    if room <= 0.0 {
+        return Claim::check(
+            id,
+            statement,
+            paper,
+            format!(
+                "nothing to converge to: the {short}'s {what} {:.4} is no better than the initial {start:.4} (the twin is not learnable at this size)",
+                r.test_loss
+            ),
+            false,
+        );
+    }
+    let covered = (start - loss) / room;
+    Claim::check(
+        id,
+        statement,
+        paper,
+        format!(
+            "best {name}: {what} {start:.4} -> {loss:.4}, {short} {:.4}: {:.0}% of the way",
+            r.test_loss,
+            covered * 100.0
+        ),
+        covered >= 1.0 - NEAR_OPTIMUM,
+    )
+    .with_value(covered)
+}
+
+/// The claim that every compared run reaches the comparison `target`
+/// ([`comparison_target`]) within its budget: the papers' figures show each compared mode
+/// converging (some later than others), so a mode that never gets near the optimum is a
+/// different picture even when the time comparisons among the others pass. `runs` are
+/// `(name, time to the target)`; `relative`: the target was set relative to the reference
+/// optimum ([`target_from_reference`]). Not applicable otherwise: the target is then the
+/// largest final loss of the runs that learned, which each of them reaches by construction (the
+/// not-applicable reason names the runs that did not reach it).
+pub fn every_run_reaches_claim(
+    id: String,
+    relative: bool,
+    target: f64,
+    runs: &[(String, Option<f64>)],
+) -> Claim {
+    let statement =
+        format!("every compared run reaches the near-optimum loss {target:.4} within its budget");
+    let paper = "every compared mode converges in the paper's figure";
+    let missed: Vec<&str> = runs
+        .iter()
+        .filter(|(_, t)| t.is_none())
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if !relative || !target.is_finite() {
+        let mut why = "no reference optimum: the target is the largest final loss of the runs that learned, reached by them by construction".to_string();
+        if !missed.is_empty() {
+            why.push_str(&format!("; never reached it: {}", missed.join(", ")));
+        }
+        return Claim::not_applicable(id, statement, paper, why);
+    }
+    let reached = runs.len() - missed.len();
+    let slowest = runs
+        .iter()
+        .filter_map(|(name, t)| t.map(|t| (name, t)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let measured = match (missed.is_empty(), slowest) {
+        (true, Some((name, t))) => format!(
+            "{reached} of {} reach it; the last, {name}, at {}",
+            runs.len(),
+            crate::judge::format::show(Some(t))
+        ),
+        _ => format!(
+            "{reached} of {} reach it; never: {}",
+            runs.len(),
+            missed.join(", ")
+        ),
+    };
+    Claim::check(
+        id,
+        statement,
+        paper,
+        measured,
+        !runs.is_empty() && missed.is_empty(),
+    )
+    .with_value(reached as f64 / runs.len().max(1) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::claims::Verdict;
+
+    fn curve(losses: &[f64]) -> Vec<ProgressRow> {
+        losses
+            .iter()
+            .enumerate()
+            .map(|(i, &loss)| ProgressRow {
+                time: i as f64,
+                iteration: i as f64,
+                loss,
+                accuracy: f64::NAN,
+            })
+            .collect()
+    }
+
+    fn reference(test_loss: f64) -> Reference {
+        Reference {
+            objective: 0.1,
+            test_loss,
+            test_accuracy: 0.9,
+            certificate: 1e-5,
+            passes: 10,
+        }
+    }
+
+    #[test]
+    fn a_dip_under_the_target_is_not_reaching_it() {
+        let p: Vec<ProgressRow> = [0.9, 0.4, 0.8, 0.45, 0.4, 0.42, 0.3]
+            .iter()
+            .enumerate()
+            .map(|(i, &loss)| ProgressRow {
+                time: i as f64,
+                iteration: i as f64,
+                loss,
+                accuracy: f64::NAN,
+            })
+            .collect();
+        assert_eq!(reached_and_held(&p, 0.5, 0).map(|p| p.time), Some(1.0));
+        assert_eq!(reached_and_held(&p, 0.5, 2).map(|p| p.time), Some(3.0));
+        // near the end, what remains must stay under
+        assert_eq!(reached_and_held(&p, 0.35, 5).map(|p| p.time), Some(6.0));
+        assert_eq!(reached_and_held(&p, 0.2, 1), None);
+    }
+
+    /// The comparison target sits on the near-optimum line, whatever the runs reached; without
+    /// an optimum (or with one no better than the start) it falls back to the largest final
+    /// loss, and says so.
+    #[test]
+    fn the_comparison_target_is_relative_to_the_optimum() {
+        let (a, b) = (curve(&[1.0, 0.9, 0.8]), curve(&[1.0, 0.7]));
+        let runs = [&a[..], &b[..]];
+        let (t, how) = comparison_target(Some(&reference(0.4)), &runs);
+        // 0.4 + 0.1 x (1.0 - 0.4): the line `reference_rows` draws
+        assert!((t - 0.46).abs() < 1e-12, "{t}");
+        assert!(how.contains("90% of the way"), "{how}");
+        let (t, how) = comparison_target(None, &runs);
+        assert_eq!(t, 0.8);
+        assert!(how.contains("largest final loss"), "{how}");
+        let (t, _) = comparison_target(Some(&reference(1.2)), &runs);
+        assert_eq!(t, 0.8);
+        // A run that ended above its start (diverged) does not set the fallback target.
+        let diverged = curve(&[1.0, 0.9, 3.5]);
+        let (t, _) = comparison_target(None, &[&a[..], &b[..], &diverged[..]]);
+        assert_eq!(t, 0.8);
+        // Nor does a run that sat near its start (a CNN at chance) beside runs that learned.
+        let (stuck, learner) = (curve(&[2.30, 2.28, 2.29]), curve(&[2.34, 1.1, 0.47]));
+        let (slow, _) = (curve(&[2.31, 1.6, 1.2]), ());
+        let (t, _) = comparison_target(None, &[&stuck[..], &learner[..]]);
+        assert_eq!(t, 0.47);
+        // A slower run that still went more than half as far sets it.
+        let (t, _) = comparison_target(None, &[&stuck[..], &learner[..], &slow[..]]);
+        assert_eq!(t, 1.2);
+        // When no run learned there is no target.
+        let other = curve(&[2.31, 2.27]);
+        let (t, _) = comparison_target(None, &[&stuck[..], &other[..]]);
+        assert!(t.is_nan(), "{t}");
+        let rows = reference_rows("p", Some(&reference(0.4)), &[("a".into(), 1.0, 0.8)]);
+        assert_eq!(rows.len(), 1);
+        assert!((rows[0].target_loss - 0.46).abs() < 1e-12);
+        assert!(reference_rows("p", None, &[("a".into(), 1.0, 0.8)]).is_empty());
+    }
+
+    #[test]
+    fn every_run_must_reach_the_target_and_without_a_reference_nothing_is_claimed() {
+        let all = [("a".to_string(), Some(1.0)), ("b".to_string(), Some(3.0))];
+        let c = every_run_reaches_claim("x".into(), true, 0.3, &all);
+        assert_eq!(c.verdict, Verdict::Pass);
+        assert!(
+            c.measured_value.contains("the last, b,"),
+            "{}",
+            c.measured_value
+        );
+        let one_missed = [("a".to_string(), Some(1.0)), ("b".to_string(), None)];
+        let c = every_run_reaches_claim("x".into(), true, 0.3, &one_missed);
+        assert_eq!(c.verdict, Verdict::Fail);
+        assert!(
+            c.measured_value.contains("never: b"),
+            "{}",
+            c.measured_value
+        );
+        let c = every_run_reaches_claim("x".into(), false, 0.3, &all);
+        assert_eq!(c.verdict, Verdict::NotApplicable);
+        let c = every_run_reaches_claim("x".into(), true, 0.3, &[]);
+        assert_eq!(c.verdict, Verdict::Fail);
+        // The target is relative only when the optimum is below the runs' start.
+        let r = reference(0.2);
+        let runs = [curve(&[0.9, 0.3])];
+        let slices: Vec<&[ProgressRow]> = runs.iter().map(|c| &c[..]).collect();
+        assert!(target_from_reference(Some(&r), &slices));
+        assert!(!target_from_reference(None, &slices));
+        let flat = [curve(&[0.1, 0.1])];
+        let slices: Vec<&[ProgressRow]> = flat.iter().map(|c| &c[..]).collect();
+        assert!(!target_from_reference(Some(&r), &slices));
+    }
+}

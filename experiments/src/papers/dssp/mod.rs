@@ -1,0 +1,4 @@
+//! DSSP (dssp.txt): dynamic staleness against SSP(s), ASP and BSP on heterogeneous workers.
+
+pub mod fig3;
+pub mod table1;

@@ -1,0 +1,532 @@
+//! Hop experiments that compare peer settings on the same graphs under slowdown (hop-fig14-16:
+//! backup workers; hop-fig17: bounded staleness; hop-fig18-19: skipping iterations): each
+//! setting against the standard protocol, by time to an optimum-relative loss target (half
+//! way from the initial held-out loss to the reference optimum's) and by time per iteration.
+
+use crate::harness::cli::driver_tag;
+use crate::harness::experiment::{Experiment, NoArgs, Run};
+use crate::harness::output::progress;
+use crate::judge::format::show;
+use crate::judge::reference::{
+    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
+    target_from_reference,
+};
+use crate::runs::peers::{graph, run_peers, seconds_per_iteration, PeerCommon};
+use anyhow::{bail, Result};
+use bench_core::claims::Claim;
+use bench_core::driver::DriverKind;
+use bench_core::metrics::RunRecords;
+use bench_core::protocol::peer::{PeerMode, PeerSettings, SkipPolicy};
+use bench_core::straggler::{RandomSlowdown, SlowWorker, StragglerConfig};
+use serde::{Deserialize, Serialize};
+
+/// Configuration of a comparison (`configs/hop-fig14-16.*.toml`, `configs/hop-fig17.*.toml`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareConfig {
+    /// Graph names.
+    pub graphs: Vec<String>,
+    /// The random slowdown every run has (None: none).
+    #[serde(default)]
+    pub slowdown: Option<RandomSlowdown>,
+    /// Workers deterministically slower by a constant factor.
+    #[serde(default)]
+    pub slow: Vec<SlowWorker>,
+    /// Pairs `[a, b]` of setting labels: a reaches the target no later than b.
+    #[serde(default)]
+    pub faster_than: Vec<[String; 2]>,
+    /// What the paper reports for the iteration speedup, for claims.csv.
+    #[serde(default)]
+    pub paper_speedup: String,
+    /// Settings compared with the standard protocol.
+    pub settings: Vec<SettingConfig>,
+    /// Iteration-time speedup over standard each compared setting must reach.
+    pub min_iteration_speedup: f64,
+    /// Per-step cost (Hop Fig 15: "receiving one less update hurts the per iteration progress,
+    /// [but] the effect is insignificant"): when set, each non-reference setting must need at least
+    /// as many iterations as standard to reach the target and at most this many times as many.
+    #[serde(default)]
+    pub max_step_ratio: Option<f64>,
+    /// Time per iteration against a straggler-free run (Hop Fig 18): when set, standard also
+    /// runs without the slow workers and random slowdown, and the claims compare iteration
+    /// times with that run's.
+    #[serde(default)]
+    pub straggler_free: Option<StragglerFree>,
+    /// Shared settings.
+    pub common: PeerCommon,
+}
+
+/// `[straggler_free]`: how much the stragglers slow an iteration, against standard without them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StragglerFree {
+    /// Standard's seconds per iteration with the stragglers must be at least this many times
+    /// its seconds per iteration without them (the stragglers matter at all).
+    pub standard_min: f64,
+    /// What the paper reports for standard's slowdown.
+    pub paper_standard: String,
+    /// Settings whose slowdown (their seconds per iteration with the stragglers over
+    /// standard's without) must stay at or below a bound.
+    #[serde(default)]
+    pub bounds: Vec<SlowdownBound>,
+}
+
+/// A compared setting's largest allowed slowdown against straggler-free standard.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlowdownBound {
+    /// The setting's label.
+    pub setting: String,
+    /// The largest slowdown that passes.
+    pub max: f64,
+    /// What the paper reports.
+    pub paper: String,
+}
+
+/// One compared setting.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingConfig {
+    /// How updates are collected.
+    pub mode: PeerMode,
+    /// Token queues.
+    #[serde(default)]
+    pub max_i: Option<u64>,
+    /// Skipping iterations.
+    #[serde(default)]
+    pub skip: Option<SkipPolicy>,
+    /// Run for reference only (e.g. in `faster_than`), with no claims against standard.
+    #[serde(default)]
+    pub reference: bool,
+}
+
+#[derive(Serialize)]
+struct SummaryRow {
+    graph: String,
+    setting: String,
+    seconds_per_iteration: f64,
+    seconds_to_target: String,
+    target_loss: f64,
+    final_loss: f64,
+    final_accuracy: f64,
+    dropped_updates: u64,
+    max_staleness: u64,
+}
+
+#[derive(Serialize)]
+struct CurveRow {
+    graph: String,
+    setting: String,
+    time: f64,
+    iteration: f64,
+    loss: f64,
+}
+
+/// One of Hop's comparison figures: what differs between them is the binary, its text and its
+/// configurations.
+pub trait Comparison {
+    /// The binary's name (and its figure id).
+    const BINARY: &'static str;
+    /// What it compares and writes, for `--help`.
+    const ABOUT: &'static str;
+    /// The built-in quick-scale configuration.
+    const QUICK: &'static str;
+    /// The built-in paper-scale configuration.
+    const PAPER: &'static str;
+}
+
+/// The experiment of comparison `C`.
+pub struct Compare<C>(std::marker::PhantomData<C>);
+
+impl<C: Comparison> Experiment for Compare<C> {
+    const BINARY: &'static str = C::BINARY;
+    const ABOUT: &'static str = C::ABOUT;
+    const QUICK: &'static str = C::QUICK;
+    const PAPER: &'static str = C::PAPER;
+    const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
+    type Config = CompareConfig;
+    type Args = NoArgs;
+
+    fn validate(cfg: &CompareConfig, _: &NoArgs, _: &[DriverKind]) -> Result<()> {
+        validate(cfg)
+    }
+
+    fn run(run: &mut Run<'_, Self>) -> Result<()> {
+        self::run(run)
+    }
+}
+
+/// Checks a comparison's configuration.
+///
+/// # Errors
+/// A peer setting out of range, or no graph or setting to compare.
+pub fn validate(cfg: &CompareConfig) -> Result<()> {
+    cfg.common.validate()?;
+    if cfg.graphs.is_empty() || cfg.settings.is_empty() {
+        bail!("graphs and settings must be non-empty");
+    }
+    if let Some(free) = &cfg.straggler_free {
+        let labels: Vec<String> = cfg
+            .settings
+            .iter()
+            .map(|s| {
+                PeerSettings {
+                    serial: false,
+                    mode: s.mode,
+                    max_i: s.max_i,
+                    iterations: cfg.common.iterations,
+                    skip: s.skip,
+                }
+                .label()
+            })
+            .collect();
+        for b in &free.bounds {
+            if b.setting == "standard" || !labels.contains(&b.setting) {
+                bail!(
+                    "straggler_free.bounds: no compared setting is labelled {} (the settings: {}; standard has its own claim)",
+                    b.setting,
+                    labels.join(", ")
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the comparison into the run's (one) figure.
+///
+/// # Errors
+/// Bad configuration or a failed run; nothing is written then.
+pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Result<()> {
+    let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+    let drivers = run.drivers.to_vec();
+    let mk = |mode, max_i, skip| PeerSettings {
+        serial: false,
+        mode,
+        max_i,
+        iterations: cfg.common.iterations,
+        skip,
+    };
+    let standard = mk(PeerMode::Standard, None, None);
+    let compared: Vec<PeerSettings> = cfg
+        .settings
+        .iter()
+        .map(|s| mk(s.mode, s.max_i, s.skip))
+        .collect();
+    let graphs = cfg
+        .graphs
+        .iter()
+        .map(|g| graph(g, cfg.common.workers, seed))
+        .collect::<Result<Vec<_>>>()?;
+    for g in &graphs {
+        for s in std::iter::once(&standard).chain(&compared) {
+            s.build(g)
+                .map_err(|e| anyhow::anyhow!("{} on {}: {e}", s.label(), g.name()))?;
+        }
+    }
+    let stragglers = StragglerConfig {
+        slow: cfg.slow.clone(),
+        jitter_sigma: 0.0,
+        production: None,
+        random: cfg.slowdown,
+        trace: None,
+    };
+    stragglers.factors(cfg.common.workers)?;
+    let workload = cfg.common.workload(seed, data)?;
+    let reference = cfg.common.reference(seed, data);
+    let (mut ref_rows, mut target_notes) = (Vec::new(), Vec::<String>::new());
+    let out = run.out();
+    let figure = out.figure().to_string();
+    let pb = progress(
+        (drivers.len()
+            * graphs.len()
+            * (1 + compared.len() + usize::from(cfg.straggler_free.is_some()))) as u64,
+        &format!("{figure} seed {seed}"),
+    );
+    let (mut summary, mut curves) = (Vec::new(), Vec::new());
+    for &driver in &drivers {
+        for g in &graphs {
+            let mut runs: Vec<(PeerSettings, RunRecords)> = Vec::new();
+            for s in std::iter::once(&standard).chain(&compared) {
+                pb.set_message(format!("{} {}", s.label(), g.name()));
+                let r = run_peers(driver, &cfg.common, g, s, &stragglers, &workload, seed)?;
+                pb.inc(1);
+                runs.push((*s, r));
+            }
+            let (target, how) = comparison_target(
+                reference.as_ref(),
+                &runs
+                    .iter()
+                    .map(|(_, r)| &r.progress[..])
+                    .collect::<Vec<_>>(),
+            );
+            if !target_notes.contains(&how) {
+                target_notes.push(how);
+            }
+            let tag = driver_tag(g.name(), "/", driver, &drivers);
+            let finals = loss_spans(runs.iter().map(|(s, r)| (s.label(), &r.progress[..])));
+            ref_rows.extend(reference_rows(&tag, reference.as_ref(), &finals));
+            out.claim(near_optimum_claim(
+                format!("{figure}/{tag}/best-run-near-optimum"),
+                reference.as_ref(),
+                &finals,
+            ));
+            out.claim(every_run_reaches_claim(
+                format!("{figure}/{tag}/every-run-reaches-target"),
+                target_from_reference(
+                    reference.as_ref(),
+                    &runs
+                        .iter()
+                        .map(|(_, r)| &r.progress[..])
+                        .collect::<Vec<_>>(),
+                ),
+                target,
+                &runs
+                    .iter()
+                    .map(|(s, r)| (s.label(), r.time_to_loss(target)))
+                    .collect::<Vec<_>>(),
+            ));
+            for (s, r) in &runs {
+                let last = r.progress.last();
+                summary.push(SummaryRow {
+                    graph: tag.clone(),
+                    setting: s.label(),
+                    seconds_per_iteration: seconds_per_iteration(r, cfg.common.iterations),
+                    seconds_to_target: show(r.time_to_loss(target)),
+                    target_loss: target,
+                    final_loss: last.map_or(f64::NAN, |p| p.loss),
+                    final_accuracy: last.map_or(f64::NAN, |p| p.accuracy),
+                    dropped_updates: r.dropped_updates,
+                    max_staleness: r.iterations.iter().map(|x| x.staleness).max().unwrap_or(0),
+                });
+                for p in &r.progress {
+                    curves.push(CurveRow {
+                        graph: tag.clone(),
+                        setting: s.label(),
+                        time: p.time,
+                        iteration: p.iteration,
+                        loss: p.loss,
+                    });
+                }
+            }
+            let (_, base) = &runs[0];
+            let base_t = base.time_to_loss(target);
+            let base_it = seconds_per_iteration(base, cfg.common.iterations);
+            for ((s, r), sc) in runs[1..].iter().zip(&cfg.settings) {
+                if sc.reference {
+                    continue;
+                }
+                let t = r.time_to_loss(target);
+                out.claim(Claim::check(
+                    format!("{figure}/{tag}/{}-time-to-target", s.label()),
+                    format!("{} reaches loss {target:.4} before standard", s.label()),
+                    "faster than standard in wall clock",
+                    format!("{} {} s, standard {} s", s.label(), show(t), show(base_t)),
+                    matches!((t, base_t), (Some(a), Some(b)) if a < b)
+                        || (t.is_some() && base_t.is_none()),
+                ));
+                if let Some(limit) = cfg.max_step_ratio {
+                    out.claim(step_cost_claim(
+                        format!("{figure}/{tag}/{}-per-step-cost", s.label()),
+                        &s.label(),
+                        target,
+                        limit,
+                        iterations_to_loss(&r.progress, target),
+                        iterations_to_loss(&base.progress, target),
+                    ));
+                }
+                let speedup = base_it / seconds_per_iteration(r, cfg.common.iterations);
+                out.claim(Claim::check(
+                    format!("{figure}/{tag}/{}-iteration-speedup", s.label()),
+                    format!(
+                        "{} runs iterations >= {}x faster than standard",
+                        s.label(),
+                        cfg.min_iteration_speedup
+                    ),
+                    cfg.paper_speedup.clone(),
+                    format!("{speedup:.2}x"),
+                    speedup >= cfg.min_iteration_speedup,
+                ));
+            }
+            for [a, b] in &cfg.faster_than {
+                let t = |l: &str| {
+                    runs.iter()
+                        .find(|(s, _)| s.label() == l)
+                        .map(|(_, r)| r.time_to_loss(target))
+                };
+                let (Some(ta), Some(tb)) = (t(a), t(b)) else {
+                    bail!("faster_than names a setting that is not run: {a} or {b}");
+                };
+                out.claim(Claim::check(
+                    format!("{figure}/{tag}/{a}-not-slower-than-{b}"),
+                    format!("{a} reaches loss {target:.4} no later than {b}"),
+                    format!("{a} >= {b}"),
+                    format!("{a} {} s, {b} {} s", show(ta), show(tb)),
+                    matches!((ta, tb), (Some(x), Some(y)) if x <= y)
+                        || (ta.is_some() && tb.is_none()),
+                ));
+            }
+            if let Some(free) = &cfg.straggler_free {
+                pb.set_message(format!("standard without stragglers {}", g.name()));
+                let none = StragglerConfig::default();
+                let r = run_peers(driver, &cfg.common, g, &standard, &none, &workload, seed)?;
+                let free_it = seconds_per_iteration(&r, cfg.common.iterations);
+                summary.push(SummaryRow {
+                    graph: tag.clone(),
+                    setting: "standard-without-stragglers".into(),
+                    seconds_per_iteration: free_it,
+                    seconds_to_target: show(r.time_to_loss(target)),
+                    target_loss: target,
+                    final_loss: r.progress.last().map_or(f64::NAN, |p| p.loss),
+                    final_accuracy: r.progress.last().map_or(f64::NAN, |p| p.accuracy),
+                    dropped_updates: r.dropped_updates,
+                    max_staleness: r.iterations.iter().map(|x| x.staleness).max().unwrap_or(0),
+                });
+                for claim in slowdown_claims(&figure, &tag, free, free_it, &runs, cfg)? {
+                    out.claim(claim);
+                }
+            }
+        }
+    }
+    pb.finish_and_clear();
+    out.csv("summary.csv", &summary)?;
+    out.csv("curves.csv", &curves)?;
+    out.csv("reference.csv", &ref_rows)?;
+    let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
+    notes.extend(target_notes);
+    notes.extend([
+        format!(
+            "{} peers, {} iterations; random slowdown {:?} (probability None = 1/n); slow workers {:?}; {}",
+            cfg.common.workers,
+            cfg.common.iterations,
+            cfg.slowdown,
+            cfg.slow,
+            match &cfg.common.cnn {
+                Some(_) => format!("{} (the workload line above)", cfg.common.learning_label()),
+                None => format!(
+                    "{} on a synthetic twin ({} x {}, {} non-zeros per row)",
+                    cfg.common.learning_label(),
+                    cfg.common.data.train_rows,
+                    cfg.common.data.features,
+                    cfg.common.data.nnz_per_row
+                ),
+            }
+        ),
+        "loss is peer 0's model on the held-out rows; a run that never reaches the target has no time to it".into(),
+    ]);
+    run.notes(notes);
+    Ok(())
+}
+
+/// Hop Fig 18's claims: how much the stragglers slow standard's iterations, and how little
+/// they slow each bounded setting's, against standard's seconds per iteration without them
+/// (`free_it`).
+///
+/// # Errors
+/// A bound names a setting that is not run.
+fn slowdown_claims(
+    figure: &str,
+    tag: &str,
+    free: &StragglerFree,
+    free_it: f64,
+    runs: &[(PeerSettings, RunRecords)],
+    cfg: &CompareConfig,
+) -> Result<Vec<Claim>> {
+    let it = |r: &RunRecords| seconds_per_iteration(r, cfg.common.iterations);
+    let standard = it(&runs[0].1) / free_it;
+    let mut claims = vec![Claim::check(
+        format!("{figure}/{tag}/standard-iteration-slowdown"),
+        format!(
+            "the stragglers slow standard's iterations >= {}x",
+            free.standard_min
+        ),
+        free.paper_standard.clone(),
+        format!(
+            "{standard:.2}x ({:.4} s against {free_it:.4} s without stragglers)",
+            it(&runs[0].1)
+        ),
+        standard >= free.standard_min,
+    )
+    .with_value(standard)];
+    for b in &free.bounds {
+        let Some((_, r)) = runs.iter().find(|(s, _)| s.label() == b.setting) else {
+            bail!(
+                "straggler_free.bounds names a setting that is not run: {}",
+                b.setting
+            );
+        };
+        let slowdown = it(r) / free_it;
+        claims.push(
+            Claim::check(
+                format!("{figure}/{tag}/{}-iteration-slowdown", b.setting),
+                format!(
+                    "with the stragglers, {} iterates within {}x of standard without them",
+                    b.setting, b.max
+                ),
+                b.paper.clone(),
+                format!("{slowdown:.2}x ({:.4} s against {free_it:.4} s)", it(r)),
+                slowdown <= b.max,
+            )
+            .with_value(slowdown),
+        );
+    }
+    Ok(claims)
+}
+
+/// The iteration at which `progress` first reaches `target` (the run's mean iterations per
+/// worker at the evaluation of peer 0's model that first reaches it).
+pub fn iterations_to_loss(
+    progress: &[bench_core::metrics::ProgressRow],
+    target: f64,
+) -> Option<f64> {
+    progress
+        .iter()
+        .find(|p| p.loss <= target)
+        .map(|p| p.iteration)
+}
+
+/// The claim that `label` pays a small price per step: it needs at least as many iterations as
+/// standard to reach `target` (`its`, `standard`) and at most `limit` times as many.
+fn step_cost_claim(
+    id: String,
+    label: &str,
+    target: f64,
+    limit: f64,
+    its: Option<f64>,
+    standard: Option<f64>,
+) -> Claim {
+    let ratio = match (its, standard) {
+        (Some(a), Some(b)) if b > 0.0 => a / b,
+        _ => f64::NAN,
+    };
+    let shown = |x: Option<f64>| x.map_or("never".to_string(), |x| format!("{x:.0}"));
+    Claim::check(
+        id,
+        format!("{label} needs 1x to {limit}x standard's iterations to reach loss {target:.4}"),
+        "one less update hurts per-iteration progress, insignificantly",
+        format!(
+            "{label} {} iterations, standard {} ({ratio:.2}x)",
+            shown(its),
+            shown(standard)
+        ),
+        (1.0..=limit).contains(&ratio),
+    )
+    .with_value(ratio)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::claims::Verdict;
+
+    #[test]
+    fn a_setting_that_learns_more_per_step_or_far_less_fails_the_step_cost_claim() {
+        let v = |its, std| step_cost_claim("x".into(), "b", 0.3, 1.5, its, std).verdict;
+        assert_eq!(v(Some(110.0), Some(100.0)), Verdict::Pass);
+        assert_eq!(v(Some(100.0), Some(100.0)), Verdict::Pass);
+        assert_eq!(v(Some(90.0), Some(100.0)), Verdict::Fail);
+        assert_eq!(v(Some(200.0), Some(100.0)), Verdict::Fail);
+        assert_eq!(v(None, Some(100.0)), Verdict::Fail);
+        assert_eq!(v(Some(100.0), None), Verdict::Fail);
+    }
+}

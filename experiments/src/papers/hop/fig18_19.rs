@@ -1,0 +1,34 @@
+//! hop-fig18-19: Skipping iterations (maximum jump 2 and 10) against the standard protocol with one worker deterministically 4x slower (hop.txt Figs 18-19).
+
+use crate::harness::experiment;
+use crate::papers::hop::compare::{Compare, Comparison};
+
+struct HopFig18To19;
+
+impl Comparison for HopFig18To19 {
+    const BINARY: &'static str = "hop-fig18-19";
+    const ABOUT: &'static str = "Hop: Skipping iterations (maximum jump 2 and 10) against the standard protocol with one worker deterministically 4x slower (hop.txt Figs 18-19). SVM with log loss on a synthetic webspam twin, 16 peers, worker 0 4x slower throughout. Writes results/hop-fig18-19/: summary.csv (time per iteration, time to an optimum-relative loss target (90% of the way from the initial held-out loss to the reference optimum's: the near-optimum line)), curves.csv, claims.csv, manifest.json.";
+    const QUICK: &'static str = include_str!("../../../configs/hop-fig18-19.quick.toml");
+    const PAPER: &'static str = include_str!("../../../configs/hop-fig18-19.paper.toml");
+}
+
+/// The binary's `main`.
+pub fn main() -> std::process::ExitCode {
+    experiment::main::<Compare<HopFig18To19>>()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The CNN half's configurations (`make fig-hop-fig18-19-cnn`) parse and validate in every build.
+    #[test]
+    fn the_cnn_configurations_parse_and_validate() {
+        for text in [
+            include_str!("../../../configs/hop-fig18-19.cnn.quick.toml"),
+            include_str!("../../../configs/hop-fig18-19.cnn.paper.toml"),
+        ] {
+            let cfg: crate::papers::hop::compare::CompareConfig = toml::from_str(text).unwrap();
+            crate::papers::hop::compare::validate(&cfg).unwrap();
+            assert!(cfg.common.cnn.is_some());
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! The `syncbench` command and its subcommands: datasets, launch, transport-bench, profile,
+//! twin calibration, the fault matrix and regression tracking.
+
+pub mod datasets;
+pub mod faults;
+pub mod launch;
+pub mod profile;
+pub mod regress;
+pub mod syncbench;
+pub mod transport_bench;
+pub mod twins;
