@@ -134,7 +134,7 @@ bench-scale: build
 
 # sim-validation with its measured runs as 4 processes on this machine (cluster driver), once
 # over tcp and once over shm, each predicted over the transport it used: into
-# $(RESULTS)/cluster-tcp/ and $(RESULTS)/cluster-shm/ (about 20 s each at quick scale).
+# $(RESULTS)/cluster-tcp/ and $(RESULTS)/cluster-shm/.
 sim-validation-cluster: build
 	$(BIN)/syncbench launch --ranks 4 -- sim-validation --driver cluster --transport tcp $(EXP)/cluster-tcp
 	$(BIN)/syncbench launch --ranks 4 -- sim-validation --driver cluster --transport shm $(EXP)/cluster-shm
@@ -147,7 +147,7 @@ cluster-smoke: build
 	$(BIN)/syncbench launch --ranks 4 -- asap-fig7 --driver cluster --scale $(SCALE) --seed $(SEED) --out $(RESULTS)/cluster
 
 # Fault matrix: a 4-rank job with a rank killed at each phase, stopped, strangers, port taken;
-# the table is $(RESULTS)/faults/REPORT.md (about a minute).
+# the table is $(RESULTS)/faults/REPORT.md.
 faults: build
 	$(BIN)/syncbench faults --out $(RESULTS)
 

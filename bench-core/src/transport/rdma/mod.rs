@@ -31,7 +31,7 @@
 //!    which holds without relaxed ordering: no registration asks for
 //!    IBV_ACCESS_RELAXED_ORDERING ([`memory::access_flags`], checked by a unit test), and the
 //!    adapter should not force PCIe relaxed ordering (mlx5: `mlxconfig ... query
-//!    PCI_WR_ORDERING` shows `per_mkey(0)`, not `force_relax(1)`; README, Cluster runs).
+//!    PCI_WR_ORDERING` shows `per_mkey(0)`, not `force_relax(1)`; docs/cluster.md).
 //!
 //! Devices: `SYNCBENCH_RDMA_DEVICE` names one (else the first), `SYNCBENCH_RDMA_PORT` the port
 //! (else 1; it must be ACTIVE), `SYNCBENCH_RDMA_GID` the GID index (else, on RoCE, the

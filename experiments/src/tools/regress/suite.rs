@@ -66,7 +66,7 @@ pub struct Metric {
     pub better: Better,
     /// The relative change of the median that counts (0.15: 15% worse). Set from
     /// base-against-base comparisons on the development machine (`make regress-selftest`,
-    /// README): 15% for copies and rates, 30% for latencies (a median of 2,000 round trips moves
+    /// docs/regression.md): 15% for copies and rates, 30% for latencies (a median of 2,000 round trips moves
     /// in steps of 5 to 10 ns on 60 to 200 ns), 40% for loopback tcp, whose ratio to the raw
     /// socket moved by more than 25% twice in a row between two unchanged measurements.
     pub tolerance: f64,

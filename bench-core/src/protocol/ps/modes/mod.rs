@@ -4,7 +4,7 @@
 //! bound, its parameter checks, the read and release policies its worker and server nodes run,
 //! and its row-table form. [`SyncMode`] is the configuration value naming one of them; it only
 //! dispatches. Adding a mode is a new file here and one line in the `sync_modes!` list below
-//! (README, "Adding a mode").
+//! (docs/architecture.md, "Adding a mode").
 
 mod asp;
 mod asp_pull;
