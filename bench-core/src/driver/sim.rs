@@ -10,8 +10,8 @@ use super::{crosses, ComputeModel, NetworkModel};
 use crate::error::{CoreError, Result};
 use crate::learning::Learning;
 use crate::learning::{Payload, PayloadEffect, HEADER_BYTES};
-use crate::metrics::{IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};
-use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role};
+use crate::metrics::{ProgressRow, RunRecords};
+use crate::protocol::{Action, Input, Message, NodeId, Protocol, Role};
 use crate::straggler::{StragglerConfig, StragglerSampler};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -331,31 +331,14 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
                         }
                     }
                 }
-                Action::Record(Event::Iteration(r)) => {
-                    // Bytes sent since the previous iteration ended, including this update.
-                    let bytes = std::mem::take(&mut self.bytes_in_iter[node]);
+                Action::Record(event) => {
+                    // An iteration's bytes: those sent since the previous iteration ended,
+                    // including this update.
                     self.records
-                        .iterations
-                        .push(IterationRow::from_record(&r, bytes));
+                        .event_rows()
+                        .record(event, || std::mem::take(&mut self.bytes_in_iter[node]));
                 }
-                Action::Record(Event::TaskWait { worker, iter, wait }) => {
-                    self.records.waits.push(WaitRow { worker, iter, wait });
-                }
-                Action::Record(Event::RowReads {
-                    worker,
-                    clock,
-                    differentials,
-                }) => {
-                    self.records.row_reads.extend(differentials.into_iter().map(
-                        |(differential, rows)| RowReadRow {
-                            worker,
-                            clock,
-                            differential,
-                            rows,
-                        },
-                    ));
-                }
-                Action::Record(Event::Read { .. }) | Action::Finished => {}
+                Action::Finished => {}
             }
         }
         Ok(())

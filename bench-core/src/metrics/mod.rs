@@ -1,12 +1,14 @@
 //! Run records, CSV writing into a run directory that appears only when complete, manifests and
 //! latency histograms.
 
+mod event_rows;
 pub mod float_text;
 mod histogram;
 mod manifest;
 mod records;
 mod run_dir;
 
+pub use event_rows::EventRows;
 pub use histogram::WaitHistogram;
 pub use manifest::{git_revision, hostname, Manifest};
 pub use records::{IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};

@@ -15,6 +15,7 @@ mod inbox;
 pub mod perf;
 #[cfg(feature = "rdma")]
 pub mod rdma;
+mod region;
 mod ring;
 pub mod shm;
 pub mod tcp;

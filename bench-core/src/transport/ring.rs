@@ -81,6 +81,37 @@ impl Ring {
     }
 }
 
+/// What [`super::Endpoint::read_slot`] does on the backends that keep their receive rings as
+/// [`Ring`]s by sender (threads, tcp): slot `slot` of the ring node `node` registered for
+/// `from`, read with the seqlock.
+///
+/// # Errors
+/// No ring registered for `from` (`NoSuchPeer`), or a slot beyond its depth (`RingOverrun`).
+pub(crate) fn read_registered(
+    local: &HashMap<NodeId, std::sync::Arc<Ring>>,
+    node: NodeId,
+    from: NodeId,
+    slot: usize,
+    out: &mut Vec<u64>,
+) -> Result<SlotRead> {
+    let ring = local.get(&from).ok_or_else(|| {
+        CoreError::transport(
+            TransportFault::NoSuchPeer,
+            format!("node {node} registered no ring for node {from}"),
+        )
+    })?;
+    if slot >= ring.depth() {
+        return Err(CoreError::transport(
+            TransportFault::RingOverrun,
+            format!(
+                "slot {slot} out of range for the ring of node {from} ({} slots)",
+                ring.depth()
+            ),
+        ));
+    }
+    Ok(ring.read(slot, out))
+}
+
 /// Words a slot of `capacity` payload words occupies: header, length, payload, footer.
 pub(crate) const fn slot_words(capacity: usize) -> usize {
     capacity + 3

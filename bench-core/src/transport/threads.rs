@@ -3,7 +3,7 @@
 //! notification and the completion.
 
 use super::inbox::Inbox;
-use super::ring::{Ring, RingTable};
+use super::ring::{read_registered, Ring, RingTable};
 use super::{AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS};
 use crate::error::{CoreError, Result, TransportFault};
 use std::collections::{HashMap, VecDeque};
@@ -355,22 +355,7 @@ impl Endpoint for ThreadsEndpoint {
     }
 
     fn read_slot(&self, from: NodeId, slot: usize, out: &mut Vec<u64>) -> Result<SlotRead> {
-        let ring = self.local.get(&from).ok_or_else(|| {
-            CoreError::transport(
-                TransportFault::NoSuchPeer,
-                format!("node {} registered no ring for node {from}", self.node),
-            )
-        })?;
-        if slot >= ring.depth() {
-            return Err(CoreError::transport(
-                TransportFault::RingOverrun,
-                format!(
-                    "slot {slot} out of range for the ring of node {from} ({} slots)",
-                    ring.depth()
-                ),
-            ));
-        }
-        Ok(ring.read(slot, out))
+        read_registered(&self.local, self.node, from, slot, out)
     }
 }
 

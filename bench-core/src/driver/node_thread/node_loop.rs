@@ -13,8 +13,8 @@ use super::{AbortFlag, NodeOutcome, ThreadsConfig};
 use crate::driver::crosses;
 use crate::error::{CoreError, Result, TransportFault};
 use crate::learning::{Learning, PayloadEffect, HEADER_BYTES};
-use crate::metrics::{IterationRow, ProgressRow, RowReadRow, WaitRow};
-use crate::protocol::{Action, Event, Input, Message, NodeId, Protocol, Role, MESSAGE_WORDS};
+use crate::metrics::{EventRows, ProgressRow};
+use crate::protocol::{Action, Input, Message, NodeId, Protocol, Role, MESSAGE_WORDS};
 use crate::straggler::StragglerSampler;
 use crate::transport::{AlignedWords, Endpoint, Notification};
 use std::sync::Arc;
@@ -401,30 +401,17 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
                         }
                     }
                 }
-                Action::Record(Event::Iteration(r)) => {
-                    let bytes = std::mem::take(&mut self.bytes_in_iter);
-                    self.out
-                        .iterations
-                        .push(IterationRow::from_record(&r, bytes));
+                Action::Record(event) => {
+                    // An iteration's bytes: those sent since the previous iteration ended,
+                    // including this update.
+                    EventRows {
+                        iterations: &mut self.out.iterations,
+                        waits: &mut self.out.waits,
+                        row_reads: &mut self.out.row_reads,
+                    }
+                    .record(event, || std::mem::take(&mut self.bytes_in_iter));
                 }
-                Action::Record(Event::TaskWait { worker, iter, wait }) => {
-                    self.out.waits.push(WaitRow { worker, iter, wait });
-                }
-                Action::Record(Event::RowReads {
-                    worker,
-                    clock,
-                    differentials,
-                }) => {
-                    self.out.row_reads.extend(differentials.into_iter().map(
-                        |(differential, rows)| RowReadRow {
-                            worker,
-                            clock,
-                            differential,
-                            rows,
-                        },
-                    ));
-                }
-                Action::Record(Event::Read { .. }) | Action::Finished => {}
+                Action::Finished => {}
             }
         }
         Ok(())

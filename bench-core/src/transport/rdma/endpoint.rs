@@ -5,17 +5,19 @@
 //! moves messages.
 
 use super::async_events::{describe, Owned};
-use super::completion::{checked_entries, status_name, CompletionQueue};
-use super::memory::{self, MemoryRegion};
-use super::queue_pair::{ConnectedQp, PreparedQp, RemoteQp};
-use super::send_tracker::{Chain, PostError, SendTracker, SendVerbs, Wc};
+use super::completion::CompletionQueue;
+use super::hardware::*;
+use super::memory::MemoryRegion;
+use super::queue_pair::{ConnectedQp, PreparedQp};
+use super::send_tracker::{Chain, SendTracker};
 use super::send_window::STAGED_ENTRIES;
-use super::slot_write::{length_word, payload_checksum, slot_write_plan, SLOT_WRITE_WRS};
+use super::slot_write::{length_word, payload_checksum, slot_write_plan};
 use super::{err, RdmaDevice, QUEUE};
-use crate::error::{CoreError, Result, TransportFault};
+use crate::error::{CoreError, Result};
+use crate::transport::region::{entry_offset, slot_stride, ENTRY_WORDS};
 use crate::transport::ring::{poll_with_backoff, read_slot_with_check, slot_words};
 use crate::transport::{
-    AlignedWords, Completion, Endpoint, NodeId, Notification, RingShape, SlotRead, IMM_WORDS,
+    AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS,
 };
 use ibverbs_sys as ffi;
 use std::collections::HashMap;
@@ -23,84 +25,73 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-const PAGE_WORDS: usize = crate::transport::aligned::PAGE / 8;
-const ENTRY_WORDS: usize = 8;
-const QUEUE_WORDS: usize = 8 + QUEUE * ENTRY_WORDS;
-
-/// The largest node id a work-request id can name ([`super::wr_id`]).
-const MAX_NODE: NodeId = 0xFFFF;
-
-fn round_page(words: usize) -> usize {
-    words.next_multiple_of(PAGE_WORDS)
-}
-
 /// Where a sender's queue and ring are in a receiver's region (word offsets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RegionEntry {
-    queue: usize,
-    ring: usize,
-    capacity: usize,
-    depth: usize,
+    pub(super) queue: usize,
+    pub(super) ring: usize,
+    pub(super) capacity: usize,
+    pub(super) depth: usize,
 }
 
 /// What a node publishes so that its peers can connect and write to it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RdmaAddress {
-    lid: u16,
-    gid: [u8; 16],
+    pub(super) lid: u16,
+    pub(super) gid: [u8; 16],
     /// The port's active MTU (verbs enum value): each connection uses the smaller end's.
-    mtu: u32,
+    pub(super) mtu: u32,
     /// Queue pair number this node made for each peer.
-    qpn: HashMap<NodeId, u32>,
+    pub(super) qpn: HashMap<NodeId, u32>,
     /// Initial send PSN of each of those queue pairs.
-    psn: HashMap<NodeId, u32>,
+    pub(super) psn: HashMap<NodeId, u32>,
     /// The receive region: address, key and per-sender layout.
-    addr: u64,
-    rkey: u32,
-    region: HashMap<NodeId, RegionEntry>,
+    pub(super) addr: u64,
+    pub(super) rkey: u32,
+    pub(super) region: HashMap<NodeId, RegionEntry>,
 }
 
 /// Per peer: the connected queue pair, and what this node writes there. The queue pair is
 /// the first field, so it is destroyed before the staging region it reads from. What is in
 /// flight to the peer, and whether it failed, is the send tracker's.
-struct Peer {
-    qp: ConnectedQp,
+pub(super) struct Peer {
+    pub(super) qp: ConnectedQp,
     /// Where this node writes at the peer.
-    remote: Option<(u64, u32, RegionEntry)>,
-    staging: MemoryRegion,
+    pub(super) remote: Option<(u64, u32, RegionEntry)>,
+    pub(super) staging: MemoryRegion,
 }
 
 /// What create makes and connect needs: the verbs objects of one node before its queue
 /// pairs know their peers.
 pub struct PreparedEndpoint {
     /// Per peer: its queue pair and staging region.
-    peers: HashMap<NodeId, (PreparedQp, MemoryRegion)>,
-    node: NodeId,
-    dev: Arc<RdmaDevice>,
-    send_cq: Arc<CompletionQueue>,
-    recv_cq: Arc<CompletionQueue>,
-    region: MemoryRegion,
-    senders: HashMap<NodeId, RegionEntry>,
+    pub(super) peers: HashMap<NodeId, (PreparedQp, MemoryRegion)>,
+    pub(super) node: NodeId,
+    pub(super) dev: Arc<RdmaDevice>,
+    pub(super) send_cq: Arc<CompletionQueue>,
+    pub(super) recv_cq: Arc<CompletionQueue>,
+    pub(super) region: MemoryRegion,
+    pub(super) senders: HashMap<NodeId, RegionEntry>,
 }
 
 /// One node's endpoint on an RDMA fabric, connected. Fields drop in order: queue pairs (with
 /// their staging regions) first, then the completion queues and the receive region.
 pub struct RdmaEndpoint {
-    peers: HashMap<NodeId, Peer>,
-    node: NodeId,
-    send_cq: Arc<CompletionQueue>,
-    recv_cq: Arc<CompletionQueue>,
-    region: MemoryRegion,
+    pub(super) peers: HashMap<NodeId, Peer>,
+    pub(super) node: NodeId,
+    pub(super) send_cq: Arc<CompletionQueue>,
+    pub(super) recv_cq: Arc<CompletionQueue>,
+    pub(super) region: MemoryRegion,
     /// Senders with a ring here.
-    senders: HashMap<NodeId, RegionEntry>,
+    pub(super) senders: HashMap<NodeId, RegionEntry>,
     /// Next entry to consume per sender.
-    heads: HashMap<NodeId, u64>,
-    by_qpn: HashMap<u32, NodeId>,
+    pub(super) heads: HashMap<NodeId, u64>,
+    pub(super) by_qpn: HashMap<u32, NodeId>,
     /// The send side's bookkeeping: chains in flight per peer and the staging they read,
     /// finished writes, peers given up, and every failure noticed ([`SendTracker`]).
-    sends: SendTracker,
+    pub(super) sends: SendTracker,
     /// The device, whose asynchronous events health() reads.
-    dev: Arc<RdmaDevice>,
+    pub(super) dev: Arc<RdmaDevice>,
 }
 
 impl std::fmt::Debug for RdmaEndpoint {
@@ -115,195 +106,6 @@ impl std::fmt::Debug for RdmaEndpoint {
 }
 
 impl RdmaEndpoint {
-    /// Creates node `node`'s verbs objects: its receive region (a ring of the given shape per
-    /// sender in `local`), a queue pair and staging region per peer (`local` senders and
-    /// `remote` receivers), and the address peers connect with.
-    ///
-    /// # Errors
-    /// [`CoreError::Transport`] when a verbs object cannot be created (what was made is
-    /// released).
-    pub fn create(
-        dev: Arc<RdmaDevice>,
-        node: NodeId,
-        local: &HashMap<NodeId, RingShape>,
-        remote: &HashMap<NodeId, RingShape>,
-    ) -> Result<(PreparedEndpoint, RdmaAddress)> {
-        if let Some(&big) = local.keys().chain(remote.keys()).chain([&node]).max() {
-            if big > MAX_NODE {
-                return Err(err(format!(
-                    "node ids up to {MAX_NODE} (work-request ids carry 16 bits of peer), got node {big}"
-                )));
-            }
-        }
-        let mut senders: Vec<(NodeId, RingShape)> = local.iter().map(|(&f, &s)| (f, s)).collect();
-        senders.sort_by_key(|s| s.0);
-        let mut offset = 0;
-        let mut layout = HashMap::new();
-        for &(from, shape) in &senders {
-            let queue = offset;
-            offset += round_page(QUEUE_WORDS);
-            let ring = offset;
-            offset += shape.depth * round_page(slot_words(shape.capacity));
-            layout.insert(
-                from,
-                RegionEntry {
-                    queue,
-                    ring,
-                    capacity: shape.capacity,
-                    depth: shape.depth,
-                },
-            );
-        }
-        let region =
-            MemoryRegion::register(&dev, AlignedWords::zeroed(offset.max(PAGE_WORDS)), true)?;
-        // Send completions: per peer at most STAGED_ENTRIES chains in flight, each of at most
-        // SLOT_WRITE_WRS + 1 requests (header, length and payload, footer, notification),
-        // every one of which completes when it fails (parts are unsignaled).
-        // Receive completions: one per posted receive request.
-        let chain = SLOT_WRITE_WRS as usize + 1;
-        let send_cq = Arc::new(CompletionQueue::create(
-            &dev,
-            checked_entries(chain * STAGED_ENTRIES * remote.len(), dev.max_cqe(), "send")?,
-        )?);
-        let recv_cq = Arc::new(CompletionQueue::create(
-            &dev,
-            checked_entries(QUEUE * local.len(), dev.max_cqe(), "receive")?,
-        )?);
-        let mut all: Vec<NodeId> = local.keys().chain(remote.keys()).copied().collect();
-        all.sort_unstable();
-        all.dedup();
-        let mut qpn = HashMap::new();
-        let mut psn = HashMap::new();
-        let mut peers = HashMap::new();
-        for peer in all {
-            // Notification entries, then a copy of each remote slot, laid out as the remote
-            // ring (the same stride), so that one word offset names a segment in both.
-            let cap = remote.get(&peer).map_or(1, |s| s.capacity);
-            let staging = AlignedWords::zeroed(
-                STAGED_ENTRIES * ENTRY_WORDS
-                    + remote
-                        .get(&peer)
-                        .map_or(0, |s| s.depth * round_page(slot_words(cap))),
-            );
-            let staging = MemoryRegion::register(&dev, staging, false)?;
-            let qp = PreparedQp::create(&dev, &send_cq, &recv_cq, QUEUE as u32)
-                .map_err(|e| err(format!("node {node}: queue pair for node {peer}: {e}")))?;
-            qpn.insert(peer, qp.number());
-            psn.insert(peer, qp.psn());
-            peers.insert(peer, (qp, staging));
-        }
-        let (gid, _) = dev.gid();
-        let address = RdmaAddress {
-            lid: dev.lid(),
-            gid,
-            mtu: dev.mtu(),
-            qpn,
-            psn,
-            addr: region.addr(),
-            rkey: region.rkey(),
-            region: layout.clone(),
-        };
-        let ep = PreparedEndpoint {
-            peers,
-            node,
-            dev,
-            send_cq,
-            recv_cq,
-            region,
-            senders: layout,
-        };
-        Ok((ep, address))
-    }
-}
-
-impl PreparedEndpoint {
-    /// Connects every queue pair to its peer's (`table[j]` is node `j`'s address), posts the
-    /// receive requests, and records where this node writes.
-    ///
-    /// # Errors
-    /// [`CoreError::Transport`] naming the peer whose address lacks this node or whose queue
-    /// pair cannot be brought to ready-to-send.
-    pub fn connect(self, table: &[RdmaAddress]) -> Result<RdmaEndpoint> {
-        let node = self.node;
-        let mut ep = RdmaEndpoint {
-            peers: HashMap::new(),
-            node,
-            send_cq: self.send_cq,
-            recv_cq: self.recv_cq,
-            region: self.region,
-            heads: self.senders.keys().map(|&k| (k, 0)).collect(),
-            senders: self.senders,
-            by_qpn: HashMap::new(),
-            sends: SendTracker::new(node),
-            dev: self.dev.clone(),
-        };
-        let mut prepared: Vec<(NodeId, (PreparedQp, MemoryRegion))> =
-            self.peers.into_iter().collect();
-        prepared.sort_by_key(|p| p.0);
-        for (peer, (qp, staging)) in prepared {
-            let theirs = table
-                .get(peer)
-                .ok_or_else(|| err(format!("node {node}: no address for node {peer}")))?;
-            let dest = *theirs
-                .qpn
-                .get(&node)
-                .ok_or_else(|| err(format!("node {peer} made no queue pair for node {node}")))?;
-            let psn = *theirs
-                .psn
-                .get(&node)
-                .ok_or_else(|| err(format!("node {peer} published no PSN for node {node}")))?;
-            let remote = RemoteQp {
-                lid: theirs.lid,
-                gid: theirs.gid,
-                qpn: dest,
-                psn,
-                mtu: theirs.mtu,
-            };
-            let qp = qp.connect(
-                &self.dev,
-                remote,
-                &format!("node {node}: queue pair to node {peer}"),
-            )?;
-            ep.by_qpn.insert(qp.number(), peer);
-            ep.peers.insert(
-                peer,
-                Peer {
-                    qp,
-                    remote: theirs
-                        .region
-                        .get(&node)
-                        .map(|entry| (theirs.addr, theirs.rkey, *entry)),
-                    staging,
-                },
-            );
-            ep.sends.add_peer(peer);
-            if ep.senders.contains_key(&peer) {
-                for _ in 0..QUEUE {
-                    ep.post_recv(peer)?;
-                }
-            }
-        }
-        eprintln!(
-            "rdma: node {node}: connected to {} peer(s) on {} port {}; {} pinned by this endpoint, {} by this process",
-            ep.peers.len(),
-            ep.dev.name(),
-            ep.dev.port(),
-            mib(ep.pinned_bytes()),
-            mib(memory::pinned_bytes())
-        );
-        Ok(ep)
-    }
-}
-
-/// `bytes` as MiB, with the exact count.
-fn mib(bytes: u64) -> String {
-    format!(
-        "{:.1} MiB ({bytes} bytes)",
-        bytes as f64 / f64::from(1u32 << 20)
-    )
-}
-
-impl RdmaEndpoint {
     /// Bytes this endpoint has registered (pinned): its receive region and the staging region
     /// of each peer.
     pub fn pinned_bytes(&self) -> u64 {
@@ -311,7 +113,7 @@ impl RdmaEndpoint {
         self.region.bytes() + staging
     }
 
-    fn post_recv(&mut self, peer: NodeId) -> Result<()> {
+    pub(super) fn post_recv(&mut self, peer: NodeId) -> Result<()> {
         let node = self.node;
         let p = self
             .peers
@@ -325,7 +127,7 @@ impl RdmaEndpoint {
     }
 
     /// The send bookkeeping and the verbs it drives, borrowed together.
-    fn send_side(&mut self) -> (&mut SendTracker, Hardware<'_>) {
+    pub(super) fn send_side(&mut self) -> (&mut SendTracker, Hardware<'_>) {
         (
             &mut self.sends,
             Hardware {
@@ -335,7 +137,7 @@ impl RdmaEndpoint {
         )
     }
 
-    fn write_wr(
+    pub(super) fn write_wr(
         sge: &mut ffi::ibv_sge,
         remote_addr: u64,
         rkey: u32,
@@ -359,131 +161,13 @@ impl RdmaEndpoint {
         wr
     }
 
-    fn target(&self, to: NodeId) -> Result<(u64, u32, RegionEntry)> {
+    pub(super) fn target(&self, to: NodeId) -> Result<(u64, u32, RegionEntry)> {
         self.peers.get(&to).and_then(|p| p.remote).ok_or_else(|| {
             err(format!(
                 "node {}: no ring registered at node {to}",
                 self.node
             ))
         })
-    }
-
-    fn pop(&mut self) -> Option<Notification> {
-        let mut wc = [ffi::ibv_wc::default(); 1];
-        if self.recv_cq.poll(&mut wc) == 0 {
-            return None;
-        }
-        let c = wc[0];
-        let from = *self.by_qpn.get(&c.qp_num)?;
-        if let Some((status, vendor)) = c.error() {
-            self.sends.record(
-                TransportFault::PeerLost,
-                format!(
-                    "node {}: the connection from node {from} failed: {}, vendor error {vendor}",
-                    self.node,
-                    status_name(status)
-                ),
-            );
-            return None;
-        }
-        let e = *self.senders.get(&from)?;
-        let h = self.heads.get_mut(&from)?;
-        let t = c.imm_data().map(u32::from_be);
-        let at = e.queue + 8 + entry_index(t, *h) * ENTRY_WORDS;
-        let w = &self.region.words().as_slice()[at..at + ENTRY_WORDS];
-        let v = |j: usize| w[j].load(Ordering::Acquire);
-        let (expected, next) = accept_entry(t, *h, v(0));
-        *h = next;
-        let note = expected.then(|| Notification {
-            from,
-            slot: v(1) as usize,
-            version: v(2),
-            imm: [v(3), v(4)],
-        });
-        if !expected {
-            self.sends.record(
-                TransportFault::Malformed,
-                format!(
-                    "node {}: notification {next} from node {from} arrived out of order (entry holds {})",
-                    self.node,
-                    v(0)
-                ),
-            );
-        }
-        // The receive request was consumed either way: repost it, or the sender would
-        // eventually stall on a queue with no receive posted.
-        if let Err(e) = self.post_recv(from) {
-            self.sends.record(TransportFault::Device, e.to_string());
-        }
-        note
-    }
-}
-
-/// The queue entry a notification's receive completion names: the one of its immediate (the
-/// sender's notification number), else the next expected from the sender (`head`), so that a
-/// number the sender skipped (a post it gave up) does not shift every later notification onto
-/// its predecessor's entry.
-fn entry_index(imm: Option<u32>, head: u64) -> usize {
-    imm.map_or(head as usize, |t| t as usize) % QUEUE
-}
-
-/// Whether the queue entry whose first word is `word` holds the notification announced (the
-/// entry of number t holds t + 1; without an immediate, the one after `head`), and the head
-/// after it: the entry's number when it does; else `head + 1`, the entry skipped (an
-/// out-of-order notification: reported, and its receive request reposted all the same).
-fn accept_entry(imm: Option<u32>, head: u64, word: u64) -> (bool, u64) {
-    let expected = match imm {
-        Some(t) => word as u32 == t.wrapping_add(1),
-        None => word == head + 1,
-    };
-    (expected, if expected { word } else { head + 1 })
-}
-
-/// The send verbs on an endpoint's queue pairs and send completion queue, which its send
-/// bookkeeping ([`SendTracker`]) drives.
-struct Hardware<'a> {
-    peers: &'a mut HashMap<NodeId, Peer>,
-    send_cq: &'a CompletionQueue,
-}
-
-impl SendVerbs for Hardware<'_> {
-    type Wr = ffi::ibv_send_wr;
-
-    unsafe fn post_send(
-        &mut self,
-        peer: NodeId,
-        chain: &mut [ffi::ibv_send_wr],
-    ) -> std::result::Result<(), PostError> {
-        let Some(p) = self.peers.get_mut(&peer) else {
-            return Err(PostError {
-                errno: libc::EINVAL,
-                posted: 0,
-            });
-        };
-        // SAFETY: the caller's obligation (SendVerbs::post_send), which is
-        // ConnectedQp::post_send's.
-        unsafe { p.qp.post_send(chain) }.map_err(|(errno, posted)| PostError { errno, posted })
-    }
-
-    fn poll_send(&mut self, out: &mut [Wc]) -> usize {
-        let mut wc = [ffi::ibv_wc::default(); 16];
-        let room = out.len().min(wc.len());
-        let n = self.send_cq.poll(&mut wc[..room]).min(room);
-        for (o, c) in out.iter_mut().zip(&wc[..n]) {
-            let (status, vendor_err) = c.error().unwrap_or((0, 0));
-            *o = Wc {
-                wr_id: c.wr_id(),
-                status,
-                vendor_err,
-            };
-        }
-        n
-    }
-
-    fn enter_error_state(&mut self, peer: NodeId) {
-        if let Some(p) = self.peers.get_mut(&peer) {
-            p.qp.enter_error_state();
-        }
     }
 }
 
@@ -532,7 +216,7 @@ impl Endpoint for RdmaEndpoint {
         };
         let (sends, mut hw) = self.send_side();
         let admitted = sends.admit(&mut hw, to, chain)?;
-        let stride = round_page(slot_words(e.capacity));
+        let stride = slot_stride(e.capacity);
         let p = self.peers.get_mut(&to).expect("peer");
         let lkey = p.staging.lkey();
         let st = p.staging.words().as_slice();
@@ -592,8 +276,7 @@ impl Endpoint for RdmaEndpoint {
                 st[ent + i].store(v, Ordering::Relaxed);
             }
             note_sge.addr = saddr + (ent * 8) as u64;
-            let remote_entry =
-                addr + ((e.queue + 8 + (t as usize % QUEUE) * ENTRY_WORDS) * 8) as u64;
+            let remote_entry = addr + (entry_offset(e.queue, t as usize % QUEUE) * 8) as u64;
             let (id, signaled) = admitted.request(wrs.len());
             let mut w = Self::write_wr(
                 &mut note_sge,
@@ -638,7 +321,7 @@ impl Endpoint for RdmaEndpoint {
             length: (ENTRY_WORDS * 8) as u32,
             lkey,
         };
-        let remote_entry = addr + ((e.queue + 8 + (t as usize % QUEUE) * ENTRY_WORDS) * 8) as u64;
+        let remote_entry = addr + (entry_offset(e.queue, t as usize % QUEUE) * 8) as u64;
         let (id, signaled) = admitted.request(0);
         let mut w = Self::write_wr(
             &mut sge,
@@ -678,7 +361,7 @@ impl Endpoint for RdmaEndpoint {
                 self.node, e.depth
             )));
         }
-        let start = e.ring + slot * round_page(slot_words(e.capacity));
+        let start = e.ring + slot * slot_stride(e.capacity);
         let s = &self.region.words().as_slice()[start..start + slot_words(e.capacity)];
         let (mut read, checksum) = read_slot_with_check(s, e.capacity, out);
         read.checksum_ok = payload_checksum(out.iter().copied()) == checksum;
@@ -711,26 +394,7 @@ impl Endpoint for RdmaEndpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_out_of_order_entry_is_skipped_and_the_head_moves_on_by_one() {
-        // In order, by the immediate: notification 4 is in entry 4, which holds 5.
-        assert_eq!(entry_index(Some(4), 0), 4);
-        assert_eq!(accept_entry(Some(4), 4, 5), (true, 5));
-        // A number the sender skipped (a post it gave up) does not shift the next one.
-        assert_eq!(accept_entry(Some(6), 5, 7), (true, 7));
-        // Without an immediate: the entry after the head.
-        assert_eq!(entry_index(None, 9), 9);
-        assert_eq!(accept_entry(None, 9, 10), (true, 10));
-        // The entry holds something else: skipped, reported, and the head moves on by one
-        // (pop reposts the receive request on both paths).
-        assert_eq!(accept_entry(Some(4), 4, 3), (false, 5));
-        assert_eq!(accept_entry(None, 9, 0), (false, 10));
-        // Numbers wrap the queue's entries, and the immediate's 32 bits.
-        assert_eq!(entry_index(Some(QUEUE as u32 + 3), 0), 3);
-        assert_eq!(entry_index(None, QUEUE as u64 * 2 + 1), 1);
-        assert_eq!(accept_entry(Some(u32::MAX), 7, 1 << 32), (true, 1 << 32));
-    }
+    use crate::transport::RingShape;
 
     #[test]
     fn a_missing_device_is_a_clear_error_not_a_panic() {

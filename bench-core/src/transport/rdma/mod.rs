@@ -51,7 +51,9 @@
 //! buffer that owns its memory, so a registration never outlives it), [`completion`]
 //! (completion queues), [`queue_pair`] (an RC queue pair, typed by state: prepared, then
 //! connected), and [`endpoint`] (the ring transport built from them: prepared, then connected;
-//! on drop it reaps what is in flight, then moves its queue pairs to the error state). The
+//! on drop it reaps what is in flight, then moves its queue pairs to the error state), set up
+//! in [`setup`], with its notification queue in [`notify_queue`] and its bridge to the send verbs
+//! in [`hardware`]. The
 //! decisions that need no device are pure and unit-tested: [`addressing`] (port, GID, global
 //! routing, traffic class and hop limit, path MTU, initial PSNs), [`slot_write`] (the WRITEs
 //! of a slot write and their order), [`async_events`] (which events are fatal, what they
@@ -69,10 +71,13 @@ mod async_events;
 mod completion;
 mod device;
 mod endpoint;
+mod hardware;
 mod memory;
+mod notify_queue;
 mod queue_pair;
 mod send_tracker;
 mod send_window;
+mod setup;
 mod slot_write;
 mod wr_id;
 
