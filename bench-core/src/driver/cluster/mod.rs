@@ -22,6 +22,7 @@
 mod backend;
 pub mod barrier;
 pub mod fault_point;
+mod gather;
 pub(crate) mod job;
 #[cfg(feature = "mpi")]
 pub mod mpi_bootstrap;
