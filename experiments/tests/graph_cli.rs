@@ -238,3 +238,47 @@ fn hop_fig21_gap_of_the_eight_node_ring_based_graph() {
         .unwrap();
     assert!(String::from_utf8_lossy(&text.stdout).contains("1 - Re l2(D^-1 A)): 0.666667"));
 }
+
+/// A figure's random-regular graph from its seed: the same edges as the experiments' builder
+/// (`bench_core::topology::random_regular`), every node of degree D, another seed another graph.
+#[test]
+fn random_regular_graphs_are_built_from_their_seed() {
+    let json = |seed: &str| -> serde_json::Value {
+        let out = bin()
+            .args([
+                "graph",
+                "--json",
+                "--kind",
+                "random-regular-3",
+                "--nodes",
+                "10",
+            ])
+            .args(["--seed", seed])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = json("7");
+    let want = bench_core::topology::random_regular(10, 3, 7).unwrap();
+    assert_eq!(v["edge_list"], serde_json::to_value(want.edges()).unwrap());
+    assert_eq!(v["regular"], true);
+    // Out-degrees count the self-loop.
+    assert!(v["out_degrees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d.as_u64() == Some(4)));
+    assert_eq!(json("7")["edge_list"], v["edge_list"]);
+    assert_ne!(json("8")["edge_list"], v["edge_list"]);
+    let bad = bin()
+        .args(["graph", "--kind", "random-regular-x", "--nodes", "10"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("random-regular-x"));
+}

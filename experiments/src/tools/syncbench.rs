@@ -3,7 +3,7 @@
 
 use crate::tools::datasets::DatasetsCommand;
 use anyhow::{Context, Result};
-use bench_core::topology::{read_edge_list, GraphReport, TopologyKind};
+use bench_core::topology::{read_edge_list, GraphReport};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -95,12 +95,17 @@ enum Command {
     /// shortest paths and both spectral gaps (ASAP's 1 - sigma_2(P), Hop's |l1| - |l2|).
     Graph {
         /// A named family: complete, star, root-expander, chain, ring, ring-based,
-        /// double-ring, malt or malt-K.
+        /// double-ring, malt or malt-K; or random-regular-D (a random D-regular graph drawn
+        /// from --seed, built exactly as the experiments build it: a figure's graph is
+        /// `--kind <its graph> --nodes <its workers> --seed <its seed>`).
         #[arg(long, conflicts_with = "file", required_unless_present = "file")]
         kind: Option<String>,
         /// Node count for --kind.
         #[arg(long, default_value_t = 8)]
         nodes: usize,
+        /// Seed of a random graph (random-regular-D); the named families ignore it.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
         /// An edge-list file: one 'src dst [weight]' per line (src sends to dst), '#'
         /// comments, optional 'nodes N' first.
         #[arg(long)]
@@ -159,12 +164,13 @@ fn run(cli: Cli) -> Result<()> {
         Command::Graph {
             kind,
             nodes,
+            seed,
             file,
             json,
         } => {
             let topo = match (kind, file) {
                 (_, Some(f)) => read_edge_list(&f)?,
-                (Some(k), None) => TopologyKind::parse(&k)?.build(nodes)?,
+                (Some(k), None) => crate::runs::peers::graph(&k, nodes, seed)?,
                 (None, None) => unreachable!("clap requires --kind or --file"),
             };
             let r = GraphReport::of(&topo).context("graph analysis failed")?;
