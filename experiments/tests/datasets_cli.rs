@@ -519,3 +519,82 @@ fn cnn_experiments_read_real_cifar_from_the_cache() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A LIBSVM file `figure-twins` wrote, read back with the project's reader, and the rows it
+/// should hold compared value for value (labels, column indices, values).
+fn assert_file_holds(file: &Path, want: &bench_core::data::CsrMatrix) {
+    let f = std::io::BufReader::new(std::fs::File::open(file).unwrap());
+    let got = bench_core::data::read_libsvm(f, file, Some(want.cols)).unwrap();
+    assert_eq!(got.rows(), want.rows(), "{}", file.display());
+    assert_eq!(got.labels, want.labels, "{}", file.display());
+    assert_eq!(got.indptr, want.indptr, "{}", file.display());
+    assert_eq!(got.indices, want.indices, "{}", file.display());
+    assert_eq!(got.values, want.values, "{}", file.display());
+}
+
+/// `figure-twins` writes exactly the rows a figure trains on: the SVM twin's training and
+/// held-out rows as `SparseData::rows` gives them to hop-fig12's workload, and each ASYNC
+/// least-squares twin as `AsyncDataset::prepare` hands it to the solver; a second export to the
+/// same folder is refused, and a configuration without twins is an error naming it.
+#[test]
+fn figure_twins_are_the_rows_the_figure_trains_on() {
+    use experiments::harness::data_source::DataSource;
+    use experiments::workloads::least_squares::AsyncDataset;
+    use experiments::workloads::svm::SparseData;
+    let dir = std::env::temp_dir().join(format!("syncbench-figtwins-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let export = |config: &str, seed: &str, out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_syncbench"))
+            .args(["datasets", "figure-twins", "--seed", seed, "--config"])
+            .arg(configs.join(config))
+            .arg("--out-dir")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let read = |config: &str| -> toml::Value {
+        toml::from_str(&std::fs::read_to_string(configs.join(config)).unwrap()).unwrap()
+    };
+
+    let hop = dir.join("hop");
+    let o = export("hop-fig12.quick.toml", "2", &hop);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let data: SparseData = read("hop-fig12.quick.toml")["common"]["data"]
+        .clone()
+        .try_into()
+        .unwrap();
+    let (train, test) = data.rows(2, &DataSource::synthetic()).unwrap();
+    assert_file_holds(&hop.join("common_data.train.libsvm"), &train);
+    assert_file_holds(&hop.join("common_data.test.libsvm"), &test);
+    let index = std::fs::read_to_string(hop.join("index.tsv")).unwrap();
+    assert!(
+        index.contains(&format!("common:data.train\t{}\t", train.rows())),
+        "{index}"
+    );
+    let again = export("hop-fig12.quick.toml", "2", &hop);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists already"));
+
+    let ls = dir.join("async");
+    let o = export("async-cds.quick.toml", "3", &ls);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sets = read("async-cds.quick.toml")["datasets"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(!sets.is_empty());
+    for (i, d) in sets.into_iter().enumerate() {
+        let ds: AsyncDataset = d.try_into().unwrap();
+        let prepared = ds.prepare(3).unwrap();
+        let file = ls.join(format!("datasets_{i}_.{}.all.libsvm", ds.name));
+        assert_file_holds(&file, prepared.problem.data());
+    }
+
+    let none = export("essp-fig3.quick.toml", "1", &dir.join("essp"));
+    assert!(!none.status.success());
+    assert!(String::from_utf8_lossy(&none.stderr).contains("names no SVM [data] twin"));
+    assert!(!dir.join("essp").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

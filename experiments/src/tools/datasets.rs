@@ -53,6 +53,21 @@ pub enum DatasetsCommand {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Write the rows a figure trains on, as LIBSVM files: every SVM [data] twin (training and
+    /// held-out rows) and every ASYNC [[datasets]] least-squares twin of CONFIG, generated
+    /// from SEED by the same call the figure makes, into a new folder with an index.tsv.
+    FigureTwins {
+        /// The figure's configuration (e.g. experiments/configs/hop-fig12.quick.toml; the
+        /// quick configurations are the ones compiled into the binaries).
+        #[arg(long)]
+        config: PathBuf,
+        /// The run's seed (a figure's first seed is 1 unless --seed said otherwise).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The folder to create (it must not exist; written under a temporary name first).
+        #[arg(long)]
+        out_dir: PathBuf,
+    },
     /// Read a local dataset file and print what it holds: the format (recognised from the
     /// content: LIBSVM, CIFAR-10/100 binary, MovieLens CSV, Netflix per-movie, UCI
     /// bag-of-words), then its sizes, label or rating counts and parse time.
@@ -87,6 +102,21 @@ pub fn run(command: DatasetsCommand, lock: Option<PathBuf>) -> Result<()> {
     } = &command
     {
         return inspect(file, format.as_deref(), *features, *json);
+    }
+    if let DatasetsCommand::FigureTwins {
+        config,
+        seed,
+        out_dir,
+    } = &command
+    {
+        let files = crate::tools::figure_twins::export(config, *seed, out_dir)?;
+        eprintln!(
+            "{}: {} files of the rows it trains on with seed {seed} -> {}",
+            config.display(),
+            files.len(),
+            out_dir.display()
+        );
+        return Ok(());
     }
     let lock_file = lock_path(lock);
     let lock = DatasetLock::read(&lock_file)?;
@@ -207,7 +237,9 @@ pub fn run(command: DatasetsCommand, lock: Option<PathBuf>) -> Result<()> {
                 out.display()
             );
         }
-        DatasetsCommand::Inspect { .. } => unreachable!("handled above"),
+        DatasetsCommand::Inspect { .. } | DatasetsCommand::FigureTwins { .. } => {
+            unreachable!("handled above")
+        }
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 pub mod datasets;
 pub mod faults;
+pub mod figure_twins;
 pub mod launch;
 pub mod profile;
 pub mod regress;

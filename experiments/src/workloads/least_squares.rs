@@ -4,7 +4,7 @@
 
 use crate::harness::runner::{run_nodes, RunSettings, ThreadsSection};
 use anyhow::{bail, Context, Result};
-use bench_core::data::{RandomDesign, SparseClassification};
+use bench_core::data::{CsrMatrix, RandomDesign, SparseClassification};
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::coord::{BarrierPredicate, Collect};
@@ -160,15 +160,21 @@ impl AsyncDataset {
         Ok(())
     }
 
+    /// The twin's rows generated from `seed`: what [`Self::prepare`] learns on (and what
+    /// `syncbench datasets figure-twins` writes out).
+    pub fn generate(&self, seed: u64) -> CsrMatrix {
+        match &self.shape {
+            TwinShape::Sparse(s) => s.generate(seed),
+            TwinShape::Dense(d) => d.generate(seed),
+        }
+    }
+
     /// Generates the twin from `seed` and solves for the optimum.
     ///
     /// # Errors
     /// When the data is degenerate or the optimum solver does not converge.
     pub fn prepare(&self, seed: u64) -> Result<PreparedDataset> {
-        let data = match &self.shape {
-            TwinShape::Sparse(s) => s.generate(seed),
-            TwinShape::Dense(d) => d.generate(seed),
-        };
+        let data = self.generate(seed);
         let shape = (data.rows(), data.cols, data.nnz());
         let problem = Arc::new(LeastSquares::new(data)?);
         let optimum = problem
