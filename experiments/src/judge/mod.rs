@@ -1,7 +1,9 @@
 //! Reading runs against the papers: reference optima and the optimum-relative comparison
-//! target, the claims read against them, the sensitivity of verdicts to modelling knobs, and how
-//! numbers are written into claims and notes.
+//! target, the claims read against them, the one judge that sequences them for every figure
+//! ([`verdict::Judge`]), the sensitivity of verdicts to modelling knobs, and how numbers are
+//! written into claims and notes.
 
 pub mod format;
 pub mod reference;
 pub mod sensitivity;
+pub mod verdict;

@@ -39,27 +39,40 @@ pub fn grid(extra: &[f64], configured: f64) -> Vec<f64> {
     v
 }
 
-/// One knob of a two-knob grid: its name in `sensitivity.csv`, its values (from [`grid`], so
-/// they hold the configured one) and its configured value.
+/// One knob of a two-knob grid: its name in `sensitivity.csv`, its values (from [`grid`] for a
+/// number, so they hold the configured one) and its configured value.
 #[derive(Debug, Clone, Copy)]
-pub struct Knob<'a> {
+pub struct Knob<'a, T = f64> {
     /// Name in `sensitivity.csv`.
     pub name: &'static str,
     /// Values tried.
-    pub values: &'a [f64],
+    pub values: &'a [T],
     /// The configuration's value.
-    pub configured: f64,
+    pub configured: T,
+}
+
+/// A value a knob takes: compared with the configured one, and written into the setting.
+pub trait KnobValue: Copy + PartialEq {
+    /// The value as `sensitivity.csv`'s setting writes it.
+    fn setting(&self) -> String;
+}
+
+impl KnobValue for f64 {
+    fn setting(&self) -> String {
+        self.to_string()
+    }
 }
 
 /// The points of a two-knob grid, as [`Sensitivity::sweep`] takes them: the setting, whether it
-/// is the configured one, and the two values. Every combination of the knobs' values, or with
-/// `one_at_a_time` only those where at most one knob differs from its configured value (the
-/// sweep then costs `|a| + |b| - 1` settings instead of `|a| * |b|`).
-pub fn two_knob_points(
-    a: Knob<'_>,
-    b: Knob<'_>,
+/// is the configured one, and the two values. Every combination of the knobs' values (in their
+/// order, the first knob's the outer loop), or with `one_at_a_time` only those where at most one
+/// knob differs from its configured value (the sweep then costs `|a| + |b| - 1` settings
+/// instead of `|a| * |b|`). Every figure's grid comes from here.
+pub fn two_knob_points<A: KnobValue, B: KnobValue>(
+    a: Knob<'_, A>,
+    b: Knob<'_, B>,
     one_at_a_time: bool,
-) -> Vec<(Setting<'static>, bool, (f64, f64))> {
+) -> Vec<(Setting<'static>, bool, (A, B))> {
     let mut points = Vec::new();
     for &x in a.values {
         for &y in b.values {
@@ -67,7 +80,7 @@ pub fn two_knob_points(
             if one_at_a_time && !x_home && !y_home {
                 continue;
             }
-            let setting = vec![(a.name, x.to_string()), (b.name, y.to_string())];
+            let setting = vec![(a.name, x.setting()), (b.name, y.setting())];
             points.push((setting, x_home && y_home, (x, y)));
         }
     }

@@ -4,16 +4,13 @@
 
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::runner::{run_ps, RunSettings, ThreadsSection};
-use crate::judge::reference::{
-    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
-    target_from_reference,
-};
+use crate::judge::verdict::Judge;
 use crate::workloads::svm::SparseData;
 use crate::ExperimentOutput;
 use anyhow::{bail, Context, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
-use bench_core::metrics::{ProgressRow, RunRecords, WaitHistogram};
+use bench_core::metrics::{RunRecords, WaitHistogram};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::StragglerConfig;
 use bench_core::workload::SvmConfig;
@@ -224,37 +221,27 @@ impl Experiment for PsModes {
         out.csv("wait_hist.csv", &waits)?;
         out.csv("staleness_hist.csv", &stale)?;
         let mut ref_rows = Vec::new();
+        let judge = Judge::new(reference.as_ref());
         for &driver in &drivers {
-            let finals = loss_spans(
+            let judged = judge.judge(
                 by_run
                     .iter()
                     .filter(|((d, _), _)| d == driver.label())
                     .map(|((_, m), r)| (m.clone(), &r.progress[..])),
             );
-            ref_rows.extend(reference_rows(driver.label(), reference.as_ref(), &finals));
-            out.claim(near_optimum_claim(
-                format!("ps-modes/best-run-near-optimum/{}", driver.label()),
-                reference.as_ref(),
-                &finals,
-            ));
+            ref_rows.extend(judged.reference_rows(driver.label()));
+            out.claim(
+                judged.near_optimum_claim(format!(
+                    "ps-modes/best-run-near-optimum/{}",
+                    driver.label()
+                )),
+            );
             // Every mode converges, not only the best: a mode that never gets near the
             // optimum would make its rate and staleness comparisons moot.
-            let runs: Vec<(String, &RunRecords)> = by_run
-                .iter()
-                .filter(|((d, _), _)| d == driver.label())
-                .map(|((_, m), r)| (m.clone(), r))
-                .collect();
-            let curves: Vec<&[ProgressRow]> = runs.iter().map(|(_, r)| &r.progress[..]).collect();
-            let (target, _) = comparison_target(reference.as_ref(), &curves);
-            out.claim(every_run_reaches_claim(
-                format!("ps-modes/every-mode-reaches-target/{}", driver.label()),
-                target_from_reference(reference.as_ref(), &curves),
-                target,
-                &runs
-                    .iter()
-                    .map(|(m, r)| (m.clone(), r.time_to_loss(target)))
-                    .collect::<Vec<_>>(),
-            ));
+            out.claim(judged.every_run_reaches_claim(format!(
+                "ps-modes/every-mode-reaches-target/{}",
+                driver.label()
+            )));
         }
         out.csv("reference.csv", &ref_rows)?;
         for &driver in &drivers {

@@ -6,10 +6,7 @@ use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::judge::format::show;
-use crate::judge::reference::{
-    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
-    target_from_reference,
-};
+use crate::judge::verdict::Judge;
 use crate::runs::peers::{graph, run_peers, PeerCommon};
 use anyhow::bail;
 use bench_core::claims::Claim;
@@ -134,10 +131,13 @@ impl Experiment for AsapFig6 {
                     runs.push(run_peers(driver, c, g, settings, &none, &workload, seed)?);
                     pb.inc(1);
                 }
-                let (target, how) = comparison_target(
-                    reference.as_ref(),
-                    &runs.iter().map(|r| &r.progress[..]).collect::<Vec<_>>(),
+                let judged = Judge::new(reference.as_ref()).judge(
+                    graphs
+                        .iter()
+                        .zip(&runs)
+                        .map(|(g, r)| (g.name().to_string(), &r.progress[..])),
                 );
+                let (target, how) = (judged.target, &judged.rule);
                 let how = format!("{}: {how}", part.name);
                 if !notes.contains(&how) {
                     notes.push(how);
@@ -197,28 +197,16 @@ impl Experiment for AsapFig6 {
                     format!("bytes per iteration per out-edge {lo:.0}..{hi:.0} over every node and graph"),
                     hi <= lo * 1.01,
                 ));
-                let finals = loss_spans(
-                    graphs
-                        .iter()
-                        .zip(&runs)
-                        .map(|(g, r)| (g.name().to_string(), &r.progress[..])),
+                ref_rows.extend(judged.reference_rows(&tag));
+                out.claim(
+                    judged.near_optimum_claim(format!("{FIGURE}/{tag}/best-run-near-optimum")),
                 );
-                ref_rows.extend(reference_rows(&tag, reference.as_ref(), &finals));
-                out.claim(near_optimum_claim(
-                    format!("{FIGURE}/{tag}/best-run-near-optimum"),
-                    reference.as_ref(),
-                    &finals,
-                ));
                 // ASAP Fig 6 shows every graph converging, the chain in more epochs.
-                out.claim(every_run_reaches_claim(
-                    format!("{FIGURE}/{tag}/every-run-reaches-target"),
-                    target_from_reference(
-                        reference.as_ref(),
-                        &runs.iter().map(|r| &r.progress[..]).collect::<Vec<_>>(),
-                    ),
-                    target,
-                    &stats.iter().map(|s| (s.0.clone(), s.1)).collect::<Vec<_>>(),
-                ));
+                out.claim(
+                    judged.every_run_reaches_claim(format!(
+                        "{FIGURE}/{tag}/every-run-reaches-target"
+                    )),
+                );
                 let find = |p: &str| stats.iter().find(|s| s.0.starts_with(p));
                 if let (Some(root), Some(ar)) = (find("root-expander"), find("complete")) {
                     out.claim(

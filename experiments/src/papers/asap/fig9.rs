@@ -5,11 +5,8 @@
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::judge::format::show;
-use crate::judge::reference::{
-    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
-    target_from_reference, Reference,
-};
-use crate::judge::sensitivity::{self, Sensitivity, Setting};
+use crate::judge::sensitivity::{self, Knob, Sensitivity};
+use crate::judge::verdict::{Judge, Judged};
 use crate::runs::buffered::{run_every_mode, BufferedCommon, ModeRuns};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
@@ -98,15 +95,13 @@ impl Experiment for AsapFig9 {
         let mut ref_rows = Vec::new();
         let mut target_notes: Vec<String> = Vec::new();
         let mut headline = None;
+        let judge = Judge::new(reference.as_ref());
         for &driver in &drivers {
             let runs = run_every_mode(driver, c, &topology, &workload, seed, &pb)?;
-            let (na, bsp, _) = runs.trio();
-            // NOTIFY-ACK's and BSP's curves decide the target; ASYNC is asked whether it gets
-            // there at all.
-            let (target, how) =
-                comparison_target(reference.as_ref(), &[&na.progress[..], &bsp.progress[..]]);
-            if !target_notes.contains(&how) {
-                target_notes.push(how);
+            let judged = judge_runs(judge, &runs);
+            let target = judged.target;
+            if !target_notes.contains(&judged.rule) {
+                target_notes.push(judged.rule.clone());
             }
             for (mode, r) in &runs.0 {
                 let last = r.progress.last();
@@ -133,18 +128,9 @@ impl Experiment for AsapFig9 {
                 }
             }
             let tag = driver.label();
-            let finals = loss_spans(
-                runs.0
-                    .iter()
-                    .map(|(m, r)| (m.label().to_string(), &r.progress[..])),
-            );
-            ref_rows.extend(reference_rows(tag, reference.as_ref(), &finals));
-            out.claim(near_optimum_claim(
-                format!("{FIGURE}/best-run-near-optimum/{tag}"),
-                reference.as_ref(),
-                &finals,
-            ));
-            let claims = mode_claims(tag, target, reference.as_ref(), &runs);
+            ref_rows.extend(judged.reference_rows(tag));
+            out.claim(judged.near_optimum_claim(format!("{FIGURE}/best-run-near-optimum/{tag}")));
+            let claims = mode_claims(tag, &judged, &runs);
             if driver == DriverKind::Sim {
                 headline = Some(claims.clone());
             }
@@ -170,15 +156,13 @@ impl Experiment for AsapFig9 {
         ));
         if let (Some(grid), Some(headline)) = (&cfg.sensitivity, headline) {
             if seed == run.common.seed {
-                let s = sensitivity(
-                    cfg,
-                    grid,
-                    &headline,
-                    &topology,
-                    &workload,
+                let on = Fixed {
+                    topology: &topology,
+                    workload: &workload,
                     seed,
-                    reference.as_ref(),
-                )?;
+                    judge,
+                };
+                let s = sensitivity(cfg, grid, &headline, &on)?;
                 s.write(run.out())?;
                 notes.push(format!(
                     "sensitivity.csv (first seed, sim driver): the claims re-derived at jitter_sigma in {:?} x bandwidth_gbps in {:?} (besides the configured {} and {}); verdicts that flip over the grid: {}",
@@ -195,27 +179,27 @@ impl Experiment for AsapFig9 {
     }
 }
 
-/// The figure's claims on one driver's runs (`tag` names the driver), against `target`.
-fn mode_claims(
-    tag: &str,
-    target: f64,
-    reference: Option<&Reference>,
-    runs: &ModeRuns,
-) -> Vec<Claim> {
-    let (na, bsp, asy) = runs.trio();
-    let mut claims = vec![every_run_reaches_claim(
-        format!("{FIGURE}/notify-ack-and-bsp-reach-target/{tag}"),
-        target_from_reference(reference, &[&na.progress[..], &bsp.progress[..]]),
-        target,
-        &[
-            ("notify-ack".into(), na.time_to_loss(target)),
-            ("bsp".into(), bsp.time_to_loss(target)),
-        ],
-    )];
+/// The runs read against the target NOTIFY-ACK's and BSP's curves decide; ASYNC is asked
+/// whether it gets there at all.
+fn judge_runs<'a, 'r>(judge: Judge<'a>, runs: &'r ModeRuns) -> Judged<'a, 'r, &'static str> {
+    judge.judge_by(
+        runs.0.iter().map(|(m, r)| (m.label(), &r.progress[..])),
+        |&m| m != ReduceSync::Async.label(),
+    )
+}
+
+/// The figure's claims on one driver's runs (`tag` names the driver), against the target.
+fn mode_claims(tag: &str, judged: &Judged<'_, '_, &'static str>, runs: &ModeRuns) -> Vec<Claim> {
+    let target = judged.target;
+    let (_, _, asy) = runs.trio();
+    let mut claims =
+        vec![judged
+            .every_run_reaches_claim(format!("{FIGURE}/notify-ack-and-bsp-reach-target/{tag}"))];
+    let time = |m: ReduceSync| judged.time_to_target(&m.label());
     let (tn, tb, ta) = (
-        na.time_to_loss(target),
-        bsp.time_to_loss(target),
-        asy.time_to_loss(target),
+        time(ReduceSync::NotifyAck),
+        time(ReduceSync::Bsp),
+        time(ReduceSync::Async),
     );
     claims.push(Claim::check(
         format!("{FIGURE}/notify-ack-before-bsp/{tag}"),
@@ -247,6 +231,14 @@ fn mode_claims(
     claims
 }
 
+/// What every point of the sensitivity grid runs on, whatever the knobs.
+struct Fixed<'a> {
+    topology: &'a Topology,
+    workload: &'a Arc<dyn Workload>,
+    seed: u64,
+    judge: Judge<'a>,
+}
+
 /// The claims re-derived over `grid` (jitter x bandwidth) under the sim driver; the configured
 /// point is `headline`'s claims, not run again.
 ///
@@ -256,25 +248,24 @@ fn sensitivity(
     cfg: &Config,
     grid: &Grid,
     headline: &[Claim],
-    topology: &Topology,
-    workload: &Arc<dyn Workload>,
-    seed: u64,
-    reference: Option<&Reference>,
+    on: &Fixed<'_>,
 ) -> anyhow::Result<Sensitivity> {
     let c = &cfg.common;
     let jitters = sensitivity::grid(&grid.jitter_sigma, c.jitter_sigma);
     let bandwidths = sensitivity::grid(&grid.bandwidth_gbps, c.network.bandwidth_gbps);
-    let mut points = Vec::new();
-    for &jitter in &jitters {
-        for &bandwidth in &bandwidths {
-            let setting: Setting<'_> = vec![
-                ("jitter_sigma", jitter.to_string()),
-                ("bandwidth_gbps", bandwidth.to_string()),
-            ];
-            let is_headline = jitter == c.jitter_sigma && bandwidth == c.network.bandwidth_gbps;
-            points.push((setting, is_headline, (jitter, bandwidth)));
-        }
-    }
+    let points = sensitivity::two_knob_points(
+        Knob {
+            name: "jitter_sigma",
+            values: &jitters,
+            configured: c.jitter_sigma,
+        },
+        Knob {
+            name: "bandwidth_gbps",
+            values: &bandwidths,
+            configured: c.network.bandwidth_gbps,
+        },
+        false,
+    );
     Sensitivity::sweep(
         "asap-fig9 sensitivity",
         true,
@@ -285,10 +276,15 @@ fn sensitivity(
             c.jitter_sigma = jitter;
             c.network.bandwidth_gbps = bandwidth;
             let hidden = indicatif::ProgressBar::hidden();
-            let runs = run_every_mode(DriverKind::Sim, &c, topology, workload, seed, &hidden)?;
-            let (na, bsp, _) = runs.trio();
-            let (target, _) = comparison_target(reference, &[&na.progress[..], &bsp.progress[..]]);
-            Ok(mode_claims("sim", target, reference, &runs))
+            let runs = run_every_mode(
+                DriverKind::Sim,
+                &c,
+                on.topology,
+                on.workload,
+                on.seed,
+                &hidden,
+            )?;
+            Ok(mode_claims("sim", &judge_runs(on.judge, &runs), &runs))
         },
     )
 }

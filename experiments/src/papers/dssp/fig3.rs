@@ -165,20 +165,18 @@ impl Experiment for DsspFig3 {
             Some(_) => None,
             None => cfg.data.reference(cfg.svm, seed, run.data),
         };
+        let on = Shared {
+            modes: &modes,
+            dssp: &dssp,
+            seed,
+            data: run.data,
+            reference: reference.as_ref(),
+        };
         for (name, profile) in [("fc-heavy", &cfg.fc_heavy), ("conv-heavy", &cfg.conv_heavy)] {
-            let (runs, target) = run_profile(
-                cfg,
-                name,
-                profile,
-                &modes,
-                seed,
-                run.data,
-                reference.as_ref(),
-                |m| {
-                    pb.set_message(format!("{name} {}", m.label()));
-                    pb.inc(1);
-                },
-            )?;
+            let (runs, target) = run_profile(cfg, name, profile, &on, |m| {
+                pb.set_message(format!("{name} {}", m.label()));
+                pb.inc(1);
+            })?;
             for (label, r) in &runs {
                 summary.push(SummaryRow {
                     profile: name.into(),
@@ -218,16 +216,7 @@ impl Experiment for DsspFig3 {
         let mut sensitivity_note = Vec::new();
         if let (Some(grid), None) = (&cfg.sensitivity, &cfg.cnn) {
             if seed == run.common.seed {
-                let s = sensitivity(
-                    cfg,
-                    grid,
-                    &modes,
-                    &dssp,
-                    &headline,
-                    seed,
-                    run.data,
-                    reference.as_ref(),
-                )?;
+                let s = sensitivity(cfg, grid, &headline, &on)?;
                 s.write(run.out())?;
                 sensitivity_note.push(format!(
                     "sensitivity.csv (first seed): the claims re-derived at bandwidth_gbps in {:?} {} jitter_sigma in {:?} (besides the configured {} and {}); verdicts that flip over the grid: {}",
@@ -257,23 +246,36 @@ pub fn main() -> std::process::ExitCode {
     experiment::main::<DsspFig3>()
 }
 
+/// What every profile's runs share, whatever the knobs: the modes (DSSP among them), the
+/// seed, the data and the proxy's optimum (none for CNNs).
+struct Shared<'a> {
+    modes: &'a [SyncMode],
+    dssp: &'a SyncMode,
+    seed: u64,
+    data: &'a DataSource,
+    reference: Option<&'a Reference>,
+}
+
 /// Runs every mode under profile `name` of `cfg`, ticking `tick` per mode; returns the runs
 /// and the held-out accuracy their times are compared at: `target_fraction` of the reference
 /// optimum's (real data: of the best accuracy any mode reaches; CNNs: the configured accuracy).
 ///
 /// # Errors
 /// A bad profile, network or workload, or a failed run.
-#[allow(clippy::too_many_arguments)]
 fn run_profile(
     cfg: &Config,
     name: &str,
     profile: &TimeProfile,
-    modes: &[SyncMode],
-    seed: u64,
-    data: &DataSource,
-    reference: Option<&Reference>,
+    on: &Shared<'_>,
     tick: impl FnMut(&SyncMode),
 ) -> Result<(BTreeMap<String, RunRecords>, f64)> {
+    let Shared {
+        modes,
+        seed,
+        data,
+        reference,
+        ..
+    } = *on;
     let setting = ProfiledSetting {
         workers: cfg.workers,
         iterations: cfg.iterations,
@@ -312,16 +314,11 @@ fn run_profile(
 ///
 /// # Errors
 /// Any error of the runs.
-#[allow(clippy::too_many_arguments)]
 fn sensitivity(
     cfg: &Config,
     grid: &Grid,
-    modes: &[SyncMode],
-    dssp: &SyncMode,
     headline: &[Claim],
-    seed: u64,
-    data: &DataSource,
-    reference: Option<&Reference>,
+    on: &Shared<'_>,
 ) -> Result<Sensitivity> {
     let bandwidths = sensitivity::grid(&grid.bandwidth_gbps, cfg.network.bandwidth_gbps);
     let jitters = sensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma);
@@ -349,9 +346,8 @@ fn sensitivity(
             c.stragglers.jitter_sigma = jitter;
             let mut claims = Vec::new();
             for (name, profile) in [("fc-heavy", &c.fc_heavy), ("conv-heavy", &c.conv_heavy)] {
-                let (runs, target) =
-                    run_profile(&c, name, profile, modes, seed, data, reference, |_| {})?;
-                claims.extend(self::claims(name, &runs, dssp, target));
+                let (runs, target) = run_profile(&c, name, profile, on, |_| {})?;
+                claims.extend(self::claims(name, &runs, on.dssp, target));
             }
             Ok(claims)
         },

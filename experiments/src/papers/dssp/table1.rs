@@ -7,8 +7,8 @@ use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::judge::format::show;
 use crate::judge::reference::Reference;
-use crate::judge::reference::{loss_spans, near_optimum_claim, reference_rows};
 use crate::judge::sensitivity::{self, Knob, Sensitivity};
+use crate::judge::verdict::Judge;
 use crate::runs::profiled::{best_accuracy, parse_modes, time_to_accuracy, ProfiledSetting};
 use crate::workloads::cnn::ImageData;
 use crate::workloads::svm::SparseData;
@@ -238,16 +238,10 @@ impl Experiment for DsspTable1 {
             || runs.values().map(best_of).fold(f64::NAN, f64::max),
             |r| r.test_accuracy,
         );
-        let finals = loss_spans(runs.iter().map(|(k, r)| (k.clone(), &r.progress[..])));
-        out.csv(
-            "reference.csv",
-            &reference_rows("proxy", reference.as_ref(), &finals),
-        )?;
-        out.claim(near_optimum_claim(
-            format!("{FIGURE}/best-run-near-optimum"),
-            reference.as_ref(),
-            &finals,
-        ));
+        let judged =
+            Judge::new(reference.as_ref()).judge(runs.iter().map(|(k, r)| (k, &r.progress[..])));
+        out.csv("reference.csv", &judged.reference_rows("proxy"))?;
+        out.claim(judged.near_optimum_claim(format!("{FIGURE}/best-run-near-optimum")));
         let mut table = Vec::new();
         for (label, r) in &runs {
             for &f in &cfg.target_fractions {

@@ -6,7 +6,7 @@ use crate::harness::data_source::DataSource;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::harness::parallel::map_runs;
-use crate::judge::sensitivity::Sensitivity;
+use crate::judge::sensitivity::{self, Knob, KnobValue, Sensitivity};
 use crate::workloads::mf::{MfExperimentConfig as Config, MfSensitivity};
 use anyhow::{bail, Context, Result};
 use bench_core::claims::Claim;
@@ -187,6 +187,17 @@ pub fn main() -> std::process::ExitCode {
     experiment::main::<EsspFig2Staleness>()
 }
 
+/// A read granularity of the grid: a configuration's `steps_per_clock`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Reads(Option<u64>);
+
+impl KnobValue for Reads {
+    fn setting(&self) -> String {
+        // `sensitivity` checks every value of the grid before it makes the points.
+        ClockSteps::from_config(self.0).map_or_else(|e| e.to_string(), ClockSteps::label)
+    }
+}
+
 /// The shape claims re-derived (sim driver) at every point of `grid`: jitter values x reads
 /// (the configured ones and, with `whole_clock_reads`, a clock's rows all read when it
 /// begins). The configured point is `headline`'s claims, not run again.
@@ -198,28 +209,33 @@ fn sensitivity(
     data: &DataSource,
 ) -> Result<Sensitivity> {
     let jitters = MfSensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma);
-    let mut reads = vec![cfg.steps_per_clock];
+    let mut reads = vec![Reads(cfg.steps_per_clock)];
     if grid.whole_clock_reads && cfg.steps_per_clock != Some(1) {
-        reads.push(Some(1));
+        reads.push(Reads(Some(1)));
     }
     let modes = cfg.modes()?;
-    let mut points = Vec::new();
-    for &jitter in &jitters {
-        for &steps in &reads {
-            let setting = vec![
-                ("jitter_sigma", jitter.to_string()),
-                ("steps_per_clock", ClockSteps::from_config(steps)?.label()),
-            ];
-            let is_headline = jitter == cfg.stragglers.jitter_sigma && steps == cfg.steps_per_clock;
-            points.push((setting, is_headline, (jitter, steps)));
-        }
+    for r in &reads {
+        ClockSteps::from_config(r.0)?;
     }
+    let points = sensitivity::two_knob_points(
+        Knob {
+            name: "jitter_sigma",
+            values: &jitters,
+            configured: cfg.stragglers.jitter_sigma,
+        },
+        Knob {
+            name: "steps_per_clock",
+            values: &reads,
+            configured: Reads(cfg.steps_per_clock),
+        },
+        false,
+    );
     Sensitivity::sweep(
         "essp-fig2 sensitivity",
         true,
         points,
         &headline,
-        |&(jitter, steps), setting| {
+        |&(jitter, Reads(steps)), setting| {
             let mut c = cfg.clone();
             c.stragglers.jitter_sigma = jitter;
             c.steps_per_clock = steps;

@@ -6,18 +6,19 @@ use crate::harness::data_source::DataSource;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::harness::parallel::map_runs;
-use crate::judge::reference::{
-    comparison_target, loss_spans, near_optimum_claim, reference_rows, Reference,
-};
-use crate::judge::sensitivity::Sensitivity;
+use crate::judge::reference::Reference;
+use crate::judge::sensitivity::{self, Knob, Sensitivity};
+use crate::judge::verdict::Judge;
 use crate::workloads::mf::{MfExperimentConfig as Config, MfSensitivity};
 use anyhow::{bail, Context};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
-use bench_core::metrics::{ProgressRow, RunRecords};
+use bench_core::metrics::RunRecords;
 use bench_core::protocol::SyncMode;
 use serde::Serialize;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::fmt;
 
 const FIGURE: &str = "essp-fig3";
 /// ALS stops when a sweep lowers the objective by less than this (relative).
@@ -47,9 +48,40 @@ struct SummaryRow {
     final_loss: f64,
 }
 
-fn first_reach(p: &[ProgressRow], target: f64) -> Option<&ProgressRow> {
-    p.iter().find(|r| r.loss.is_finite() && r.loss <= target)
+/// A run of the figure: a mode at a step size (the normal one, or the stability comparison's
+/// large one). Named `<mode>@<step>`, and ordered as its name: the order summary.csv lists the
+/// runs in.
+#[derive(Debug, Clone, Copy)]
+struct RunKey {
+    mode: SyncMode,
+    step: f64,
 }
+
+impl fmt::Display for RunKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.mode.label(), self.step)
+    }
+}
+
+impl Ord for RunKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.to_string().cmp(&other.to_string())
+    }
+}
+
+impl PartialOrd for RunKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for RunKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for RunKey {}
 
 fn fmt_opt(v: Option<f64>) -> String {
     v.map_or("never".into(), |x| format!("{x:.4}"))
@@ -119,9 +151,10 @@ impl Experiment for EsspFig3 {
         let pb = progress((drivers.len() * (modes.len() + 3)) as u64, FIGURE);
         let (mut curves, mut summary) = (Vec::new(), Vec::new());
         let mut headline = None;
+        let judge = Judge::new(reference.as_ref());
         for &driver in &drivers {
             let d = driver.label();
-            let mut runs: BTreeMap<String, RunRecords> = BTreeMap::new();
+            let mut runs: BTreeMap<RunKey, RunRecords> = BTreeMap::new();
             let jobs: Vec<_> = modes
                 .iter()
                 .map(|m| (*m, cfg.mf.step, &workload))
@@ -148,47 +181,39 @@ impl Experiment for EsspFig3 {
                         squared_loss: p.loss,
                     });
                 }
-                runs.insert(format!("{}@{step}", mode.label()), rec);
+                runs.insert(RunKey { mode, step }, rec);
             }
             // Target: 90% of the way from the initial held-out loss to the optimum's.
             // Without a reference the shared fallback (the largest final loss) is taken over
             // every run at the normal step; the large step's runs may diverge.
-            let normal: Vec<&[ProgressRow]> = modes
-                .iter()
-                .map(|m| {
-                    runs[&format!("{}@{}", m.label(), cfg.mf.step)]
-                        .progress
-                        .as_slice()
-                })
-                .collect();
-            let (target, target_rule) = comparison_target(reference.as_ref(), &normal);
-            target_note = target_rule;
-            let spans = loss_spans(runs.iter().map(|(k, r)| (k, r.progress.as_slice())));
+            let normal = |k: &RunKey| k.step == cfg.mf.step && modes.contains(&k.mode);
+            let judged = judge.judge_by(runs.iter().map(|(k, r)| (*k, &r.progress[..])), normal);
+            let target = judged.target;
+            target_note = judged.rule.clone();
             if reference_csv.is_empty() {
-                reference_csv = reference_rows("mf", reference.as_ref(), &spans);
+                reference_csv = judged.reference_rows("mf");
             }
-            out.claim(near_optimum_claim(
-                format!("{FIGURE}/{d}/mf-best-run-near-optimum"),
-                reference.as_ref(),
-                &spans,
-            ));
-            for (key, rec) in &runs {
-                let (mode, step) = key.split_once('@').expect("key");
-                let hit = first_reach(&rec.progress, target);
+            out.claim(judged.near_optimum_claim(format!("{FIGURE}/{d}/mf-best-run-near-optimum")));
+            for r in &judged.runs {
+                let hit = r.crossing;
                 summary.push(SummaryRow {
                     driver: d.into(),
-                    mode: mode.into(),
-                    step: step.parse().unwrap_or(f64::NAN),
+                    mode: r.key.mode.label(),
+                    step: r.key.step,
                     target_loss: target,
                     clocks_to_target: fmt_opt(hit.map(|h| h.iteration)),
                     seconds_to_target: fmt_opt(hit.map(|h| h.time)),
-                    initial_loss: rec.progress.first().map_or(f64::NAN, |p| p.loss),
-                    final_loss: rec.progress.last().map_or(f64::NAN, |p| p.loss),
+                    initial_loss: r.span.0,
+                    final_loss: r.span.1,
                 });
             }
             for &s in &cfg.staleness {
-                let ssp = first_reach(&runs[&format!("ssp{s}@{}", cfg.mf.step)].progress, target);
-                let essp = first_reach(&runs[&format!("essp{s}@{}", cfg.mf.step)].progress, target);
+                let at_step = |mode| RunKey {
+                    mode,
+                    step: cfg.mf.step,
+                };
+                let ssp = judged.crossing(&at_step(SyncMode::ssp(s)));
+                let essp = judged.crossing(&at_step(SyncMode::essp(s)));
                 let (si, ei) = (ssp.map(|h| h.iteration), essp.map(|h| h.iteration));
                 let (st, et) = (ssp.map(|h| h.time), essp.map(|h| h.time));
                 let le = |e: Option<f64>, s: Option<f64>| match (e, s) {
@@ -213,15 +238,20 @@ impl Experiment for EsspFig3 {
                     le(et, st),
                 ));
             }
-            let big = |m: &str| &runs[&format!("{m}@{large_step}")];
+            let big = |mode| {
+                &runs[&RunKey {
+                    mode,
+                    step: large_step,
+                }]
+            };
             let derived = large_step_claims(
                 d,
                 s_max,
                 large_step,
                 [
-                    big("bsp"),
-                    big(&format!("ssp{s_max}")),
-                    big(&format!("essp{s_max}")),
+                    big(SyncMode::bsp()),
+                    big(SyncMode::ssp(s_max)),
+                    big(SyncMode::essp(s_max)),
                 ],
             );
             if driver == DriverKind::Sim {
@@ -360,21 +390,27 @@ fn sensitivity(
     let steps = MfSensitivity::grid(&grid.large_step, configured);
     let jitters = MfSensitivity::grid(&grid.jitter_sigma, cfg.stragglers.jitter_sigma);
     let s_max = *cfg.staleness.iter().max().expect("non-empty");
-    let mut points = Vec::new();
-    for &jitter in &jitters {
-        for &step in &steps {
-            let setting = vec![
-                ("large_step", step.to_string()),
-                ("jitter_sigma", jitter.to_string()),
-            ];
-            let (at_step, at_jitter) = (step == configured, jitter == cfg.stragglers.jitter_sigma);
-            if grid.one_at_a_time && !at_step && !at_jitter {
-                continue;
-            }
-            let is_headline = at_step && at_jitter;
-            points.push((setting, is_headline, (step, jitter)));
-        }
-    }
+    // Jitter is the outer loop of the grid (sensitivity.csv's row order), the step the first
+    // knob of each setting.
+    let points = sensitivity::two_knob_points(
+        Knob {
+            name: "jitter_sigma",
+            values: &jitters,
+            configured: cfg.stragglers.jitter_sigma,
+        },
+        Knob {
+            name: "large_step",
+            values: &steps,
+            configured,
+        },
+        grid.one_at_a_time,
+    )
+    .into_iter()
+    .map(|(mut setting, is_headline, (jitter, step))| {
+        setting.reverse();
+        (setting, is_headline, (step, jitter))
+    })
+    .collect();
     Sensitivity::sweep(
         "essp-fig3 sensitivity",
         true,

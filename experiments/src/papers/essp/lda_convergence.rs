@@ -10,14 +10,13 @@
 
 use crate::harness::output::ExperimentOutput;
 use crate::harness::runner::ThreadsSection;
-use crate::judge::reference::{
-    comparison_target, loss_spans, near_reference_claim, Reference, ReferenceRow, ReferenceWords,
-};
+use crate::judge::reference::{Reference, ReferenceRow, ReferenceWords};
+use crate::judge::verdict::Judge;
 use crate::workloads::lda::LdaPart;
 use anyhow::{Context, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
-use bench_core::metrics::{ProgressRow, RunRecords};
+use bench_core::metrics::RunRecords;
 use bench_core::straggler::StragglerConfig;
 use bench_core::workload::{sequential_reference, LdaTables};
 use serde::Serialize;
@@ -42,10 +41,6 @@ struct SummaryRow {
     seconds_to_target: String,
     initial: f64,
     last: f64,
-}
-
-fn first_reach(p: &[ProgressRow], target: f64) -> Option<&ProgressRow> {
-    p.iter().find(|r| r.loss.is_finite() && r.loss <= target)
 }
 
 fn fmt_opt(v: Option<f64>) -> String {
@@ -85,6 +80,11 @@ pub fn run(
         certificate: seq.drift,
         passes: seq.losses.len() - 1,
     });
+    let judge = Judge::new(reference.as_ref()).with_words(ReferenceWords {
+        loss: "negative word log-likelihood per token",
+        reference: "settled sequential sampler",
+        short: "level",
+    });
     let mut target_note = String::new();
     let mut reference_rows = Vec::new();
     let pb = crate::harness::output::progress((drivers.len() * modes.len()) as u64, "lda");
@@ -113,34 +113,23 @@ pub fn run(
             }
             runs.insert(mode.label(), rec);
         }
-        let all: Vec<&[ProgressRow]> = runs.values().map(|r| r.progress.as_slice()).collect();
-        let (target, rule) = comparison_target(reference.as_ref(), &all);
-        target_note = rule;
-        let spans = loss_spans(runs.iter().map(|(m, r)| (m, r.progress.as_slice())));
+        let judged = judge.judge(runs.iter().map(|(m, r)| (m.clone(), r.progress.as_slice())));
+        let target = judged.target;
+        target_note = judged.rule.clone();
         if reference_rows.is_empty() {
-            reference_rows =
-                crate::judge::reference::reference_rows("lda", reference.as_ref(), &spans);
+            reference_rows = judged.reference_rows("lda");
         }
-        out.claim(near_reference_claim(
-            format!("{figure}/{d}/lda-best-run-near-reference"),
-            reference.as_ref(),
-            &spans,
-            ReferenceWords {
-                loss: "negative word log-likelihood per token",
-                reference: "settled sequential sampler",
-                short: "level",
-            },
-        ));
-        for (mode, rec) in &runs {
-            let hit = first_reach(&rec.progress, target);
+        out.claim(judged.near_optimum_claim(format!("{figure}/{d}/lda-best-run-near-reference")));
+        for r in &judged.runs {
+            let hit = r.crossing;
             summary.push(SummaryRow {
                 driver: d.into(),
-                mode: mode.clone(),
+                mode: r.key.clone(),
                 target,
                 clocks_to_target: fmt_opt(hit.map(|h| h.iteration)),
                 seconds_to_target: fmt_opt(hit.map(|h| h.time)),
-                initial: rec.progress.first().map_or(f64::NAN, |p| p.loss),
-                last: rec.progress.last().map_or(f64::NAN, |p| p.loss),
+                initial: r.span.0,
+                last: r.span.1,
             });
         }
         let le = |e: Option<f64>, s: Option<f64>| match (e, s) {
@@ -149,8 +138,8 @@ pub fn run(
             _ => false,
         };
         for &s in &part.staleness {
-            let ssp = first_reach(&runs[&format!("ssp{s}")].progress, target);
-            let essp = first_reach(&runs[&format!("essp{s}")].progress, target);
+            let ssp = judged.crossing(&format!("ssp{s}"));
+            let essp = judged.crossing(&format!("essp{s}"));
             let (si, ei) = (ssp.map(|h| h.iteration), essp.map(|h| h.iteration));
             let (st, et) = (ssp.map(|h| h.time), essp.map(|h| h.time));
             out.claim(Claim::check(

@@ -7,10 +7,7 @@ use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::judge::format::show;
-use crate::judge::reference::{
-    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
-    target_from_reference,
-};
+use crate::judge::verdict::Judge;
 use crate::runs::peers::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
@@ -234,6 +231,7 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
     stragglers.factors(cfg.common.workers)?;
     let workload = cfg.common.workload(seed, data)?;
     let reference = cfg.common.reference(seed, data);
+    let judge = Judge::new(reference.as_ref());
     let (mut ref_rows, mut target_notes) = (Vec::new(), Vec::<String>::new());
     let out = run.out();
     let figure = out.figure().to_string();
@@ -253,39 +251,17 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                 pb.inc(1);
                 runs.push((*s, r));
             }
-            let (target, how) = comparison_target(
-                reference.as_ref(),
-                &runs
-                    .iter()
-                    .map(|(_, r)| &r.progress[..])
-                    .collect::<Vec<_>>(),
-            );
-            if !target_notes.contains(&how) {
-                target_notes.push(how);
+            let judged = judge.judge(runs.iter().map(|(s, r)| (s.label(), &r.progress[..])));
+            let target = judged.target;
+            if !target_notes.contains(&judged.rule) {
+                target_notes.push(judged.rule.clone());
             }
             let tag = driver_tag(g.name(), "/", driver, &drivers);
-            let finals = loss_spans(runs.iter().map(|(s, r)| (s.label(), &r.progress[..])));
-            ref_rows.extend(reference_rows(&tag, reference.as_ref(), &finals));
-            out.claim(near_optimum_claim(
-                format!("{figure}/{tag}/best-run-near-optimum"),
-                reference.as_ref(),
-                &finals,
-            ));
-            out.claim(every_run_reaches_claim(
-                format!("{figure}/{tag}/every-run-reaches-target"),
-                target_from_reference(
-                    reference.as_ref(),
-                    &runs
-                        .iter()
-                        .map(|(_, r)| &r.progress[..])
-                        .collect::<Vec<_>>(),
-                ),
-                target,
-                &runs
-                    .iter()
-                    .map(|(s, r)| (s.label(), r.time_to_loss(target)))
-                    .collect::<Vec<_>>(),
-            ));
+            ref_rows.extend(judged.reference_rows(&tag));
+            out.claim(judged.near_optimum_claim(format!("{figure}/{tag}/best-run-near-optimum")));
+            out.claim(
+                judged.every_run_reaches_claim(format!("{figure}/{tag}/every-run-reaches-target")),
+            );
             for (s, r) in &runs {
                 let last = r.progress.last();
                 summary.push(SummaryRow {

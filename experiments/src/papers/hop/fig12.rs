@@ -4,10 +4,7 @@
 use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
-use crate::judge::reference::{
-    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
-    target_from_reference,
-};
+use crate::judge::verdict::Judge;
 use crate::runs::peers::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use anyhow::bail;
 use bench_core::claims::Claim;
@@ -77,6 +74,7 @@ impl Experiment for HopFig12 {
         }
         let workload = cfg.common.workload(seed, data)?;
         let reference = cfg.common.reference(seed, data);
+        let judge = Judge::new(reference.as_ref());
         let mut ref_rows = Vec::new();
         let out = run.out();
         let pb = progress((drivers.len() * graphs.len() * 2) as u64, FIGURE);
@@ -85,7 +83,6 @@ impl Experiment for HopFig12 {
             let mut ratios = Vec::new();
             for g in &graphs {
                 let mut per_iter = [0.0f64; 2];
-                let mut spans = Vec::new();
                 let mut progress = Vec::new();
                 let tag = driver_tag(g.name(), "/", driver, &drivers);
                 for (k, slowed) in [false, true].into_iter().enumerate() {
@@ -109,7 +106,6 @@ impl Experiment for HopFig12 {
                     pb.inc(1);
                     per_iter[k] = seconds_per_iteration(&r, cfg.common.iterations);
                     let name = if slowed { "slowed" } else { "standard" };
-                    spans.extend(loss_spans([(name, &r.progress[..])]));
                     progress.push((name, r.progress.clone()));
                     summary.push(SummaryRow {
                         graph: tag.clone(),
@@ -130,32 +126,17 @@ impl Experiment for HopFig12 {
                 }
                 // The slowdown changes time per iteration, not what an iteration learns: the
                 // claim guards against comparing times of curves that never left their start.
-                ref_rows.extend(reference_rows(&tag, reference.as_ref(), &spans));
-                out.claim(near_optimum_claim(
-                    format!("{FIGURE}/{tag}/best-run-near-optimum"),
-                    reference.as_ref(),
-                    &spans,
-                ));
-                // Hop's Fig 12 draws both curves reaching the same loss, the slowed one later.
-                let (target, _) = comparison_target(
-                    reference.as_ref(),
-                    &progress.iter().map(|(_, p)| &p[..]).collect::<Vec<_>>(),
+                let judged = judge.judge(progress.iter().map(|(n, p)| (*n, &p[..])));
+                ref_rows.extend(judged.reference_rows(&tag));
+                out.claim(
+                    judged.near_optimum_claim(format!("{FIGURE}/{tag}/best-run-near-optimum")),
                 );
-                let reach = |p: &[bench_core::metrics::ProgressRow]| {
-                    p.iter().find(|x| x.loss <= target).map(|x| x.time)
-                };
-                out.claim(every_run_reaches_claim(
-                    format!("{FIGURE}/{tag}/every-run-reaches-target"),
-                    target_from_reference(
-                        reference.as_ref(),
-                        &progress.iter().map(|(_, p)| &p[..]).collect::<Vec<_>>(),
-                    ),
-                    target,
-                    &progress
-                        .iter()
-                        .map(|(n, p)| (n.to_string(), reach(p)))
-                        .collect::<Vec<_>>(),
-                ));
+                // Hop's Fig 12 draws both curves reaching the same loss, the slowed one later.
+                out.claim(
+                    judged.every_run_reaches_claim(format!(
+                        "{FIGURE}/{tag}/every-run-reaches-target"
+                    )),
+                );
                 ratios.push((g.name().to_string(), per_iter[1] / per_iter[0]));
             }
             let dl = driver_tag("", "/", driver, &drivers);

@@ -6,11 +6,9 @@ use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::harness::runner::{run_ps, RunSettings};
 use crate::judge::format::show;
-use crate::judge::reference::{
-    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
-    target_from_reference, Reference,
-};
-use crate::judge::sensitivity::{Sensitivity, Setting};
+use crate::judge::reference::{Reference, ReferenceRow};
+use crate::judge::sensitivity::{self, Knob, KnobValue, Sensitivity};
+use crate::judge::verdict::Judge;
 use crate::runs::peers::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use anyhow::bail;
 use bench_core::claims::Claim;
@@ -70,7 +68,7 @@ struct Comparison {
     ps: RunRecords,
     target: f64,
     how: String,
-    finals: Vec<(String, f64, f64)>,
+    reference_rows: Vec<ReferenceRow>,
     claims: Vec<Claim>,
 }
 
@@ -129,7 +127,7 @@ impl Experiment for HopFig13 {
             ps,
             target,
             how,
-            finals,
+            reference_rows,
             claims,
         } = compare(cfg, &setup, true)?;
         let mut summary = Vec::new();
@@ -156,10 +154,7 @@ impl Experiment for HopFig13 {
                 });
             }
         }
-        out.csv(
-            "reference.csv",
-            &reference_rows("svm", reference.as_ref(), &finals),
-        )?;
+        out.csv("reference.csv", &reference_rows)?;
         let headline = claims.clone();
         for claim in claims {
             out.claim(claim);
@@ -245,24 +240,18 @@ fn compare(cfg: &Config, setup: &Setup<'_>, show_progress: bool) -> anyhow::Resu
         seed,
     )?;
     pb.finish_and_clear();
-    let (target, how) = comparison_target(reference, &[&dec.progress[..], &ps.progress[..]]);
-    let finals = loss_spans(
-        [("decentralized", &dec), ("ps-bsp", &ps)]
-            .iter()
-            .map(|(name, r)| (name.to_string(), &r.progress[..])),
+    let judged = Judge::new(reference).judge([
+        ("decentralized", &dec.progress[..]),
+        ("ps-bsp", &ps.progress[..]),
+    ]);
+    let (target, how) = (judged.target, judged.rule.clone());
+    let mut claims = vec![judged.near_optimum_claim(format!("{FIGURE}/best-run-near-optimum"))];
+    let (td, tp) = (
+        judged.time_to_target(&"decentralized"),
+        judged.time_to_target(&"ps-bsp"),
     );
-    let mut claims = vec![near_optimum_claim(
-        format!("{FIGURE}/best-run-near-optimum"),
-        reference,
-        &finals,
-    )];
-    let (td, tp) = (dec.time_to_loss(target), ps.time_to_loss(target));
-    claims.push(every_run_reaches_claim(
-        format!("{FIGURE}/every-run-reaches-target"),
-        target_from_reference(reference, &[&dec.progress[..], &ps.progress[..]]),
-        target,
-        &[("decentralized".into(), td), ("ps-bsp".into(), tp)],
-    ));
+    claims.push(judged.every_run_reaches_claim(format!("{FIGURE}/every-run-reaches-target")));
+    let reference_rows = judged.reference_rows("svm");
     claims.push(
         Claim::check(
             format!("{FIGURE}/decentralized-before-ps"),
@@ -283,7 +272,7 @@ fn compare(cfg: &Config, setup: &Setup<'_>, show_progress: bool) -> anyhow::Resu
         ps,
         target,
         how,
-        finals,
+        reference_rows,
         claims,
     })
 }
@@ -308,17 +297,19 @@ fn sensitivity(
     let configured = cfg.common.network.bandwidth_gbps;
     let mut bandwidths = vec![configured];
     bandwidths.extend(grid.bandwidth_gbps.iter().filter(|b| **b != configured));
-    let mut points = Vec::new();
-    for &aggregation in &aggregations {
-        for &bandwidth in &bandwidths {
-            let setting: Setting<'_> = vec![
-                ("ps_aggregation", aggregation.label().to_string()),
-                ("bandwidth_gbps", bandwidth.to_string()),
-            ];
-            let is_headline = aggregation == cfg.ps_aggregation && bandwidth == configured;
-            points.push((setting, is_headline, (aggregation, bandwidth)));
-        }
-    }
+    let points = sensitivity::two_knob_points(
+        Knob {
+            name: "ps_aggregation",
+            values: &aggregations,
+            configured: cfg.ps_aggregation,
+        },
+        Knob {
+            name: "bandwidth_gbps",
+            values: &bandwidths,
+            configured,
+        },
+        false,
+    );
     Sensitivity::sweep(
         "hop-fig13 sensitivity",
         setup.driver == DriverKind::Sim,
@@ -331,6 +322,13 @@ fn sensitivity(
             Ok(compare(&c, setup, false)?.claims)
         },
     )
+}
+
+/// An aggregation as the grid's setting names it.
+impl KnobValue for Aggregation {
+    fn setting(&self) -> String {
+        self.label().to_string()
+    }
 }
 
 /// The binary's `main`.

@@ -5,10 +5,7 @@ use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::judge::format::show;
-use crate::judge::reference::{
-    comparison_target, every_run_reaches_claim, loss_spans, near_optimum_claim, reference_rows,
-    target_from_reference,
-};
+use crate::judge::verdict::Judge;
 use crate::papers::hop::compare::iterations_to_loss;
 use crate::runs::peers::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use anyhow::{bail, Context};
@@ -131,6 +128,7 @@ impl Experiment for HopFig20To21 {
         }
         let workload = c.workload(seed, data)?;
         let reference = c.reference(seed, data);
+        let judge = Judge::new(reference.as_ref());
         let (mut ref_rows, mut target_notes) = (Vec::new(), Vec::<String>::new());
         let model_bytes = 4.0 * workload.dim() as f64;
         let out = run.out();
@@ -169,30 +167,23 @@ impl Experiment for HopFig20To21 {
                 runs.push(run_peers(driver, c, g, &settings, &none, &workload, seed)?);
                 pb.inc(1);
             }
-            let (target, how) = comparison_target(
-                reference.as_ref(),
-                &runs.iter().map(|r| &r.progress[..]).collect::<Vec<_>>(),
-            );
-            if !target_notes.contains(&how) {
-                target_notes.push(how);
-            }
-            let finals = loss_spans(
+            let judged = judge.judge(
                 graphs
                     .iter()
                     .zip(&runs)
                     .map(|(g, r)| (g.name().to_string(), &r.progress[..])),
             );
-            ref_rows.extend(reference_rows(driver.label(), reference.as_ref(), &finals));
-            out.claim(near_optimum_claim(
-                driver_tag(
-                    &format!("{FIGURE}/best-run-near-optimum"),
-                    "/",
-                    driver,
-                    &drivers,
-                ),
-                reference.as_ref(),
-                &finals,
-            ));
+            let target = judged.target;
+            if !target_notes.contains(&judged.rule) {
+                target_notes.push(judged.rule.clone());
+            }
+            ref_rows.extend(judged.reference_rows(driver.label()));
+            out.claim(judged.near_optimum_claim(driver_tag(
+                &format!("{FIGURE}/best-run-near-optimum"),
+                "/",
+                driver,
+                &drivers,
+            )));
             for (g, r) in graphs.iter().zip(&runs) {
                 let name = driver_tag(g.name(), "@", driver, &drivers);
                 let first = r.progress.iter().find(|p| p.loss <= target);
@@ -230,24 +221,12 @@ impl Experiment for HopFig20To21 {
                     )
                 })
                 .collect();
-            out.claim(every_run_reaches_claim(
-                driver_tag(
-                    &format!("{FIGURE}/every-run-reaches-target"),
-                    "/",
-                    driver,
-                    &drivers,
-                ),
-                target_from_reference(
-                    reference.as_ref(),
-                    &runs.iter().map(|r| &r.progress[..]).collect::<Vec<_>>(),
-                ),
-                target,
-                &graphs
-                    .iter()
-                    .zip(&runs)
-                    .map(|(g, r)| (g.name().to_string(), r.time_to_loss(target)))
-                    .collect::<Vec<_>>(),
-            ));
+            out.claim(judged.every_run_reaches_claim(driver_tag(
+                &format!("{FIGURE}/every-run-reaches-target"),
+                "/",
+                driver,
+                &drivers,
+            )));
             out.claim(similar_iterations_claim(
                 driver_tag(
                     &format!("{FIGURE}/similar-iterations-to-target"),

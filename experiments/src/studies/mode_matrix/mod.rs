@@ -11,11 +11,9 @@ use crate::harness::data_source::DataSource;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::parallel::map_runs;
 use crate::harness::runner::{RunSettings, ThreadsSection};
-use crate::judge::reference::{
-    comparison_target, loss_spans, near_optimum_claim, reached_and_held, reference_rows, Reference,
-    ReferenceRow,
-};
-use crate::judge::sensitivity::{Sensitivity, Setting};
+use crate::judge::reference::{Reference, ReferenceRow};
+use crate::judge::sensitivity::{two_knob_points, Knob, KnobValue, Sensitivity, Setting};
+use crate::judge::verdict::Judge;
 use crate::runs::named_mode::{mean_wait_us, MatrixMode, RunShape};
 use crate::runs::peers::PeerCnn;
 use crate::studies::mode_matrix::learning::{MatrixLearning, MatrixLs, MatrixMf};
@@ -29,6 +27,7 @@ use bench_core::workload::Workload;
 use bench_core::workload::{Aggregation, SvmConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
+use std::fmt;
 use std::sync::Arc;
 
 const FIGURE: &str = "mode-matrix";
@@ -407,16 +406,13 @@ impl Experiment for ModeMatrix {
         let (workload, reference) = learning.build(cfg.workers, seed, run.data)?;
         let pb = run.progress((drivers.len() * cfg.modes.len() * cfg.patterns.len()) as u64);
         let mut o = Outcome::default();
+        let on = Bench {
+            workload: &workload,
+            reference: reference.as_ref(),
+            seed,
+        };
         for &driver in &drivers {
-            matrix(
-                cfg,
-                driver,
-                &workload,
-                reference.as_ref(),
-                seed,
-                Some(&pb),
-                &mut o,
-            )?;
+            matrix(cfg, driver, &on, Some(&pb), &mut o)?;
         }
         pb.finish_and_clear();
         let out = run.out();
@@ -493,23 +489,46 @@ struct Outcome {
     notes: Vec<String>,
 }
 
-/// Runs every (pattern, mode) of `cfg` under `driver` on `workload` and adds the rows, the
-/// ranking, the curves and the claims to `o`.
+/// What a matrix runs on, whatever the driver: the workload, its reference (none: the
+/// no-reference rule) and the seed.
+struct Bench<'a> {
+    workload: &'a Arc<dyn Workload>,
+    reference: Option<&'a Reference>,
+    seed: u64,
+}
+
+/// One cell of the matrix: a straggler pattern (its name) and a mode, keyed in the reference
+/// rows' spans as `<pattern> <mode>`.
+#[derive(Debug, Clone, PartialEq)]
+struct Cell<'a> {
+    pattern: &'a str,
+    mode: String,
+}
+
+impl fmt::Display for Cell<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.pattern, self.mode)
+    }
+}
+
+/// One cell's run: its pattern, its mode and what it recorded.
+struct CellRun<'a> {
+    pattern: &'a str,
+    mode: &'a MatrixMode,
+    rec: RunRecords,
+}
+
+/// Runs every (pattern, mode) of `cfg` under `driver` on `on`'s workload, in cell order.
 ///
 /// # Errors
 /// The first run that fails.
-#[allow(clippy::too_many_arguments)]
-fn matrix(
-    cfg: &Config,
+fn run_cells<'a>(
+    cfg: &'a Config,
+    modes: &'a [MatrixMode],
     driver: DriverKind,
-    workload: &Arc<dyn Workload>,
-    reference: Option<&Reference>,
-    seed: u64,
+    on: &Bench<'_>,
     pb: Option<&indicatif::ProgressBar>,
-    o: &mut Outcome,
-) -> Result<()> {
-    let modes = parse_modes(cfg)?;
-    let baseline = MatrixMode::parse(&cfg.baseline, cfg.iterations)?.label();
+) -> Result<Vec<CellRun<'a>>> {
     let settings: Vec<RunSettings> = cfg
         .patterns
         .iter()
@@ -529,7 +548,7 @@ fn matrix(
     // Simulator cells share the cores (crate::harness::parallel), in cell order either way; cells of a
     // workload that keeps per-worker state (a CNN's momentum) share that state, so they run
     // one after another (each run starts its workers' state afresh at their update 0).
-    let parallel = driver == DriverKind::Sim && !workload.keeps_worker_state();
+    let parallel = driver == DriverKind::Sim && !on.workload.keeps_worker_state();
     let recs = map_runs(parallel, &cells, |&(p, m)| {
         if let Some(pb) = pb {
             pb.set_message(format!(
@@ -547,37 +566,97 @@ fn matrix(
                 aggregation: cfg.aggregation,
             },
             &settings[p],
-            workload,
-            seed,
+            on.workload,
+            on.seed,
         )?;
         if let Some(pb) = pb {
             pb.inc(1);
         }
         Ok(rec)
     })?;
-    let runs: Vec<(String, String, RunRecords)> = cells
+    Ok(cells
         .iter()
         .zip(recs)
-        .map(|(&(p, m), rec)| (cfg.patterns[p].name.clone(), m.label(), rec))
-        .collect();
-    let progress: Vec<&[_]> = runs.iter().map(|r| &r.2.progress[..]).collect();
-    let (target, how) = comparison_target(reference, &progress);
-    let spans = loss_spans(
-        runs.iter()
-            .map(|r| (format!("{} {}", r.0, r.1), &r.2.progress[..])),
-    );
-    o.ref_rows
-        .extend(reference_rows(driver.label(), reference, &spans));
+        .map(|(&(p, mode), rec)| CellRun {
+            pattern: &cfg.patterns[p].name,
+            mode,
+            rec,
+        })
+        .collect())
+}
+
+/// Ranks the rows of pattern `pattern` by time to the target (then final loss), each against
+/// the baseline mode's time, into `ranks`.
+fn rank(rows: &mut [MatrixRow], pattern: &str, baseline: &str, ranks: &mut Vec<RankRow>) {
+    let base = rows
+        .iter()
+        .find(|r| r.pattern == pattern && r.mode == baseline)
+        .and_then(|r| r.time_to_target_s);
+    let mut in_pattern: Vec<&mut MatrixRow> =
+        rows.iter_mut().filter(|r| r.pattern == pattern).collect();
+    for r in in_pattern.iter_mut() {
+        r.vs_baseline = match (r.time_to_target_s, base) {
+            (Some(t), Some(b)) if b > 0.0 => Some(t / b),
+            _ => None,
+        };
+    }
+    in_pattern.sort_by(|a, b| {
+        let key = |r: &MatrixRow| r.time_to_target_s.unwrap_or(f64::INFINITY);
+        key(a)
+            .total_cmp(&key(b))
+            .then(a.final_loss.total_cmp(&b.final_loss))
+    });
+    // modes that never reached the target share the rank after the last one that did
+    let reached_count = in_pattern
+        .iter()
+        .filter(|r| r.time_to_target_s.is_some())
+        .count();
+    for (i, r) in in_pattern.iter().enumerate() {
+        ranks.push(RankRow {
+            pattern: pattern.to_string(),
+            rank: if r.time_to_target_s.is_some() {
+                i + 1
+            } else {
+                reached_count + 1
+            },
+            mode: r.mode.clone(),
+            time_to_target_s: r.time_to_target_s,
+            vs_baseline: r.vs_baseline,
+        });
+    }
+}
+
+/// Runs every (pattern, mode) of `cfg` under `driver` on `on` and adds the rows, the ranking,
+/// the curves and the claims to `o`.
+///
+/// # Errors
+/// The first run that fails.
+fn matrix(
+    cfg: &Config,
+    driver: DriverKind,
+    on: &Bench<'_>,
+    pb: Option<&indicatif::ProgressBar>,
+    o: &mut Outcome,
+) -> Result<()> {
+    let modes = parse_modes(cfg)?;
+    let baseline = MatrixMode::parse(&cfg.baseline, cfg.iterations)?.label();
+    let runs = run_cells(cfg, &modes, driver, on, pb)?;
+    let judge = Judge::new(on.reference).holding(cfg.hold_evals);
+    let judged = judge.judge(runs.iter().map(|r| {
+        let cell = Cell {
+            pattern: r.pattern,
+            mode: r.mode.label(),
+        };
+        (cell, &r.rec.progress[..])
+    }));
+    let target = judged.target;
+    o.ref_rows.extend(judged.reference_rows(driver.label()));
     let mut rows = Vec::new();
-    for (pattern, label, rec) in &runs {
-        let m = modes
-            .iter()
-            .find(|m| &m.label() == label)
-            .expect("every run is of a configured mode");
-        let hit = reached_and_held(&rec.progress, target, cfg.hold_evals);
+    for (run, j) in runs.iter().zip(&judged.runs) {
+        let (m, rec, hit) = (run.mode, &run.rec, j.crossing);
         rows.push(MatrixRow {
-            pattern: pattern.clone(),
-            mode: label.clone(),
+            pattern: run.pattern.to_string(),
+            mode: j.key.mode.clone(),
             family: m.family(),
             time_to_target_s: hit.map(|p| p.time),
             vs_baseline: None,
@@ -595,95 +674,87 @@ fn matrix(
             dropped_updates: rec.dropped_updates,
         });
         o.curves.extend(rec.progress.iter().map(|p| CurveRow {
-            pattern: pattern.clone(),
-            mode: label.clone(),
+            pattern: run.pattern.to_string(),
+            mode: j.key.mode.clone(),
             time: p.time,
             iteration: p.iteration,
             loss: p.loss,
         }));
     }
     for p in &cfg.patterns {
-        let base = rows
-            .iter()
-            .find(|r| r.pattern == p.name && r.mode == baseline)
-            .and_then(|r| r.time_to_target_s);
-        let mut in_pattern: Vec<&mut MatrixRow> =
-            rows.iter_mut().filter(|r| r.pattern == p.name).collect();
-        for r in in_pattern.iter_mut() {
-            r.vs_baseline = match (r.time_to_target_s, base) {
-                (Some(t), Some(b)) if b > 0.0 => Some(t / b),
-                _ => None,
-            };
-        }
-        in_pattern.sort_by(|a, b| {
-            let key = |r: &MatrixRow| r.time_to_target_s.unwrap_or(f64::INFINITY);
-            key(a)
-                .total_cmp(&key(b))
-                .then(a.final_loss.total_cmp(&b.final_loss))
-        });
-        // modes that never reached the target share the rank after the last one that did
-        let reached_count = in_pattern
-            .iter()
-            .filter(|r| r.time_to_target_s.is_some())
-            .count();
-        for (i, r) in in_pattern.iter().enumerate() {
-            o.ranks.push(RankRow {
-                pattern: p.name.clone(),
-                rank: if r.time_to_target_s.is_some() {
-                    i + 1
-                } else {
-                    reached_count + 1
-                },
-                mode: r.mode.clone(),
-                time_to_target_s: r.time_to_target_s,
-                vs_baseline: r.vs_baseline,
-            });
-        }
-        let in_p = loss_spans(
+        rank(&mut rows, &p.name, &baseline, &mut o.ranks);
+        let in_pattern = judge.judge(
             runs.iter()
-                .filter(|r| r.0 == p.name)
-                .map(|r| (r.1.clone(), &r.2.progress[..])),
+                .filter(|r| r.pattern == p.name)
+                .map(|r| (r.mode.label(), &r.rec.progress[..])),
         );
-        o.claims.push(near_optimum_claim(
-            format!("{FIGURE}/best-run-near-optimum/{}", p.name),
-            reference,
-            &in_p,
-        ));
+        o.claims.push(
+            in_pattern.near_optimum_claim(format!("{FIGURE}/best-run-near-optimum/{}", p.name)),
+        );
     }
     for h in &cfg.headlines {
         o.claims
             .push(headline_claim(h, &rows, &format!("loss {target:.4}")));
     }
     o.notes.push(format!(
-        "{}: {how} = {target:.5}; a run reaches it at the first evaluation at or below it that the next {} evaluations stay at or below",
+        "{}: {} = {target:.5}; a run reaches it at the first evaluation at or below it that the next {} evaluations stay at or below",
         driver.label(),
+        judged.rule,
         cfg.hold_evals
     ));
     o.rows.extend(rows);
     Ok(())
 }
 
-/// The grid's points as (step, jitter), `None` for the configured value, the headline
-/// (None, None) first: every combination, or with `one_at_a_time` each knob varied alone.
-fn grid_points(configured_eta: f64, grid: &Grid) -> Vec<(Option<f64>, Option<f64>)> {
-    let mut etas = vec![None];
-    etas.extend(
+/// A step size of the grid: the workload's configured one (`value` None) or another.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Step {
+    value: Option<f64>,
+    configured: f64,
+}
+
+impl KnobValue for Step {
+    fn setting(&self) -> String {
+        self.value.unwrap_or(self.configured).to_string()
+    }
+}
+
+/// A jitter level of the grid: each pattern's own (None) or one set in every pattern at once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Jitter(Option<f64>);
+
+impl KnobValue for Jitter {
+    fn setting(&self) -> String {
+        self.0.map_or("configured".to_string(), |j| j.to_string())
+    }
+}
+
+/// The grid's points: every combination of the step sizes and jitter levels, or with
+/// `one_at_a_time` each knob varied alone; the configured point (the headline) first.
+fn grid_points(configured: f64, grid: &Grid) -> Vec<(Setting<'static>, bool, (Step, Jitter))> {
+    let step = |value| Step { value, configured };
+    let mut steps = vec![step(None)];
+    steps.extend(
         grid.eta0
             .iter()
-            .filter(|&&e| e != configured_eta)
-            .map(|&e| Some(e)),
+            .filter(|&&e| e != configured)
+            .map(|&e| step(Some(e))),
     );
-    let mut jitters = vec![None];
-    jitters.extend(grid.jitter_sigma.iter().map(|&j| Some(j)));
-    let mut out = Vec::new();
-    for &eta in &etas {
-        for &jitter in &jitters {
-            if !(grid.one_at_a_time && eta.is_some() && jitter.is_some()) {
-                out.push((eta, jitter));
-            }
-        }
-    }
-    out
+    let mut jitters = vec![Jitter(None)];
+    jitters.extend(grid.jitter_sigma.iter().map(|&j| Jitter(Some(j))));
+    two_knob_points(
+        Knob {
+            name: "eta0",
+            values: &steps,
+            configured: step(None),
+        },
+        Knob {
+            name: "jitter_sigma",
+            values: &jitters,
+            configured: Jitter(None),
+        },
+        grid.one_at_a_time,
+    )
 }
 
 /// Re-derives the claims (simulator, first seed) at the grid's step sizes and jitter levels.
@@ -698,25 +769,17 @@ fn sensitivity(
     seed: u64,
     data: &DataSource,
 ) -> Result<Sensitivity> {
-    let mut points = Vec::new();
-    for (eta, jitter) in grid_points(learning.step(), grid) {
-        let setting: Setting<'_> = vec![
-            ("eta0", eta.unwrap_or(learning.step()).to_string()),
-            (
-                "jitter_sigma",
-                jitter.map_or("configured".to_string(), |j| j.to_string()),
-            ),
-        ];
-        points.push((setting, eta.is_none() && jitter.is_none(), (eta, jitter)));
-    }
+    let points = grid_points(learning.step(), grid);
     Sensitivity::sweep(
         "mode-matrix sensitivity",
         true,
         points,
         headline,
-        |&(eta, jitter), _| {
+        |&(step, Jitter(jitter)), _| {
             let mut c = cfg.clone();
-            let l = eta.map_or_else(|| learning.clone(), |e| learning.with_step(e));
+            let l = step
+                .value
+                .map_or_else(|| learning.clone(), |e| learning.with_step(e));
             if let Some(j) = jitter {
                 for p in &mut c.patterns {
                     p.stragglers.jitter_sigma = j;
@@ -724,15 +787,12 @@ fn sensitivity(
             }
             let (workload, reference) = l.build(c.workers, seed, data)?;
             let mut o = Outcome::default();
-            matrix(
-                &c,
-                DriverKind::Sim,
-                &workload,
-                reference.as_ref(),
+            let on = Bench {
+                workload: &workload,
+                reference: reference.as_ref(),
                 seed,
-                None,
-                &mut o,
-            )?;
+            };
+            matrix(&c, DriverKind::Sim, &on, None, &mut o)?;
             Ok(o.claims)
         },
     )
@@ -754,13 +814,28 @@ mod tests {
             jitter_sigma: vec![0.0, 0.2],
             one_at_a_time: false,
         };
+        let values = |points: Vec<(Setting<'static>, bool, (Step, Jitter))>| {
+            points
+                .into_iter()
+                .map(|(_, _, (s, j))| (s.value, j.0))
+                .collect::<Vec<_>>()
+        };
         // 50 is the configured step: not repeated
         let all = grid_points(50.0, &g);
         assert_eq!(all.len(), 9);
-        assert_eq!(all[0], (None, None), "the headline first");
+        assert!(all[0].1, "the headline first");
+        assert_eq!(
+            all[0].0,
+            vec![
+                ("eta0", "50".to_string()),
+                ("jitter_sigma", "configured".to_string())
+            ]
+        );
+        let all = values(all);
+        assert_eq!(all[0], (None, None));
         assert!(all.contains(&(Some(25.0), Some(0.2))));
         g.one_at_a_time = true;
-        let one = grid_points(50.0, &g);
+        let one = values(grid_points(50.0, &g));
         assert_eq!(
             one,
             vec![

@@ -10,7 +10,7 @@
 
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::runner::{RunSettings, ThreadsSection};
-use crate::judge::reference::{comparison_target, reached_and_held};
+use crate::judge::verdict::Judge;
 use crate::runs::buffered::check_good_inputs;
 use crate::runs::named_mode::{mean_wait_us, MatrixMode, RunShape};
 use crate::workloads::svm::SparseData;
@@ -323,15 +323,18 @@ impl Experiment for SimValidation {
             _ => None,
         };
         pb.finish_and_clear();
-        let progress: Vec<&[_]> = triples.iter().map(|t| &t.1.progress[..]).collect();
-        let (target, how) = comparison_target(reference.as_ref(), &progress);
+        // The measured runs set the target; each prediction is crossed against the same one.
+        let judged = Judge::new(reference.as_ref())
+            .holding(cfg.hold_evals)
+            .judge(triples.iter().map(|t| (t.0.clone(), &t.1.progress[..])));
+        let (target, how) = (judged.target, judged.rule.clone());
         let mut rows = Vec::new();
         for (label, measured, replay, config) in &triples {
             let values = |r: &RunRecords| -> [Option<f64>; 4] {
                 [
                     Some(r.iteration_rate()),
                     Some(r.makespan as f64 * 1e-9),
-                    reached_and_held(&r.progress, target, cfg.hold_evals).map(|p| p.time),
+                    judged.crossing_of(&r.progress).map(|p| p.time),
                     Some(mean_wait_us(r)),
                 ]
             };

@@ -1,0 +1,254 @@
+//! The one judge the figures with a loss target read their runs with (issue 42; ASYNC's
+//! error targets and DSSP's accuracy targets are their papers' own): a [`Judge`], made from
+//! the figure's [`Reference`] or the no-reference rule, takes the compared runs under typed keys
+//! and yields a [`Judged`]: the comparison target and how it was chosen, each run's crossing of
+//! it and its loss span, the `reference.csv` rows and the standard claims (the best run near the
+//! reference, every compared run reaching the target). The rules themselves are in
+//! [`crate::judge::reference`]; this file only sequences them, once, for all those figures.
+
+use crate::judge::reference::{
+    comparison_target, every_run_reaches_claim, loss_span, near_reference_claim, reached_and_held,
+    reference_rows, target_from_reference, Reference, ReferenceRow, ReferenceWords,
+};
+use bench_core::claims::Claim;
+use bench_core::metrics::ProgressRow;
+use std::fmt::Display;
+
+/// How a figure reads its runs: against a reference (`Some`) or by the no-reference rule
+/// (`None`: the target is the largest final loss of the runs that learned), naming the loss
+/// and the reference with its words, a run crossing the target when it reaches it and holds it
+/// for `hold` more evaluations.
+#[derive(Debug, Clone, Copy)]
+pub struct Judge<'a> {
+    reference: Option<&'a Reference>,
+    words: ReferenceWords,
+    hold: usize,
+}
+
+/// One judged run: its key, its curve, whether it helped set the target, where it crossed the
+/// target (the evaluation) and its first and last held-out loss.
+#[derive(Debug, Clone)]
+pub struct JudgedRun<'r, K> {
+    /// The run's key in the figure.
+    pub key: K,
+    /// Its held-out curve.
+    pub progress: &'r [ProgressRow],
+    /// Whether the target was set from it (and the every-run claim asks about it).
+    pub decides: bool,
+    /// The evaluation at which it reached the target and held it, if it did.
+    pub crossing: Option<&'r ProgressRow>,
+    /// Its first and last held-out loss (NaN when it evaluated nothing).
+    pub span: (f64, f64),
+}
+
+/// The compared runs read against the target.
+#[derive(Debug, Clone)]
+pub struct Judged<'a, 'r, K> {
+    judge: Judge<'a>,
+    /// The held-out loss the time comparisons use (NaN: none).
+    pub target: f64,
+    /// How the target was chosen (a manifest note).
+    pub rule: String,
+    /// Whether the target was set relative to the reference.
+    pub relative: bool,
+    /// The runs, in the order given.
+    pub runs: Vec<JudgedRun<'r, K>>,
+}
+
+impl<'a> Judge<'a> {
+    /// A judge against `reference`, or by the no-reference rule when there is none; the loss and
+    /// reference are named as an optimum's ([`ReferenceWords::OPTIMUM`]), crossings hold for no
+    /// further evaluation.
+    pub fn new(reference: Option<&'a Reference>) -> Self {
+        Judge {
+            reference,
+            words: ReferenceWords::OPTIMUM,
+            hold: 0,
+        }
+    }
+
+    /// The same judge naming the loss and the reference with `words`.
+    pub fn with_words(self, words: ReferenceWords) -> Self {
+        Judge { words, ..self }
+    }
+
+    /// The same judge counting a crossing only when the next `hold` evaluations stay at or
+    /// below the target.
+    pub fn holding(self, hold: usize) -> Self {
+        Judge { hold, ..self }
+    }
+
+    /// Judges `runs`, every one of them setting the target.
+    pub fn judge<'r, K>(
+        &self,
+        runs: impl IntoIterator<Item = (K, &'r [ProgressRow])>,
+    ) -> Judged<'a, 'r, K> {
+        self.judge_by(runs, |_| true)
+    }
+
+    /// Judges `runs`, the target set from those `decides` picks (the others are crossed
+    /// against it and counted in the spans, not in the every-run claim).
+    pub fn judge_by<'r, K>(
+        &self,
+        runs: impl IntoIterator<Item = (K, &'r [ProgressRow])>,
+        decides: impl Fn(&K) -> bool,
+    ) -> Judged<'a, 'r, K> {
+        let runs: Vec<(K, &'r [ProgressRow], bool)> = runs
+            .into_iter()
+            .map(|(k, p)| {
+                let d = decides(&k);
+                (k, p, d)
+            })
+            .collect();
+        let deciding: Vec<&[ProgressRow]> = runs.iter().filter(|r| r.2).map(|r| r.1).collect();
+        let (target, rule) = comparison_target(self.reference, &deciding);
+        let relative = target_from_reference(self.reference, &deciding);
+        let runs = runs
+            .into_iter()
+            .map(|(key, progress, decides)| JudgedRun {
+                key,
+                progress,
+                decides,
+                crossing: reached_and_held(progress, target, self.hold),
+                span: loss_span(progress),
+            })
+            .collect();
+        Judged {
+            judge: *self,
+            target,
+            rule,
+            relative,
+            runs,
+        }
+    }
+}
+
+impl<K> Judged<'_, '_, K> {
+    /// The judged run under `key`.
+    pub fn run(&self, key: &K) -> Option<&JudgedRun<'_, K>>
+    where
+        K: PartialEq,
+    {
+        self.runs.iter().find(|r| &r.key == key)
+    }
+
+    /// The evaluation at which the run under `key` crossed the target.
+    pub fn crossing(&self, key: &K) -> Option<&ProgressRow>
+    where
+        K: PartialEq,
+    {
+        self.run(key).and_then(|r| r.crossing)
+    }
+
+    /// When the run under `key` crossed the target.
+    pub fn time_to_target(&self, key: &K) -> Option<f64>
+    where
+        K: PartialEq,
+    {
+        self.crossing(key).map(|p| p.time)
+    }
+
+    /// Where `progress`, a curve not among the judged runs (a prediction of one), crosses the
+    /// same target, held as the judge holds it.
+    pub fn crossing_of<'p>(&self, progress: &'p [ProgressRow]) -> Option<&'p ProgressRow> {
+        reached_and_held(progress, self.target, self.judge.hold)
+    }
+}
+
+impl<K: Display> Judged<'_, '_, K> {
+    /// `(name, initial held-out loss, final held-out loss)` of every run.
+    pub fn spans(&self) -> Vec<(String, f64, f64)> {
+        self.runs
+            .iter()
+            .map(|r| (r.key.to_string(), r.span.0, r.span.1))
+            .collect()
+    }
+
+    /// `part`'s row of `reference.csv` (none without a reference).
+    pub fn reference_rows(&self, part: &str) -> Vec<ReferenceRow> {
+        reference_rows(part, self.judge.reference, &self.spans())
+    }
+
+    /// The claim that the best run got near the reference
+    /// ([`crate::judge::reference::near_reference_claim`]).
+    pub fn near_optimum_claim(&self, id: String) -> Claim {
+        near_reference_claim(id, self.judge.reference, &self.spans(), self.judge.words)
+    }
+
+    /// The claim that every run that set the target reaches it
+    /// ([`crate::judge::reference::every_run_reaches_claim`]).
+    pub fn every_run_reaches_claim(&self, id: String) -> Claim {
+        let reached: Vec<(String, Option<f64>)> = self
+            .runs
+            .iter()
+            .filter(|r| r.decides)
+            .map(|r| (r.key.to_string(), r.crossing.map(|p| p.time)))
+            .collect();
+        every_run_reaches_claim(id, self.relative, self.target, &reached)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::reference::{loss_spans, near_optimum_claim};
+
+    fn curve(losses: &[f64]) -> Vec<ProgressRow> {
+        losses
+            .iter()
+            .enumerate()
+            .map(|(i, &loss)| ProgressRow {
+                time: i as f64,
+                iteration: i as f64,
+                loss,
+                accuracy: f64::NAN,
+            })
+            .collect()
+    }
+
+    /// The judge's sequence gives what the rules give one by one.
+    #[test]
+    fn the_judge_sequences_the_rules() {
+        let r = Reference {
+            objective: 0.1,
+            test_loss: 0.4,
+            test_accuracy: 0.9,
+            certificate: 1e-5,
+            passes: 10,
+        };
+        let (a, b, c) = (
+            curve(&[1.0, 0.9, 0.45]),
+            curve(&[1.0, 0.7, 0.6]),
+            curve(&[1.0, 2.0, 3.0]),
+        );
+        let runs = [("a", &a[..]), ("b", &b[..]), ("c", &c[..])];
+        for reference in [Some(&r), None] {
+            let judged = Judge::new(reference).judge_by(runs, |k| *k != "c");
+            let (target, rule) = comparison_target(reference, &[&a[..], &b[..]]);
+            assert_eq!(judged.target.to_bits(), target.to_bits());
+            assert_eq!(judged.rule, rule);
+            assert_eq!(judged.spans(), loss_spans(runs));
+            assert_eq!(
+                judged.near_optimum_claim("x".into()).measured_value,
+                near_optimum_claim("x".into(), reference, &loss_spans(runs)).measured_value
+            );
+            let every = judged.every_run_reaches_claim("y".into());
+            if reference.is_some() {
+                // c set no target, so it is not asked about
+                assert!(
+                    every.measured_value.contains("1 of 2"),
+                    "{}",
+                    every.measured_value
+                );
+            }
+            assert_eq!(judged.time_to_target(&"c"), None);
+        }
+        let judged = Judge::new(Some(&r)).judge(runs);
+        assert_eq!(judged.time_to_target(&"a"), Some(2.0));
+        assert_eq!(judged.reference_rows("p").len(), 1);
+        let d = curve(&[1.0, 0.2, 0.9, 0.2]);
+        let held = Judge::new(None).holding(1).judge([("d", &d[..])]);
+        assert_eq!(held.time_to_target(&"d"), Some(3.0));
+        assert_eq!(held.crossing_of(&d).map(|p| p.time), Some(3.0));
+    }
+}
