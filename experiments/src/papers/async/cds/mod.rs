@@ -4,17 +4,21 @@
 //! convergence figure compares time to a target error and the wait figure the workers' mean
 //! wait for tasks.
 
+mod claims;
+mod sensitivity;
+
+use claims::{conv_claims, wait_claims};
+use sensitivity::{scales, step_sensitivity};
+
 use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::harness::parallel::map_runs;
 use crate::judge::format::show;
-use crate::judge::sensitivity::Sensitivity;
 use crate::workloads::least_squares::{
     mean_wait_ms, run_variant, variant_label, wait_per_worker_ms, AsyncCommon, AsyncDataset,
     Variant,
 };
-use crate::ExperimentOutput;
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
@@ -159,8 +163,8 @@ pub struct Cds<C>(std::marker::PhantomData<C>);
 impl<C: CdsFigures> Experiment for Cds<C> {
     const BINARY: &'static str = C::BINARY;
     const ABOUT: &'static str = C::ABOUT;
-    const QUICK: &'static str = include_str!("../../../configs/async-cds.quick.toml");
-    const PAPER: &'static str = include_str!("../../../configs/async-cds.paper.toml");
+    const QUICK: &'static str = include_str!("../../../../configs/async-cds.quick.toml");
+    const PAPER: &'static str = include_str!("../../../../configs/async-cds.paper.toml");
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
     type Config = CdsConfig;
     type Args = NoArgs;
@@ -335,247 +339,4 @@ fn stragglers(cfg: &CdsConfig, delay: f64) -> StragglerConfig {
         random: None,
         trace: None,
     }
-}
-
-/// The grid's step factors, with the headline's 1, sorted, without repeats.
-fn scales(grid: &CdsSensitivity) -> Vec<f64> {
-    crate::judge::sensitivity::grid(&grid.step_scale, 1.0)
-}
-
-/// The convergence claims re-derived (sim driver, `seed`) with every dataset's step scaled by
-/// each factor of `grid`; factor 1 is `headline`'s claims, not run again.
-fn step_sensitivity(
-    cfg: &CdsConfig,
-    grid: &CdsSensitivity,
-    method: Method,
-    fig: &str,
-    headline: &[Claim],
-    seed: u64,
-    drivers: &[DriverKind],
-) -> Result<Sensitivity> {
-    // Quick-scale twins: holding them all is cheap (the paper configurations have no grid).
-    let data = cfg
-        .datasets
-        .iter()
-        .map(|d| d.prepare(seed))
-        .collect::<Result<Vec<_>>>()?;
-    let grid_points = scales(grid)
-        .into_iter()
-        .map(|k| {
-            let headline = (k - 1.0).abs() < f64::EPSILON;
-            (vec![("step_scale", k.to_string())], headline, k)
-        })
-        .collect();
-    let labels = (variant_label(method, true), variant_label(method, false));
-    Sensitivity::sweep(
-        &format!("{fig} sensitivity"),
-        true,
-        grid_points,
-        headline,
-        |&k, _| {
-            let mut claims = Vec::new();
-            for (ds, d) in cfg.datasets.iter().zip(&data) {
-                let mut settings = ds.settings(method);
-                settings.step *= k;
-                let jobs: Vec<(f64, bool)> = cfg
-                    .delays
-                    .iter()
-                    .flat_map(|&delay| [(delay, true), (delay, false)])
-                    .collect();
-                let runs = map_runs(true, &jobs, |&(delay, sync)| {
-                    run_variant(
-                        DriverKind::Sim,
-                        &cfg.common,
-                        d,
-                        &settings,
-                        Variant { method, sync },
-                        &stragglers(cfg, delay),
-                        seed,
-                    )
-                    .map(|r| Point {
-                        time: r.time_to_loss(settings.target_relative_error * d.initial_error),
-                        wait: mean_wait_ms(&r),
-                    })
-                })?;
-                let mut runs = runs.into_iter();
-                let points: Vec<(Point, Point)> = cfg
-                    .delays
-                    .iter()
-                    .map(|_| {
-                        let s = runs.next().expect("synchronous run");
-                        let a = runs.next().expect("asynchronous run");
-                        (s, a)
-                    })
-                    .collect();
-                let tag = driver_tag(&d.name, "/", DriverKind::Sim, drivers);
-                claims.extend(conv_claims(fig, &tag, cfg, &points, labels));
-            }
-            Ok(claims)
-        },
-    )
-}
-
-fn spread(v: &[f64]) -> f64 {
-    let max = v.iter().copied().fold(f64::NAN, f64::max);
-    let min = v.iter().copied().fold(f64::NAN, f64::min);
-    (max - min) / min
-}
-
-/// The convergence figure's claims for one dataset (`tag`), from each delay's (synchronous,
-/// asynchronous) time to target: the asynchronous variant faster at every delay, its speedup at
-/// the largest delay, its time nearly independent of the delay, and both variants reaching the
-/// target at every delay. A variant that never reaches the target loses to one that does.
-fn conv_claims(
-    fig: &str,
-    tag: &str,
-    cfg: &CdsConfig,
-    points: &[(Point, Point)],
-    (s, a): (&str, &str),
-) -> Vec<Claim> {
-    let mut out = Vec::new();
-    let pairs: Vec<String> = cfg
-        .delays
-        .iter()
-        .zip(points)
-        .map(|(d, (sp, ap))| {
-            format!(
-                "{:.0}%: {s} {} / {a} {}",
-                d * 100.0,
-                show(sp.time),
-                show(ap.time)
-            )
-        })
-        .collect();
-    let faster = points.iter().all(|(sp, ap)| match (sp.time, ap.time) {
-        (_, None) => false,
-        (None, Some(_)) => true,
-        (Some(st), Some(at)) => at < st,
-    });
-    out.push(Claim::check(
-        format!("{fig}/{tag}/{a}-faster-each-delay"),
-        format!("{a} reaches the target error before {s} at every delay"),
-        format!("{a} always faster"),
-        pairs.join("; "),
-        faster,
-    ));
-    let (last_d, (sp, ap)) = (
-        cfg.delays.last().copied().unwrap_or(0.0),
-        points.last().expect("at least one delay"),
-    );
-    let speedup = match (sp.time, ap.time) {
-        (Some(st), Some(at)) => st / at,
-        (None, Some(_)) => f64::INFINITY,
-        _ => 0.0,
-    };
-    out.push(Claim::check(
-        format!("{fig}/{tag}/speedup-at-max-delay"),
-        format!(
-            "{a} speedup over {s} at {:.0}% delay >= {}",
-            last_d * 100.0,
-            cfg.min_speedup_at_max_delay
-        ),
-        "about 2x at 100%",
-        format!("{speedup:.2}x"),
-        speedup >= cfg.min_speedup_at_max_delay,
-    ));
-    let times: Vec<Option<f64>> = points.iter().map(|(_, ap)| ap.time).collect();
-    let all: Option<Vec<f64>> = times.iter().copied().collect();
-    let (measured, ok) = match all {
-        Some(t) => (
-            format!(
-                "{a} times {:?} s: spread {:.1}%",
-                t.iter()
-                    .map(|x| (x * 1000.0).round() / 1000.0)
-                    .collect::<Vec<_>>(),
-                spread(&t) * 100.0
-            ),
-            spread(&t) < cfg.flat_tolerance,
-        ),
-        None => (format!("{a} misses the target at some delay"), false),
-    };
-    out.push(Claim::check(
-        format!("{fig}/{tag}/{a}-independent-of-delay"),
-        format!(
-            "{a} time-to-target varies < {:.0}% across delays",
-            cfg.flat_tolerance * 100.0
-        ),
-        format!("{a} nearly independent of the delay"),
-        measured,
-        ok,
-    ));
-    // The papers' curves: both variants converge at every delay, the synchronous one later.
-    let missed: Vec<String> = cfg
-        .delays
-        .iter()
-        .zip(points)
-        .flat_map(|(d, (sp, ap))| {
-            [(s, sp), (a, ap)]
-                .into_iter()
-                .filter(|(_, p)| p.time.is_none())
-                .map(move |(v, _)| format!("{v} at {:.0}%", d * 100.0))
-        })
-        .collect();
-    out.push(Claim::check(
-        format!("{fig}/{tag}/every-run-reaches-target"),
-        format!("{s} and {a} reach the target error at every delay"),
-        "every compared run converges in the paper's figure",
-        if missed.is_empty() {
-            format!("{} of {} runs reach it", 2 * points.len(), 2 * points.len())
-        } else {
-            format!("never: {}", missed.join(", "))
-        },
-        missed.is_empty() && !points.is_empty(),
-    ));
-    out
-}
-
-fn wait_claims(
-    out: &mut ExperimentOutput,
-    fig: &str,
-    tag: &str,
-    cfg: &CdsConfig,
-    points: &[(Point, Point)],
-    (s, a): (&str, &str),
-) {
-    let sw: Vec<f64> = points.iter().map(|(sp, _)| sp.wait).collect();
-    let aw: Vec<f64> = points.iter().map(|(_, ap)| ap.wait).collect();
-    let fmt = |v: &[f64]| {
-        v.iter()
-            .map(|x| format!("{x:.3}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    out.claim(Claim::check(
-        format!("{fig}/{tag}/{s}-wait-grows"),
-        format!("{s}'s mean wait increases monotonically with the delay"),
-        "grows with the delay",
-        format!("{s} waits {} ms at delays {:?}", fmt(&sw), cfg.delays),
-        sw.windows(2).all(|w| w[1] > w[0]),
-    ));
-    let sp = spread(&aw);
-    out.claim(Claim::check(
-        format!("{fig}/{tag}/{a}-wait-flat"),
-        format!(
-            "{a}'s mean wait stays within {:.0}% across delays",
-            cfg.flat_tolerance * 100.0
-        ),
-        "flat",
-        format!("{a} waits {} ms: spread {:.1}%", fmt(&aw), sp * 100.0),
-        sp < cfg.flat_tolerance,
-    ));
-    // async.txt: the difference "is more noticeable when the delay increases to 100%".
-    let gap: Vec<f64> = sw.iter().zip(&aw).map(|(s, a)| s - a).collect();
-    let grows = gap.windows(2).all(|w| w[1] > w[0])
-        && gap.len() > 1
-        && gap[gap.len() - 1] > 0.0
-        && gap[0] <= 0.5 * gap[gap.len() - 1];
-    out.claim(Claim::check(
-        format!("{fig}/{tag}/wait-gap-grows"),
-        format!(
-            "{s}'s wait minus {a}'s grows at every delay step, the smallest delay's at most half the largest's"
-        ),
-        "the difference is more noticeable as the delay grows",
-        format!("gap {} ms at delays {:?}", fmt(&gap), cfg.delays),
-        grows,
-    ));
 }
