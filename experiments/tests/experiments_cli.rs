@@ -299,9 +299,12 @@ fn dssp_fig3_on_a_short_run() {
     let o = run_exp(env!("CARGO_BIN_EXE_dssp-fig3"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let claims = std::fs::read_to_string(dir.join("dssp-fig3").join("claims.csv")).unwrap();
+    // A guarantee: it holds on every seed, or (a bound no read comes near) is not exercised;
+    // it never fails.
     for line in claims.lines().filter(|l| l.contains("dssp-bound")) {
         assert!(
-            common::passes_every_seed(line),
+            common::passes_every_seed(line)
+                || (line.contains(",not exercised,") && !line.contains("fails for seed")),
             "DSSP's bound is a guarantee on every seed: {line}"
         );
     }

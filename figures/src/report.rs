@@ -75,6 +75,7 @@ fn sensitivity(
 pub fn write(results: &Path) -> Result<PathBuf> {
     let mut body = String::new();
     let (mut pass, mut fail, mut na, mut figures) = (0, 0, 0, 0);
+    let mut unexercised = 0;
     // Benchmarks are reported only when they ran (they are not part of reproduce-all).
     let benches = figs::BENCHES
         .iter()
@@ -135,11 +136,13 @@ pub fn write(results: &Path) -> Result<PathBuf> {
             match verdict {
                 "pass" => pass += 1,
                 "fail" => fail += 1,
+                "not exercised" => unexercised += 1,
                 _ => na += 1,
             }
             let mut mark = match verdict {
                 "pass" => "pass",
                 "fail" => "**FAIL**",
+                "not exercised" => "_not exercised_",
                 other => other,
             }
             .to_string();
@@ -192,11 +195,13 @@ pub fn write(results: &Path) -> Result<PathBuf> {
     writeln!(out, "# syncbench reproduction report\n")?;
     writeln!(
         out,
-        "{figures} figure(s) with results; claims: {pass} pass, {fail} fail, {na} n.a.\n\n\
+        "{figures} figure(s) with results; claims: {pass} pass, {fail} fail, {unexercised} not exercised, {na} n.a.\n\n\
          Each claim is evaluated on the measured data of this run; a failing claim is reported with its numbers, \
-         never tuned away. Where a figure ran several seeds (`--seeds`), a claim passes when it passes for a strict \
-         majority of the seeds that evaluated it and, where it has a deciding number, for the seed at its median; \
-         its verdict says for how many it did. Where a figure has `sensitivity.csv`, a table after its claims \
+         never tuned away. A claim is _not exercised_ when the run could not have told a pass from a fail (the \
+         target was crossed within the first evaluations, the compared runs were identical, a bound never bound): \
+         it is counted apart, with the reason in its measured value. Where a figure ran several seeds (`--seeds`), \
+         a claim passes when it passes for a strict majority of the seeds that exercised it and, where it has a \
+         deciding number, for the seed at its median; its verdict says for how many it did. Where a figure has `sensitivity.csv`, a table after its claims \
          says which verdicts hold over a grid of modelling knobs. \
          Regenerate one figure with `make fig-<id>`, everything with `make reproduce-all`.\n"
     )?;
@@ -255,7 +260,7 @@ mod tests {
         }
         let report = std::fs::read_to_string(write(&root).unwrap()).unwrap();
         assert!(
-            report.contains("claims: 1 pass, 1 fail, 0 n.a."),
+            report.contains("claims: 1 pass, 1 fail, 0 not exercised, 0 n.a."),
             "{report}"
         );
         assert!(report.contains("![asap-fig10](asap-fig10/asap-fig10.png)"));

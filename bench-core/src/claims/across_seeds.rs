@@ -18,9 +18,11 @@ pub struct SeededClaim {
     pub paper_value: String,
     /// The first evaluating seed's measured value, and the seeds it failed for.
     pub measured_value: String,
-    /// Pass when a strict majority of evaluating seeds passed; n.a. when none evaluated it.
+    /// Pass when a strict majority of the seeds that exercised it passed; not exercised when at
+    /// least half of the evaluating seeds did not exercise it; n.a. when none evaluated it.
     pub verdict: Verdict,
-    /// Seeds that evaluated the claim (n.a. excluded).
+    /// Seeds behind the verdict: those that exercised the claim (n.a. and not exercised left
+    /// out), or, for a claim not exercised, those that did not exercise it.
     pub seeds: usize,
     /// Seeds for which it passed.
     pub passes: usize,
@@ -96,35 +98,86 @@ pub fn across_seeds(per_seed: &[(u64, Vec<Claim>)]) -> Vec<SeededClaim> {
                 .copied()
                 .filter(|(_, c)| c.verdict != Verdict::NotApplicable)
                 .collect();
-            let passes = evaluated
+            // Seeds whose run could not tell a pass from a fail stay out of the vote; when
+            // they are at least half of the evaluating seeds the claim is not exercised.
+            let unexercised: Vec<(u64, &Claim)> = evaluated
+                .iter()
+                .copied()
+                .filter(|(_, c)| c.verdict == Verdict::NotExercised)
+                .collect();
+            let exercised: Vec<(u64, &Claim)> = evaluated
+                .iter()
+                .copied()
+                .filter(|(_, c)| c.verdict != Verdict::NotExercised)
+                .collect();
+            let passes = exercised
                 .iter()
                 .filter(|(_, c)| c.verdict == Verdict::Pass)
                 .count();
-            let failed: Vec<String> = evaluated
+            let failed: Vec<String> = exercised
                 .iter()
                 .filter(|(_, c)| c.verdict == Verdict::Fail)
                 .map(|(s, _)| s.to_string())
                 .collect();
-            let first = evaluated
-                .first()
-                .or(runs.first())
-                .expect("an id comes from a run")
-                .1;
             let verdict = if evaluated.is_empty() {
                 Verdict::NotApplicable
-            } else if 2 * passes > evaluated.len() && median_passes(&evaluated) {
+            } else if 2 * unexercised.len() >= evaluated.len() {
+                Verdict::NotExercised
+            } else if 2 * passes > exercised.len() && median_passes(&exercised) {
                 Verdict::Pass
             } else {
                 Verdict::Fail
             };
-            let measured_value = if evaluated.is_empty() {
-                first.measured_value.clone()
+            let shown = if verdict == Verdict::NotExercised {
+                &unexercised
+            } else {
+                &exercised
+            };
+            let first = shown
+                .first()
+                .or(runs.first())
+                .expect("an id comes from a run");
+            let not_exercised_for = if unexercised.is_empty() {
+                String::new()
+            } else {
+                let seeds: Vec<String> = unexercised.iter().map(|(s, _)| s.to_string()).collect();
+                format!(", not exercised for seed {}", seeds.join(", "))
+            };
+            // A seed whose numbers went NaN or infinite (a diverging run) is named, whatever
+            // the verdict: the first seed's value alone would hide it.
+            let diverged: Vec<String> = runs
+                .iter()
+                .filter(|(_, c)| {
+                    // Rust prints them `NaN` and `inf`: whole words, not parts of others.
+                    c.measured_value
+                        .split(|ch: char| !ch.is_ascii_alphabetic())
+                        .any(|w| matches!(w, "NaN" | "nan" | "inf"))
+                })
+                .map(|(s, _)| s.to_string())
+                .collect();
+            let not_exercised_for = if diverged.is_empty() {
+                not_exercised_for
             } else {
                 format!(
-                    "{} (seed {}; passes for {passes} of {} seeds{})",
-                    first.measured_value,
-                    evaluated[0].0,
-                    evaluated.len(),
+                    "{not_exercised_for}; NaN or infinite in seed {}",
+                    diverged.join(", ")
+                )
+            };
+            let measured_value = if evaluated.is_empty() {
+                first.1.measured_value.clone()
+            } else if exercised.is_empty() {
+                format!(
+                    "{} (seed {}{})",
+                    first.1.measured_value,
+                    first.0,
+                    not_exercised_for.replacen(',', ";", 1)
+                )
+            } else {
+                format!(
+                    "{} (seed {}; passes for {passes} of {} seeds{}{not_exercised_for})",
+                    first.1.measured_value,
+                    first.0,
+                    exercised.len(),
                     if failed.is_empty() {
                         String::new()
                     } else {
@@ -132,18 +185,17 @@ pub fn across_seeds(per_seed: &[(u64, Vec<Claim>)]) -> Vec<SeededClaim> {
                     }
                 )
             };
-            let (median, min, max) =
-                spread(evaluated.iter().filter_map(|(_, c)| c.value).collect());
+            let (median, min, max) = spread(shown.iter().filter_map(|(_, c)| c.value).collect());
             SeededClaim {
                 median,
                 min,
                 max,
                 claim_id: id.to_string(),
-                statement: first.statement.clone(),
-                paper_value: first.paper_value.clone(),
+                statement: first.1.statement.clone(),
+                paper_value: first.1.paper_value.clone(),
                 measured_value,
                 verdict,
-                seeds: evaluated.len(),
+                seeds: shown.len(),
                 passes,
             }
         })
@@ -265,6 +317,69 @@ mod spread_tests {
                 .with_value(f64::NAN)
                 .value,
             None
+        );
+    }
+
+    #[test]
+    fn seeds_that_did_not_exercise_a_claim_stay_out_of_the_vote() {
+        let ne = |id: &str| Claim::check(id, "s", "p", "t", true).not_exercised("early");
+        // One seed of three not exercised: the two others decide.
+        let runs = vec![
+            (1, vec![ne("a"), ne("b")]),
+            (2, vec![Claim::check("a", "s", "p", "x", true), ne("b")]),
+            (
+                3,
+                vec![
+                    Claim::check("a", "s", "p", "y", true),
+                    Claim::check("b", "s", "p", "z", true),
+                ],
+            ),
+        ];
+        let agg = across_seeds(&runs);
+        assert_eq!(
+            (agg[0].verdict, agg[0].passes, agg[0].seeds),
+            (Verdict::Pass, 2, 2)
+        );
+        assert!(
+            agg[0]
+                .measured_value
+                .ends_with("(seed 2; passes for 2 of 2 seeds, not exercised for seed 1)"),
+            "{}",
+            agg[0].measured_value
+        );
+        // None exercised: no pass count to give.
+        let all = across_seeds(&[(4, vec![ne("c")]), (5, vec![ne("c")])]);
+        assert_eq!(
+            all[0].measured_value,
+            "t [not exercised: early] (seed 4; not exercised for seed 4, 5)"
+        );
+        // Two of three not exercised: the claim is not exercised, whatever the third says.
+        assert_eq!((agg[1].verdict, agg[1].seeds), (Verdict::NotExercised, 2));
+        assert!(agg[1]
+            .measured_value
+            .starts_with("t [not exercised: early]"));
+    }
+
+    #[test]
+    fn a_seed_that_went_nan_is_named() {
+        let runs = vec![
+            (
+                1,
+                vec![Claim::check("a", "s", "p", "loss 0.1004 (dominant)", true)],
+            ),
+            (
+                2,
+                vec![Claim::check("a", "s", "p", "loss NaN at clock 171", false)],
+            ),
+            (3, vec![Claim::check("a", "s", "p", "loss inf", true)]),
+        ];
+        let agg = across_seeds(&runs);
+        assert!(
+            agg[0]
+                .measured_value
+                .ends_with("; NaN or infinite in seed 2, 3)"),
+            "{}",
+            agg[0].measured_value
         );
     }
 }

@@ -18,6 +18,24 @@ pub enum Verdict {
     /// Cannot be evaluated in this run (say why in `measured_value`).
     #[serde(rename = "n.a.")]
     NotApplicable,
+    /// Evaluated, but the run could not have told a pass from a fail: the target was crossed
+    /// before the compared runs could differ, the compared runs were identical, a bound never
+    /// bound, or the claim holds by construction. Counted apart from pass and fail; why is said
+    /// in `measured_value`.
+    #[serde(rename = "not exercised")]
+    NotExercised,
+}
+
+impl Verdict {
+    /// The word `claims.csv` writes.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::NotApplicable => "n.a.",
+            Verdict::NotExercised => "not exercised",
+        }
+    }
 }
 
 /// One row of `claims.csv`.
@@ -65,6 +83,17 @@ impl Claim {
         self
     }
 
+    /// This claim marked not exercised, `why` appended to its measured value (the numbers stay,
+    /// so a reader sees what would have been decided). A claim this run could not evaluate
+    /// (n.a.) stays n.a.
+    pub fn not_exercised(mut self, why: impl std::fmt::Display) -> Self {
+        if self.verdict != Verdict::NotApplicable {
+            self.measured_value = format!("{} [not exercised: {why}]", self.measured_value);
+            self.verdict = Verdict::NotExercised;
+        }
+        self
+    }
+
     /// A claim this run cannot evaluate, with the reason.
     pub fn not_applicable(
         claim_id: impl Into<String>,
@@ -102,5 +131,25 @@ mod tests {
             .unwrap();
         let s = String::from_utf8(w.into_inner().unwrap()).unwrap();
         assert!(s.contains("n.a."), "{s}");
+        let c = Claim::check("a", "s", "1", "t = 2", true).not_exercised("crossed at once");
+        assert_eq!(c.verdict, Verdict::NotExercised);
+        assert_eq!(c.measured_value, "t = 2 [not exercised: crossed at once]");
+        let mut w = csv::Writer::from_writer(vec![]);
+        w.serialize(&c).unwrap();
+        let s = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert!(s.ends_with(",not exercised\n"), "{s}");
+        let na = Claim::not_applicable("a", "s", "p", "no gpu").not_exercised("x");
+        assert_eq!(na.verdict, Verdict::NotApplicable);
+        for v in [
+            Verdict::Pass,
+            Verdict::Fail,
+            Verdict::NotApplicable,
+            Verdict::NotExercised,
+        ] {
+            let mut w = csv::Writer::from_writer(vec![]);
+            w.serialize(v).unwrap();
+            let s = String::from_utf8(w.into_inner().unwrap()).unwrap();
+            assert_eq!(s.trim_end(), v.word());
+        }
     }
 }

@@ -135,7 +135,7 @@ impl ExperimentOutput {
                 self.figure
             )
         })?;
-        let (passed, failed) = match self.seeds_done.len() {
+        let (passed, failed, unexercised) = match self.seeds_done.len() {
             // One seed (or seeds never begun): claims.csv as it always was.
             0 | 1 => {
                 let claims = match self.seeds_done.pop() {
@@ -154,7 +154,7 @@ impl ExperimentOutput {
                 let seeds: Vec<String> =
                     self.seeds_done.iter().map(|(s, _)| s.to_string()).collect();
                 notes.push(format!(
-                    "seeds {}: the top-level CSVs are seed {}'s, the others' under seeds/<seed>/; claims.csv aggregates every seed's claims (seeds/<seed>/claims.csv): a claim passes when it passes for a strict majority of the seeds that evaluated it and, where it has a deciding number, for the seed at its median",
+                    "seeds {}: the top-level CSVs are seed {}'s, the others' under seeds/<seed>/; claims.csv aggregates every seed's claims (seeds/<seed>/claims.csv): a claim passes when it passes for a strict majority of the seeds that exercised it and, where it has a deciding number, for the seed at its median; a claim not exercised by at least half of the seeds that evaluated it is not exercised",
                     seeds.join(", "),
                     seeds[0]
                 ));
@@ -183,22 +183,28 @@ impl ExperimentOutput {
         bench_core::driver::cluster::fault_point::reach("write");
         let path = dir.commit()?;
         eprintln!(
-            "{}: {} claims passed, {} failed -> {}",
+            "{}: {} claims passed, {} failed{} -> {}",
             self.figure,
             passed,
             failed,
+            if unexercised > 0 {
+                format!(", {unexercised} not exercised")
+            } else {
+                String::new()
+            },
             path.display()
         );
         Ok(path)
     }
 }
 
-/// (passed, failed) among `verdicts`.
-fn count(verdicts: impl Iterator<Item = Verdict>) -> (usize, usize) {
-    verdicts.fold((0, 0), |(p, f), v| match v {
-        Verdict::Pass => (p + 1, f),
-        Verdict::Fail => (p, f + 1),
-        Verdict::NotApplicable => (p, f),
+/// (passed, failed, not exercised) among `verdicts`.
+fn count(verdicts: impl Iterator<Item = Verdict>) -> (usize, usize, usize) {
+    verdicts.fold((0, 0, 0), |(p, f, n), v| match v {
+        Verdict::Pass => (p + 1, f, n),
+        Verdict::Fail => (p, f + 1, n),
+        Verdict::NotExercised => (p, f, n + 1),
+        Verdict::NotApplicable => (p, f, n),
     })
 }
 

@@ -3,6 +3,7 @@
 //! ([`verdict::Judge`]), the sensitivity of verdicts to modelling knobs, and how numbers are
 //! written into claims and notes.
 
+pub mod comparison;
 pub mod format;
 pub mod reference;
 pub mod sensitivity;

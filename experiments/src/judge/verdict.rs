@@ -155,6 +155,60 @@ impl<K> Judged<'_, '_, K> {
     }
 }
 
+/// A crossing at or before this many evaluations after the start tests nothing (issue 43).
+pub const EARLY_EVALUATIONS: usize = 2;
+/// Nor does one within this share of the run's evaluated time.
+pub const EARLY_SHARE: f64 = 0.05;
+
+/// Why `crossing`, a row of `progress`, came too early for a time comparison to mean anything:
+/// at or before evaluation [`EARLY_EVALUATIONS`] after the start (the evaluation at time 0, if
+/// any, is the start), or within [`EARLY_SHARE`] of the run's last evaluation time. The runs
+/// compared then cannot differ by more than those first evaluations.
+pub fn early_crossing(progress: &[ProgressRow], crossing: &ProgressRow) -> Option<String> {
+    let i = progress.iter().position(|p| std::ptr::eq(p, crossing))?;
+    let start = usize::from(progress.first().is_some_and(|p| p.time == 0.0));
+    let nth = i + 1 - start;
+    let evaluations = progress.len() - start;
+    let last = progress.last().map_or(0.0, |p| p.time);
+    let share = if last > 0.0 {
+        crossing.time / last
+    } else {
+        0.0
+    };
+    (nth <= EARLY_EVALUATIONS || share <= EARLY_SHARE).then(|| {
+        format!(
+            "crosses the target at evaluation {nth} of {evaluations} ({:.1}% of its run)",
+            100.0 * share
+        )
+    })
+}
+
+impl<K: Display + PartialEq> Judged<'_, '_, K> {
+    /// Why comparing the runs under `keys` by when they reach the target tests nothing: those
+    /// that cross it at once ([`early_crossing`]); `None` when each crosses later or never.
+    pub fn unexercised_by(&self, keys: &[K]) -> Option<String> {
+        let early: Vec<String> = self
+            .runs
+            .iter()
+            .filter(|r| keys.contains(&r.key))
+            .filter_map(|r| {
+                let c = r.crossing?;
+                early_crossing(r.progress, c).map(|why| format!("{} {why}", r.key))
+            })
+            .collect();
+        (!early.is_empty()).then(|| early.join("; "))
+    }
+
+    /// `claim`, a comparison of the runs under `keys` by their time to the target, marked not
+    /// exercised when one of them crosses the target at once.
+    pub fn gate(&self, claim: Claim, keys: &[K]) -> Claim {
+        match self.unexercised_by(keys) {
+            Some(why) => claim.not_exercised(why),
+            None => claim,
+        }
+    }
+}
+
 impl<K: Display> Judged<'_, '_, K> {
     /// `(name, initial held-out loss, final held-out loss)` of every run.
     pub fn spans(&self) -> Vec<(String, f64, f64)> {
@@ -176,7 +230,9 @@ impl<K: Display> Judged<'_, '_, K> {
     }
 
     /// The claim that every run that set the target reaches it
-    /// ([`crate::judge::reference::every_run_reaches_claim`]).
+    /// ([`crate::judge::reference::every_run_reaches_claim`]), not exercised when one of them
+    /// crosses it at once ([`early_crossing`]): a target reached by the first evaluations says
+    /// nothing about the runs.
     pub fn every_run_reaches_claim(&self, id: String) -> Claim {
         let reached: Vec<(String, Option<f64>)> = self
             .runs
@@ -184,27 +240,28 @@ impl<K: Display> Judged<'_, '_, K> {
             .filter(|r| r.decides)
             .map(|r| (r.key.to_string(), r.crossing.map(|p| p.time)))
             .collect();
-        every_run_reaches_claim(id, self.relative, self.target, &reached)
+        let claim = every_run_reaches_claim(id, self.relative, self.target, &reached);
+        let early: Vec<String> = self
+            .runs
+            .iter()
+            .filter(|r| r.decides)
+            .filter_map(|r| {
+                early_crossing(r.progress, r.crossing?).map(|why| format!("{} {why}", r.key))
+            })
+            .collect();
+        if early.is_empty() {
+            claim
+        } else {
+            claim.not_exercised(early.join("; "))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::reference::tests::curve;
     use crate::judge::reference::{loss_spans, near_optimum_claim};
-
-    fn curve(losses: &[f64]) -> Vec<ProgressRow> {
-        losses
-            .iter()
-            .enumerate()
-            .map(|(i, &loss)| ProgressRow {
-                time: i as f64,
-                iteration: i as f64,
-                loss,
-                accuracy: f64::NAN,
-            })
-            .collect()
-    }
 
     /// The judge's sequence gives what the rules give one by one.
     #[test]
@@ -246,6 +303,31 @@ mod tests {
         let judged = Judge::new(Some(&r)).judge(runs);
         assert_eq!(judged.time_to_target(&"a"), Some(2.0));
         assert_eq!(judged.reference_rows("p").len(), 1);
+        // a crosses at evaluation 2 of 2: the every-run claim and a comparison with it test
+        // nothing.
+        assert_eq!(
+            judged.every_run_reaches_claim("z".into()).verdict,
+            bench_core::claims::Verdict::NotExercised
+        );
+        let late = curve(&[
+            1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5, 0.45, 0.4, 0.35,
+        ]);
+        let slow = curve(&[
+            1.0, 0.99, 0.98, 0.97, 0.96, 0.95, 0.94, 0.93, 0.92, 0.91, 0.9, 0.89,
+        ]);
+        let pair = Judge::new(Some(&r)).judge([("late", &late[..]), ("slow", &slow[..])]);
+        assert!(pair.unexercised_by(&["late", "slow"]).is_none());
+        let claim = Claim::check("c", "s", "p", "m", true);
+        assert_eq!(pair.gate(claim.clone(), &["late", "slow"]), claim);
+        let gated = judged.gate(claim, &["a", "b"]);
+        assert_eq!(gated.verdict, bench_core::claims::Verdict::NotExercised);
+        assert!(
+            gated
+                .measured_value
+                .contains("a crosses the target at evaluation 2 of 2 (100.0% of its run)"),
+            "{}",
+            gated.measured_value
+        );
         let d = curve(&[1.0, 0.2, 0.9, 0.2]);
         let held = Judge::new(None).holding(1).judge([("d", &d[..])]);
         assert_eq!(held.time_to_target(&"d"), Some(3.0));

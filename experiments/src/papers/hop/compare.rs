@@ -3,6 +3,7 @@
 //! setting against the standard protocol, by time to an optimum-relative loss target (half
 //! way from the initial held-out loss to the reference optimum's) and by time per iteration.
 
+use super::step_cost::step_cost_claim;
 use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{Experiment, NoArgs, Run};
 use crate::harness::output::progress;
@@ -293,13 +294,16 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                     continue;
                 }
                 let t = r.time_to_loss(target);
-                out.claim(Claim::check(
-                    format!("{figure}/{tag}/{}-time-to-target", s.label()),
-                    format!("{} reaches loss {target:.4} before standard", s.label()),
-                    "faster than standard in wall clock",
-                    format!("{} {} s, standard {} s", s.label(), show(t), show(base_t)),
-                    matches!((t, base_t), (Some(a), Some(b)) if a < b)
-                        || (t.is_some() && base_t.is_none()),
+                out.claim(judged.gate(
+                    Claim::check(
+                        format!("{figure}/{tag}/{}-time-to-target", s.label()),
+                        format!("{} reaches loss {target:.4} before standard", s.label()),
+                        "faster than standard in wall clock",
+                        format!("{} {} s, standard {} s", s.label(), show(t), show(base_t)),
+                        matches!((t, base_t), (Some(a), Some(b)) if a < b)
+                            || (t.is_some() && base_t.is_none()),
+                    ),
+                    &[standard.label(), s.label()],
                 ));
                 if let Some(limit) = cfg.max_step_ratio {
                     out.claim(step_cost_claim(
@@ -333,13 +337,16 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                 let (Some(ta), Some(tb)) = (t(a), t(b)) else {
                     bail!("faster_than names a setting that is not run: {a} or {b}");
                 };
-                out.claim(Claim::check(
-                    format!("{figure}/{tag}/{a}-not-slower-than-{b}"),
-                    format!("{a} reaches loss {target:.4} no later than {b}"),
-                    format!("{a} >= {b}"),
-                    format!("{a} {} s, {b} {} s", show(ta), show(tb)),
-                    matches!((ta, tb), (Some(x), Some(y)) if x <= y)
-                        || (ta.is_some() && tb.is_none()),
+                out.claim(judged.gate(
+                    Claim::check(
+                        format!("{figure}/{tag}/{a}-not-slower-than-{b}"),
+                        format!("{a} reaches loss {target:.4} no later than {b}"),
+                        format!("{a} >= {b}"),
+                        format!("{a} {} s, {b} {} s", show(ta), show(tb)),
+                        matches!((ta, tb), (Some(x), Some(y)) if x <= y)
+                            || (ta.is_some() && tb.is_none()),
+                    ),
+                    &[a.clone(), b.clone()],
                 ));
             }
             if let Some(free) = &cfg.straggler_free {
@@ -459,50 +466,4 @@ pub fn iterations_to_loss(
         .iter()
         .find(|p| p.loss <= target)
         .map(|p| p.iteration)
-}
-
-/// The claim that `label` pays a small price per step: it needs at least as many iterations as
-/// standard to reach `target` (`its`, `standard`) and at most `limit` times as many.
-fn step_cost_claim(
-    id: String,
-    label: &str,
-    target: f64,
-    limit: f64,
-    its: Option<f64>,
-    standard: Option<f64>,
-) -> Claim {
-    let ratio = match (its, standard) {
-        (Some(a), Some(b)) if b > 0.0 => a / b,
-        _ => f64::NAN,
-    };
-    let shown = |x: Option<f64>| x.map_or("never".to_string(), |x| format!("{x:.0}"));
-    Claim::check(
-        id,
-        format!("{label} needs 1x to {limit}x standard's iterations to reach loss {target:.4}"),
-        "one less update hurts per-iteration progress, insignificantly",
-        format!(
-            "{label} {} iterations, standard {} ({ratio:.2}x)",
-            shown(its),
-            shown(standard)
-        ),
-        (1.0..=limit).contains(&ratio),
-    )
-    .with_value(ratio)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use bench_core::claims::Verdict;
-
-    #[test]
-    fn a_setting_that_learns_more_per_step_or_far_less_fails_the_step_cost_claim() {
-        let v = |its, std| step_cost_claim("x".into(), "b", 0.3, 1.5, its, std).verdict;
-        assert_eq!(v(Some(110.0), Some(100.0)), Verdict::Pass);
-        assert_eq!(v(Some(100.0), Some(100.0)), Verdict::Pass);
-        assert_eq!(v(Some(90.0), Some(100.0)), Verdict::Fail);
-        assert_eq!(v(Some(200.0), Some(100.0)), Verdict::Fail);
-        assert_eq!(v(None, Some(100.0)), Verdict::Fail);
-        assert_eq!(v(Some(100.0), None), Verdict::Fail);
-    }
 }

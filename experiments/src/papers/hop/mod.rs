@@ -9,4 +9,5 @@ pub mod fig14_16;
 pub mod fig17;
 pub mod fig18_19;
 pub mod fig20_21;
+mod step_cost;
 pub mod table1;
