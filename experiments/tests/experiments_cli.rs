@@ -155,7 +155,7 @@ fn bad_configs_fail_and_write_nothing() {
 fn asap_spectral_gap_writes_both_figures() {
     let dir = tmpdir("gap");
     let o = Command::new(env!("CARGO_BIN_EXE_asap-spectral-gap"))
-        .arg("--out")
+        .args(["--seeds", "3", "--out"])
         .arg(&dir)
         .output()
         .unwrap();
@@ -164,6 +164,9 @@ fn asap_spectral_gap_writes_both_figures() {
         let claims = std::fs::read_to_string(dir.join(fig).join("claims.csv")).unwrap();
         assert!(claims.lines().count() > 3, "{fig}");
         assert!(dir.join(fig).join("gaps.csv").exists());
+        // No number depends on the seed: one run, not three that repeat each other.
+        assert!(!claims.lines().next().unwrap().contains(",seeds,"), "{fig}");
+        assert!(!dir.join(fig).join("seeds").exists(), "{fig}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

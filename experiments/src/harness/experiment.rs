@@ -36,6 +36,10 @@ pub trait Experiment: Sized {
     /// Whether simulator-only runs may take several seeds at once (`--jobs`). False for a
     /// binary that times the simulator itself (bench-scale): its seeds must not share cores.
     const SEEDS_IN_PARALLEL: bool = true;
+    /// Whether the results depend on the seed. False for a figure that draws no random number
+    /// (asap-spectral-gap's linear algebra): it runs once, for `--seed`, whatever `--seeds`
+    /// says, so its verdicts are not counted as if several seeds had confirmed them.
+    const SEEDED: bool = true;
 
     /// The configuration's shape (unknown keys are errors: `#[serde(deny_unknown_fields)]`).
     type Config: Serialize + DeserializeOwned + Sync;
@@ -162,7 +166,11 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         .into_iter()
         .map(|f| ExperimentOutput::new(&common.out, f))
         .collect::<Result<Vec<_>>>()?;
-    let seeds = common.seed_list();
+    let seeds = if E::SEEDED {
+        common.seed_list()
+    } else {
+        vec![common.seed]
+    };
     // Measured computation times (compute.measured) are real time too: one run at a time.
     let jobs = if E::SEEDS_IN_PARALLEL && !crate::harness::parallel::measures_real_time(&cfg) {
         common.sim_jobs(&drivers)
