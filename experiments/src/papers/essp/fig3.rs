@@ -9,7 +9,7 @@ use crate::harness::parallel::map_runs;
 use crate::judge::reference::Reference;
 use crate::judge::sensitivity::{self, Knob, Sensitivity};
 use crate::judge::verdict::Judge;
-use crate::papers::essp::FASTER_OR_COMPARABLE;
+use crate::papers::essp::{convergence_claims, fmt_opt, ConvergenceWords};
 use crate::workloads::mf::{MfExperimentConfig as Config, MfSensitivity};
 use anyhow::{bail, Context};
 use bench_core::claims::Claim;
@@ -83,10 +83,6 @@ impl PartialEq for RunKey {
 }
 
 impl Eq for RunKey {}
-
-fn fmt_opt(v: Option<f64>) -> String {
-    v.map_or("never".into(), |x| format!("{x:.4}"))
-}
 
 /// Converged: finite final loss below the initial one.
 fn converged(r: &RunRecords) -> bool {
@@ -213,41 +209,24 @@ impl Experiment for EsspFig3 {
                     mode,
                     step: cfg.mf.step,
                 };
-                let ssp = judged.crossing(&at_step(SyncMode::ssp(s)));
-                let essp = judged.crossing(&at_step(SyncMode::essp(s)));
-                let (si, ei) = (ssp.map(|h| h.iteration), essp.map(|h| h.iteration));
-                let (st, et) = (ssp.map(|h| h.time), essp.map(|h| h.time));
-                let compared = [at_step(SyncMode::ssp(s)), at_step(SyncMode::essp(s))];
-                let (clocks_hold, clocks_how) = FASTER_OR_COMPARABLE.judge(ei, si);
-                out.claim(judged.gate(
-                    Claim::check(
+                let words = ConvergenceWords {
+                    ids: [
                         format!("{FIGURE}/{d}/mf-clocks-s{s}"),
+                        format!("{FIGURE}/{d}/mf-time-s{s}"),
+                    ],
+                    statements: [
                         format!(
                             "ESSP reaches the target loss {target:.4} in fewer or comparable clocks than SSP at s = {s}"
                         ),
-                        FASTER_OR_COMPARABLE.cite(),
-                        format!(
-                            "ESSP {} vs SSP {} clocks: {clocks_how}",
-                            fmt_opt(ei),
-                            fmt_opt(si)
-                        ),
-                        clocks_hold,
-                    ),
-                    &compared,
-                ));
-                let (time_hold, time_how) = FASTER_OR_COMPARABLE.judge(et, st);
-                out.claim(judged.gate(
-                    Claim::check(
-                        format!("{FIGURE}/{d}/mf-time-s{s}"),
                         format!(
                             "ESSP reaches the target loss in less or comparable time than SSP at s = {s}"
                         ),
-                        FASTER_OR_COMPARABLE.cite(),
-                        format!("ESSP {} s vs SSP {} s: {time_how}", fmt_opt(et), fmt_opt(st)),
-                        time_hold,
-                    ),
-                    &compared,
-                ));
+                    ],
+                };
+                let (ssp, essp) = (at_step(SyncMode::ssp(s)), at_step(SyncMode::essp(s)));
+                for c in convergence_claims(&judged, ssp, essp, words) {
+                    out.claim(c);
+                }
             }
             let big = |mode| {
                 &runs[&RunKey {

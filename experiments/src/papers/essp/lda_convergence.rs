@@ -12,10 +12,9 @@ use crate::harness::output::ExperimentOutput;
 use crate::harness::runner::ThreadsSection;
 use crate::judge::reference::{Reference, ReferenceRow, ReferenceWords};
 use crate::judge::verdict::Judge;
-use crate::papers::essp::FASTER_OR_COMPARABLE;
+use crate::papers::essp::{convergence_claims, fmt_opt, ConvergenceWords};
 use crate::workloads::lda::LdaPart;
 use anyhow::{Context, Result};
-use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::metrics::RunRecords;
 use bench_core::straggler::StragglerConfig;
@@ -42,10 +41,6 @@ struct SummaryRow {
     seconds_to_target: String,
     initial: f64,
     last: f64,
-}
-
-fn fmt_opt(v: Option<f64>) -> String {
-    v.map_or("never".into(), |x| format!("{x:.4}"))
 }
 
 /// What [`run`] tells the figure: its row of `reference.csv` and its manifest notes.
@@ -134,41 +129,23 @@ pub fn run(
             });
         }
         for &s in &part.staleness {
-            let ssp = judged.crossing(&format!("ssp{s}"));
-            let essp = judged.crossing(&format!("essp{s}"));
-            let (si, ei) = (ssp.map(|h| h.iteration), essp.map(|h| h.iteration));
-            let (st, et) = (ssp.map(|h| h.time), essp.map(|h| h.time));
-            let compared = [format!("ssp{s}"), format!("essp{s}")];
-            let (clocks_hold, clocks_how) = FASTER_OR_COMPARABLE.judge(ei, si);
-            out.claim(judged.gate(
-                Claim::check(
+            let words = ConvergenceWords {
+                ids: [
                     format!("{figure}/{d}/lda-clocks-s{s}"),
+                    format!("{figure}/{d}/lda-time-s{s}"),
+                ],
+                statements: [
                     format!(
                         "LDA: ESSP reaches the target {target:.4} (negative word log-likelihood per token) in fewer or comparable clocks than SSP at s = {s}"
                     ),
-                    FASTER_OR_COMPARABLE.cite(),
-                    format!(
-                        "ESSP {} vs SSP {} clocks: {clocks_how}",
-                        fmt_opt(ei),
-                        fmt_opt(si)
-                    ),
-                    clocks_hold,
-                ),
-                &compared,
-            ));
-            let (time_hold, time_how) = FASTER_OR_COMPARABLE.judge(et, st);
-            out.claim(judged.gate(
-                Claim::check(
-                    format!("{figure}/{d}/lda-time-s{s}"),
                     format!(
                         "LDA: ESSP reaches the target in less or comparable time than SSP at s = {s}"
                     ),
-                    FASTER_OR_COMPARABLE.cite(),
-                    format!("ESSP {} s vs SSP {} s: {time_how}", fmt_opt(et), fmt_opt(st)),
-                    time_hold,
-                ),
-                &compared,
-            ));
+                ],
+            };
+            for c in convergence_claims(&judged, format!("ssp{s}"), format!("essp{s}"), words) {
+                out.claim(c);
+            }
         }
     }
     pb.finish_and_clear();
