@@ -1,7 +1,8 @@
 //! Matrix factorisation on row tables under the simulator and real threads, with one and several
 //! shards: every run finishes, every row read keeps its mode's bound, the learning checks at
 //! every install that the payload carries exactly the rows the protocol named, and the loss
-//! falls. A model check runs the table protocols under 1,000 seeded random schedules.
+//! falls. A model check runs the table protocols under 1,000 seeded random schedules, and a
+//! digit model checks the rows' values under 100 more.
 
 mod common;
 
@@ -14,10 +15,13 @@ use bench_core::metrics::RunRecords;
 use bench_core::protocol::table::{RowAccess, RowKey, TableSpec};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::{SlowWorker, StragglerConfig};
-use bench_core::workload::{ClockSteps, MatrixFactorization, MfConfig, MfTables, Workload};
+use bench_core::workload::{
+    ClockSteps, MatrixFactorization, MfConfig, MfTables, TableLearning, TableModel, Workload,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::sync::Arc;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
 const WORKERS: usize = 6;
 const CLOCKS: u64 = 24;
@@ -336,6 +340,180 @@ fn model_check_bounds_under_random_schedules() {
         runs += 1;
     }
     assert_eq!(runs, 1_000);
+}
+
+/// One read of the digit model: worker, clock, row, value read.
+type DigitRead = (usize, u64, u32, f32);
+
+/// The digit model on row tables: worker `w`'s clock `c` adds 4^(w·C + c) to each row it
+/// touches, so every value is a base-4 number whose digit (w, c) says whether that INC is in
+/// it (a digit of 2 or more: counted twice). A clock has one example per row and one
+/// read-compute step per example, step `e` reading and changing row `e`: with two rows a push
+/// or an answer can land between a clock's steps. W·C <= 12 keeps every value below 2^24 (even
+/// a wrong one with digits up to 3), exact in f32. The simulator keeps the nodes' states to
+/// itself, so the model records the reads.
+#[derive(Debug)]
+struct Digit {
+    clocks: u64,
+    rows: usize,
+    reads: Mutex<Vec<DigitRead>>,
+}
+
+impl TableModel for Digit {
+    type Local = ();
+
+    fn row_len(&self) -> usize {
+        1
+    }
+
+    fn rows_total(&self) -> usize {
+        self.rows
+    }
+
+    fn offset(&self, key: RowKey) -> bench_core::Result<usize> {
+        Ok(key.row as usize)
+    }
+
+    fn initial_values(&self, _workers: usize) -> Vec<f32> {
+        vec![0.0; self.rows]
+    }
+
+    fn local(&self, _worker: usize, _workers: usize) {}
+
+    fn examples_per_clock(&self, _workers: usize) -> usize {
+        self.rows
+    }
+
+    fn rows(
+        &self,
+        _worker: usize,
+        _workers: usize,
+        _clock: u64,
+        part: Range<usize>,
+    ) -> Vec<RowKey> {
+        part.map(|e| RowKey {
+            table: 0,
+            row: e as u32,
+        })
+        .collect()
+    }
+
+    fn compute(
+        &self,
+        _local: &mut (),
+        rows: &[RowKey],
+        values: &mut [f32],
+        worker: usize,
+        _workers: usize,
+        clock: u64,
+        _part: Range<usize>,
+    ) {
+        let digit = 1u64 << (2 * (worker as u64 * self.clocks + clock));
+        let mut reads = self.reads.lock().unwrap();
+        for (r, v) in rows.iter().zip(values.iter_mut()) {
+            reads.push((worker, clock, r.row, *v));
+            *v += digit as f32;
+        }
+    }
+
+    fn evaluate(&self, values: &[f32]) -> (f64, f64) {
+        (values.iter().map(|&v| f64::from(v)).sum(), f64::NAN)
+    }
+
+    fn batch_size(&self, _workers: usize) -> usize {
+        self.rows
+    }
+}
+
+/// The digit rules for one read at bound `s`: every digit is 0 or 1 (no INC counted twice);
+/// the reader's own clocks before its clock `c` are in (read-my-writes) and the others are
+/// not; another worker's clocks `<= c - s - 1` are in (SSP's guarantee, essp.txt §3) and its
+/// clocks `>= c + s` are not (past the window essp.txt's noisy view allows).
+fn check_digit_read(x: DigitRead, workers: usize, clocks: u64, s: u64, what: &str) {
+    let (w, c, _, value) = x;
+    assert!(
+        value.fract() == 0.0 && (0.0..16_777_216.0).contains(&value),
+        "{what}: {x:?} is not a digit-model value"
+    );
+    let v = value as u64;
+    assert_eq!(v >> (2 * workers as u64 * clocks), 0, "{what}: {x:?}");
+    for w2 in 0..workers {
+        for c2 in 0..clocks {
+            let d = (v >> (2 * (w2 as u64 * clocks + c2))) & 3;
+            assert!(
+                d <= 1,
+                "{what}: {x:?}: worker {w2}'s clock {c2} in it {d} times"
+            );
+            if w2 == w {
+                assert_eq!(d, u64::from(c2 < c), "{what}: {x:?}: own clock {c2}");
+            } else if c2 + s < c {
+                assert_eq!(d, 1, "{what}: {x:?}: worker {w2}'s clock {c2} missing");
+            } else if c2 >= c + s {
+                assert_eq!(
+                    d, 0,
+                    "{what}: {x:?}: worker {w2}'s clock {c2} past the window"
+                );
+            }
+        }
+    }
+}
+
+/// `model_check_bounds_under_random_schedules` checks stamps only; this checks values. The
+/// digit model under BSP, SSP(2) and ESSP(2), 2-3 workers, one shard (the one that evaluates),
+/// one or two rows, each seed on a random cluster: every read keeps the digit rules, and the
+/// final evaluation (the sum of the shard's rows) holds every INC exactly once per row.
+#[test]
+fn table_values_under_random_schedules_count_every_inc_once() {
+    for seed in 0..100u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mode = match seed % 3 {
+            0 => SyncMode::bsp(),
+            1 => SyncMode::ssp(2),
+            _ => SyncMode::essp(2),
+        };
+        let s = mode.bound().expect("a bounded mode");
+        let workers = rng.gen_range(2..=3);
+        // W·C <= 12 keeps the values exact; s = 2 needs at least 3 clocks.
+        let clocks = rng.gen_range(3..=12 / workers as u64);
+        let rows = rng.gen_range(1..=2);
+        let digit = Digit {
+            clocks,
+            rows,
+            reads: Mutex::new(Vec::new()),
+        };
+        let t = Arc::new(TableLearning::new(Arc::new(digit), workers, 1).unwrap());
+        let spec = TableSpec {
+            mode,
+            workers,
+            shards: 1,
+            clocks,
+            access: t.clone(),
+        };
+        let (cfg, stragglers) = common::random_cluster(&mut rng, workers);
+        let what = format!(
+            "seed {seed} {} workers={workers} clocks={clocks} rows={rows}",
+            mode.label()
+        );
+        let r = sim::run(
+            spec.build().unwrap(),
+            &*t,
+            &cfg,
+            &stragglers,
+            seed,
+            &mut sim::NoObserver,
+        )
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(r.iterations.len(), workers * clocks as usize, "{what}");
+        let reads = t.model().reads.lock().unwrap();
+        assert_eq!(reads.len(), workers * clocks as usize * rows, "{what}");
+        for &x in reads.iter() {
+            check_digit_read(x, workers, clocks, s, &what);
+        }
+        // Every digit 1 in every row.
+        let all: u64 = (0..workers as u64 * clocks).map(|i| 1u64 << (2 * i)).sum();
+        let loss = r.progress.last().expect("a final evaluation").loss;
+        assert_eq!(loss, (all * rows as u64) as f64, "{what}");
+    }
 }
 
 fn lda(workers: usize, shards: usize) -> Arc<bench_core::workload::LdaTables> {
