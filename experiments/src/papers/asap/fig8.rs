@@ -172,13 +172,16 @@ impl Experiment for AsapFig8 {
             let tag = driver.label();
             let rate = |r| images_per_s(r, c, cfg.cnn.batch);
             let (rn, rb, ra) = (rate(na), rate(bsp), rate(asy));
-            run.out().claim(Claim::check(
-                format!("{FIGURE}/{}/{tag}", CLAIMS[0].0),
-                format!("under {tag}: {}", CLAIMS[0].1),
-                CLAIMS[0].2,
-                format!("ASYNC {ra:.1}, NOTIFY-ACK {rn:.1}, BSP {rb:.1} images/s"),
-                ra > rn && rn > rb,
-            ));
+            run.out().claim(
+                Claim::check(
+                    format!("{FIGURE}/{}/{tag}", CLAIMS[0].0),
+                    format!("under {tag}: {}", CLAIMS[0].1),
+                    CLAIMS[0].2,
+                    format!("ASYNC {ra:.1}, NOTIFY-ACK {rn:.1}, BSP {rb:.1} images/s"),
+                    ra > rn && rn > rb,
+                )
+                .with_value((ra - rn).min(rn - rb)),
+            );
             let (tn, tb, ta) = (
                 time_to_accuracy(na, target),
                 time_to_accuracy(bsp, target),
@@ -192,18 +195,28 @@ impl Experiment for AsapFig8 {
                 None => true,
                 Some(a) => tn.is_some_and(|n| n <= a) && tb.is_some_and(|b| b <= a),
             };
-            run.out().claim(Claim::check(
-                format!("{FIGURE}/{}/{tag}", CLAIMS[1].0),
-                format!("under {tag}: {}", CLAIMS[1].1),
-                CLAIMS[1].2,
-                format!(
-                    "seconds to training accuracy {target}: NOTIFY-ACK {}, BSP {}, ASYNC {}",
-                    show(tn),
-                    show(tb),
-                    show(ta)
-                ),
-                na_first && async_last,
-            ));
+            // The smallest step of the order NOTIFY-ACK < BSP <= ASYNC, in seconds (ASYNC
+            // never reaching the target leaves NOTIFY-ACK's lead over BSP).
+            let order_margin = match (tn, tb, ta) {
+                (Some(n), Some(b), Some(a)) => (b - n).min(a - b),
+                (Some(n), Some(b), None) => b - n,
+                _ => f64::NAN,
+            };
+            run.out().claim(
+                Claim::check(
+                    format!("{FIGURE}/{}/{tag}", CLAIMS[1].0),
+                    format!("under {tag}: {}", CLAIMS[1].1),
+                    CLAIMS[1].2,
+                    format!(
+                        "seconds to training accuracy {target}: NOTIFY-ACK {}, BSP {}, ASYNC {}",
+                        show(tn),
+                        show(tb),
+                        show(ta)
+                    ),
+                    na_first && async_last,
+                )
+                .with_value(order_margin),
+            );
         }
         pb.finish_and_clear();
         run.out().csv("summary.csv", &summary)?;

@@ -202,36 +202,47 @@ fn mode_claims(tag: &str, judged: &Judged<'_, '_, &'static str>, runs: &ModeRuns
         time(ReduceSync::Async),
     );
     let compared = [ReduceSync::NotifyAck.label(), ReduceSync::Bsp.label()];
-    claims.push(judged.gate(
+    claims.push(
+        judged.gate(
+            Claim::check(
+                format!("{FIGURE}/notify-ack-before-bsp/{tag}"),
+                format!("under {tag}, NOTIFY-ACK reaches loss {target:.4} before BSP"),
+                "NOTIFY-ACK about 3x faster than BSP",
+                format!(
+                    "NOTIFY-ACK {} s, BSP {} s{}",
+                    show(tn),
+                    show(tb),
+                    match (tn, tb) {
+                        (Some(a), Some(b)) if a > 0.0 => format!(" ({:.2}x)", b / a),
+                        _ => String::new(),
+                    }
+                ),
+                matches!((tn, tb), (Some(a), Some(b)) if a < b),
+            )
+            .with_value(match (tn, tb) {
+                (Some(a), Some(b)) if a > 0.0 => b / a,
+                _ => f64::NAN,
+            }),
+            &compared,
+        ),
+    );
+    let async_best = asy.progress.iter().map(|p| p.loss).fold(f64::NAN, f64::min);
+    claims.push(
         Claim::check(
-            format!("{FIGURE}/notify-ack-before-bsp/{tag}"),
-            format!("under {tag}, NOTIFY-ACK reaches loss {target:.4} before BSP"),
-            "NOTIFY-ACK about 3x faster than BSP",
+            format!("{FIGURE}/async-misses-target/{tag}"),
+            format!("under {tag}, ASYNC never reaches loss {target:.4}"),
+            "ASYNC does not converge to the correct value",
             format!(
-                "NOTIFY-ACK {} s, BSP {} s{}",
-                show(tn),
-                show(tb),
-                match (tn, tb) {
-                    (Some(a), Some(b)) if a > 0.0 => format!(" ({:.2}x)", b / a),
-                    _ => String::new(),
-                }
+                "ASYNC best loss {:.4}, reaches the target at {} s; {:.0}% of its reduces had every input",
+                async_best,
+                show(ta),
+                100.0 * asy.share_full()
             ),
-            matches!((tn, tb), (Some(a), Some(b)) if a < b),
-        ),
-        &compared,
-    ));
-    claims.push(Claim::check(
-        format!("{FIGURE}/async-misses-target/{tag}"),
-        format!("under {tag}, ASYNC never reaches loss {target:.4}"),
-        "ASYNC does not converge to the correct value",
-        format!(
-            "ASYNC best loss {:.4}, reaches the target at {} s; {:.0}% of its reduces had every input",
-            asy.progress.iter().map(|p| p.loss).fold(f64::NAN, f64::min),
-            show(ta),
-            100.0 * asy.share_full()
-        ),
-        ta.is_none(),
-    ));
+            ta.is_none(),
+        )
+        // ASYNC's best loss over the target (above 1: it never got there).
+        .with_value(async_best / target),
+    );
     claims
 }
 

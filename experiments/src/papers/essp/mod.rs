@@ -51,6 +51,12 @@ pub fn convergence_claims<K: Display + PartialEq>(
     let [clocks_statement, time_statement] = words.statements;
     let (clocks_hold, clocks_how) = FASTER_OR_COMPARABLE.judge(ei, si);
     let (time_hold, time_how) = FASTER_OR_COMPARABLE.judge(et, st);
+    // The deciding number: ESSP's over SSP's, the ratio the comparison reads (below 1: ESSP
+    // faster); none when either never crosses.
+    let ratio = |ours: Option<f64>, theirs: Option<f64>| match (ours, theirs) {
+        (Some(a), Some(b)) if b > 0.0 => a / b,
+        _ => f64::NAN,
+    };
     [
         judged.gate(
             Claim::check(
@@ -63,7 +69,8 @@ pub fn convergence_claims<K: Display + PartialEq>(
                     fmt_opt(si)
                 ),
                 clocks_hold,
-            ),
+            )
+            .with_value(ratio(ei, si)),
             &compared,
         ),
         judged.gate(
@@ -77,7 +84,8 @@ pub fn convergence_claims<K: Display + PartialEq>(
                     fmt_opt(st)
                 ),
                 time_hold,
-            ),
+            )
+            .with_value(ratio(et, st)),
             &compared,
         ),
     ]

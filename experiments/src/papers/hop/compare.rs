@@ -294,17 +294,23 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                     continue;
                 }
                 let t = r.time_to_loss(target);
-                out.claim(judged.gate(
-                    Claim::check(
-                        format!("{figure}/{tag}/{}-time-to-target", s.label()),
-                        format!("{} reaches loss {target:.4} before standard", s.label()),
-                        "faster than standard in wall clock",
-                        format!("{} {} s, standard {} s", s.label(), show(t), show(base_t)),
-                        matches!((t, base_t), (Some(a), Some(b)) if a < b)
-                            || (t.is_some() && base_t.is_none()),
+                out.claim(
+                    judged.gate(
+                        Claim::check(
+                            format!("{figure}/{tag}/{}-time-to-target", s.label()),
+                            format!("{} reaches loss {target:.4} before standard", s.label()),
+                            "faster than standard in wall clock",
+                            format!("{} {} s, standard {} s", s.label(), show(t), show(base_t)),
+                            matches!((t, base_t), (Some(a), Some(b)) if a < b)
+                                || (t.is_some() && base_t.is_none()),
+                        )
+                        .with_value(match (t, base_t) {
+                            (Some(a), Some(b)) if a > 0.0 => b / a,
+                            _ => f64::NAN,
+                        }),
+                        &[standard.label(), s.label()],
                     ),
-                    &[standard.label(), s.label()],
-                ));
+                );
                 if let Some(limit) = cfg.max_step_ratio {
                     out.claim(step_cost_claim(
                         format!("{figure}/{tag}/{}-per-step-cost", s.label()),
@@ -316,17 +322,20 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                     ));
                 }
                 let speedup = base_it / seconds_per_iteration(r, cfg.common.iterations);
-                out.claim(Claim::check(
-                    format!("{figure}/{tag}/{}-iteration-speedup", s.label()),
-                    format!(
-                        "{} runs iterations >= {}x faster than standard",
-                        s.label(),
-                        cfg.min_iteration_speedup
-                    ),
-                    cfg.paper_speedup.clone(),
-                    format!("{speedup:.2}x"),
-                    speedup >= cfg.min_iteration_speedup,
-                ));
+                out.claim(
+                    Claim::check(
+                        format!("{figure}/{tag}/{}-iteration-speedup", s.label()),
+                        format!(
+                            "{} runs iterations >= {}x faster than standard",
+                            s.label(),
+                            cfg.min_iteration_speedup
+                        ),
+                        cfg.paper_speedup.clone(),
+                        format!("{speedup:.2}x"),
+                        speedup >= cfg.min_iteration_speedup,
+                    )
+                    .with_value(speedup),
+                );
             }
             for [a, b] in &cfg.faster_than {
                 let t = |l: &str| {
@@ -337,17 +346,23 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                 let (Some(ta), Some(tb)) = (t(a), t(b)) else {
                     bail!("faster_than names a setting that is not run: {a} or {b}");
                 };
-                out.claim(judged.gate(
-                    Claim::check(
-                        format!("{figure}/{tag}/{a}-not-slower-than-{b}"),
-                        format!("{a} reaches loss {target:.4} no later than {b}"),
-                        format!("{a} >= {b}"),
-                        format!("{a} {} s, {b} {} s", show(ta), show(tb)),
-                        matches!((ta, tb), (Some(x), Some(y)) if x <= y)
-                            || (ta.is_some() && tb.is_none()),
+                out.claim(
+                    judged.gate(
+                        Claim::check(
+                            format!("{figure}/{tag}/{a}-not-slower-than-{b}"),
+                            format!("{a} reaches loss {target:.4} no later than {b}"),
+                            format!("{a} >= {b}"),
+                            format!("{a} {} s, {b} {} s", show(ta), show(tb)),
+                            matches!((ta, tb), (Some(x), Some(y)) if x <= y)
+                                || (ta.is_some() && tb.is_none()),
+                        )
+                        .with_value(match (ta, tb) {
+                            (Some(x), Some(y)) if x > 0.0 => y / x,
+                            _ => f64::NAN,
+                        }),
+                        &[a.clone(), b.clone()],
                     ),
-                    &[a.clone(), b.clone()],
-                ));
+                );
             }
             if let Some(free) = &cfg.straggler_free {
                 pb.set_message(format!("standard without stragglers {}", g.name()));

@@ -264,13 +264,15 @@ pub(super) fn torn_order_claim(good: usize, measured_by: &str, rows: &[TornRow])
             .join(", ")
     };
     // Pairs the measured run separates by more than a point must come out the same way.
-    let (mut agree, mut separated) = (true, 0);
+    let (mut agree, mut separated, mut agreeing) = (true, 0, 0);
     for (i, a) in m.iter().enumerate() {
         for (j, b) in m.iter().enumerate() {
             if (a.1 - b.1) > 0.01 {
                 separated += 1;
                 if p[i].1 <= p[j].1 {
                     agree = false;
+                } else {
+                    agreeing += 1;
                 }
             }
         }
@@ -295,6 +297,8 @@ pub(super) fn torn_order_claim(good: usize, measured_by: &str, rows: &[TornRow])
         format!("{measured_by}: {}; simulator: {}", order(&m), order(&p)),
         agree,
     )
+    // The share of the separated pairs the simulator orders the same way.
+    .with_value(agreeing as f64 / separated as f64)
 }
 
 #[cfg(test)]
