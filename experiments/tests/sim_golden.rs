@@ -175,7 +175,7 @@ fn several_seeds_hold_each_seeds_own_bytes() {
     let claims = String::from_utf8(three["claims.csv"].clone()).unwrap();
     assert!(
         claims.starts_with(
-            "claim_id,statement,paper_value,measured_value,verdict,seeds,passes,median,min,max\n"
+            "claim_id,statement,paper_value,measured_value,verdict,seeds,passes,median,min,max,kind,class,why\n"
         ),
         "{claims}"
     );

@@ -5,6 +5,7 @@
 
 mod bands;
 mod chart;
+mod failures;
 mod figs;
 mod group;
 mod learning;
@@ -38,8 +39,12 @@ enum Command {
         #[arg(long)]
         figure: Option<String>,
     },
-    /// Write <results>/REPORT.md: every figure, paper beside measured values, all claims.
+    /// Write <results>/REPORT.md: every figure, paper beside measured values, all claims,
+    /// and the failures grouped by class.
     Report,
+    /// Check that every failing claim under --results carries a class and a why (from
+    /// experiments/failures.toml): lists the unexplained ones and exits non-zero if any.
+    Explained,
     /// List the figure ids this tool can render.
     List,
 }
@@ -114,6 +119,10 @@ fn run() -> Result<()> {
             if rendered == 0 {
                 bail!("no results found under {}", cli.results.display());
             }
+        }
+        Command::Explained => {
+            let n = failures::check(&cli.results)?;
+            eprintln!("all {n} failing claims are explained");
         }
         Command::Report => {
             let path = report::write(&cli.results)?;

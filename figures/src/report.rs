@@ -76,6 +76,9 @@ pub fn write(results: &Path) -> Result<PathBuf> {
     let mut body = String::new();
     let (mut pass, mut fail, mut na, mut figures) = (0, 0, 0, 0);
     let mut unexercised = 0;
+    // The same counts for the harness's own checks (the `kind` column), told apart in the
+    // headline from the papers' claims.
+    let mut harness = [0usize; 4];
     // Benchmarks are reported only when they ran (they are not part of reproduce-all).
     let benches = figs::BENCHES
         .iter()
@@ -133,6 +136,15 @@ pub fn write(results: &Path) -> Result<PathBuf> {
         )?;
         for i in 0..t.len() {
             let verdict = t.str(i, "verdict")?;
+            let slot = match verdict {
+                "pass" => 0,
+                "fail" => 1,
+                "not exercised" => 2,
+                _ => 3,
+            };
+            if t.has("kind") && t.str(i, "kind")? == "harness" {
+                harness[slot] += 1;
+            }
             match verdict {
                 "pass" => pass += 1,
                 "fail" => fail += 1,
@@ -162,6 +174,13 @@ pub fn write(results: &Path) -> Result<PathBuf> {
                         t.num(i, "max")?
                     ));
                 }
+            }
+            // A failure's class, and a harness check's kind, beside its verdict.
+            if verdict == "fail" && t.has("class") && !t.str(i, "class")?.is_empty() {
+                mark.push_str(&format!(" ({})", t.str(i, "class")?));
+            }
+            if t.has("kind") && t.str(i, "kind")? == "harness" {
+                mark.push_str(" [harness check]");
             }
             writeln!(
                 body,
@@ -193,9 +212,30 @@ pub fn write(results: &Path) -> Result<PathBuf> {
     }
     let mut out = String::new();
     writeln!(out, "# syncbench reproduction report\n")?;
+    let failures = crate::failures::collect(results)?;
+    let unexplained = failures.iter().filter(|f| !f.explained()).count();
     writeln!(
         out,
-        "{figures} figure(s) with results; claims: {pass} pass, {fail} fail, {unexercised} not exercised, {na} n.a.\n\n\
+        "{figures} figure(s) with results; claims: {pass} pass, {fail} fail, {unexercised} not exercised, {na} n.a. \
+         Of them, the papers' claims: {} pass, {} fail, {} not exercised, {} n.a.; the harness's own checks: \
+         {} pass, {} fail, {} not exercised, {} n.a.{}\n",
+        pass - harness[0],
+        fail - harness[1],
+        unexercised - harness[2],
+        na - harness[3],
+        harness[0],
+        harness[1],
+        harness[2],
+        harness[3],
+        if unexplained > 0 {
+            format!(" **{unexplained} failure(s) unexplained.**")
+        } else {
+            String::new()
+        }
+    )?;
+    writeln!(
+        out,
+        "\
          Each claim is evaluated on the measured data of this run; a failing claim is reported with its numbers, \
          never tuned away. A claim is _not exercised_ when the run could not have told a pass from a fail (the \
          target was crossed within the first evaluations, the compared runs were identical, a bound never bound): \
@@ -205,6 +245,7 @@ pub fn write(results: &Path) -> Result<PathBuf> {
          says which verdicts hold over a grid of modelling knobs. \
          Regenerate one figure with `make fig-<id>`, everything with `make reproduce-all`.\n"
     )?;
+    out.push_str(&crate::failures::section(&failures)?);
     out.push_str(&body);
     let path = results.join("REPORT.md");
     let tmp = results.join(".REPORT.md.tmp");

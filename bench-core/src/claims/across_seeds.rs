@@ -4,7 +4,7 @@
 //! ([`Claim::with_value`]), its median, min and max over the seeds, so the spread is visible in
 //! `claims.csv` and the report.
 
-use super::{Claim, Verdict};
+use super::{Claim, ClaimKind, FailureClass, Verdict};
 
 /// One row of a several-seed `claims.csv`: the claim's columns, then `seeds` (how many seeds
 /// evaluated it) and `passes` (how many of them it passed for).
@@ -32,6 +32,15 @@ pub struct SeededClaim {
     pub min: Option<f64>,
     /// Largest of them.
     pub max: Option<f64>,
+    /// A paper's statement or the harness's own check.
+    #[serde(default)]
+    pub kind: ClaimKind,
+    /// For a failure: its class, from the first failing seed that carries one.
+    #[serde(default)]
+    pub class: Option<FailureClass>,
+    /// For a failure: the evidence for its class.
+    #[serde(default)]
+    pub why: String,
 }
 
 /// Median (mean of the middle two for an even count), min and max of `values`.
@@ -186,7 +195,14 @@ pub fn across_seeds(per_seed: &[(u64, Vec<Claim>)]) -> Vec<SeededClaim> {
                 )
             };
             let (median, min, max) = spread(shown.iter().filter_map(|(_, c)| c.value).collect());
+            let explained = exercised
+                .iter()
+                .find(|(_, c)| c.verdict == Verdict::Fail && c.class.is_some())
+                .filter(|_| verdict == Verdict::Fail);
             SeededClaim {
+                kind: first.1.kind,
+                class: explained.and_then(|(_, c)| c.class),
+                why: explained.map_or_else(String::new, |(_, c)| c.why.clone()),
                 median,
                 min,
                 max,

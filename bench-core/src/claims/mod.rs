@@ -1,11 +1,14 @@
 //! Claims: each figure's statements evaluated on measured data, written to `claims.csv` as
-//! `claim_id,statement,paper_value,measured_value,verdict`. A claim that does not hold is a
-//! `fail` with its numbers; nothing is tuned to pass. A run of several seeds writes each seed's
+//! `claim_id,statement,paper_value,measured_value,verdict,kind,class,why`. A claim that does
+//! not hold is a `fail` with its numbers and, once explained, its class and evidence
+//! ([`explanation`]); nothing is tuned to pass. A run of several seeds writes each seed's
 //! claims and their aggregate ([`across_seeds`]).
 
 mod across_seeds;
+mod explanation;
 
 pub use across_seeds::{across_seeds, SeededClaim};
+pub use explanation::{ClaimKind, FailureClass};
 
 /// Outcome of a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -56,6 +59,15 @@ pub struct Claim {
     /// `claims.csv`, whose format stays as it was.
     #[serde(skip)]
     pub value: Option<f64>,
+    /// A paper's statement or the harness's own check.
+    #[serde(default)]
+    pub kind: ClaimKind,
+    /// For a failure: why it fails, in one of four classes (empty until explained).
+    #[serde(default)]
+    pub class: Option<FailureClass>,
+    /// For a failure: one line of evidence for its class (empty until explained).
+    #[serde(default)]
+    pub why: String,
 }
 
 impl Claim {
@@ -74,6 +86,9 @@ impl Claim {
             measured_value: measured_value.into(),
             verdict: if holds { Verdict::Pass } else { Verdict::Fail },
             value: None,
+            kind: ClaimKind::Paper,
+            class: None,
+            why: String::new(),
         }
     }
 
@@ -94,6 +109,22 @@ impl Claim {
         self
     }
 
+    /// The claim as the harness's own check rather than a paper's statement.
+    pub fn harness(mut self) -> Self {
+        self.kind = ClaimKind::Harness;
+        self
+    }
+
+    /// A failing claim with its class and one line of evidence; a claim that does not fail
+    /// keeps no explanation (there is nothing to explain).
+    pub fn explained(mut self, class: FailureClass, why: impl Into<String>) -> Self {
+        if self.verdict == Verdict::Fail {
+            self.class = Some(class);
+            self.why = why.into();
+        }
+        self
+    }
+
     /// A claim this run cannot evaluate, with the reason.
     pub fn not_applicable(
         claim_id: impl Into<String>,
@@ -108,6 +139,9 @@ impl Claim {
             measured_value: reason.into(),
             verdict: Verdict::NotApplicable,
             value: None,
+            kind: ClaimKind::Paper,
+            class: None,
+            why: String::new(),
         }
     }
 }
@@ -137,7 +171,42 @@ mod tests {
         let mut w = csv::Writer::from_writer(vec![]);
         w.serialize(&c).unwrap();
         let s = String::from_utf8(w.into_inner().unwrap()).unwrap();
-        assert!(s.ends_with(",not exercised\n"), "{s}");
+        assert!(s.ends_with(",not exercised,paper,,\n"), "{s}");
+        let failed = Claim::check("a", "s", "1", "2", false)
+            .harness()
+            .explained(FailureClass::ModelDiffers, "a, b");
+        let mut w = csv::Writer::from_writer(vec![]);
+        w.serialize(&failed).unwrap();
+        let s = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert!(
+            s.starts_with("claim_id,statement,paper_value,measured_value,verdict,kind,class,why\n"),
+            "{s}"
+        );
+        assert!(s.ends_with(",fail,harness,model differs,\"a, b\"\n"), "{s}");
+        let back: Claim = csv::Reader::from_reader(s.as_bytes())
+            .deserialize()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(back, failed);
+        // A pass keeps no explanation; an old claims.csv without the columns still reads.
+        assert_eq!(
+            Claim::check("a", "s", "1", "1", true)
+                .explained(FailureClass::NotReproduced, "x")
+                .class,
+            None
+        );
+        let old: Claim = csv::Reader::from_reader(
+            "claim_id,statement,paper_value,measured_value,verdict\na,s,1,2,fail\n".as_bytes(),
+        )
+        .deserialize()
+        .next()
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (old.kind, old.class, old.why.as_str()),
+            (ClaimKind::Paper, None, "")
+        );
         let na = Claim::not_applicable("a", "s", "p", "no gpu").not_exercised("x");
         assert_eq!(na.verdict, Verdict::NotApplicable);
         for v in [

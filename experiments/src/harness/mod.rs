@@ -11,6 +11,7 @@ pub mod config_ranges;
 pub mod data_source;
 pub mod exit;
 pub mod experiment;
+pub mod explained;
 pub mod interrupt;
 pub mod output;
 pub mod parallel;

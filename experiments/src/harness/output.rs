@@ -135,6 +135,15 @@ impl ExperimentOutput {
                 self.figure
             )
         })?;
+        // Every claim gets its kind, and every failure its class and why, before it is written.
+        let table = crate::harness::explained::FailureTable::committed();
+        let explain = |claims: Vec<Claim>| -> Vec<Claim> {
+            claims.into_iter().map(|c| table.apply(c)).collect()
+        };
+        self.claims = explain(std::mem::take(&mut self.claims));
+        for (_, claims) in &mut self.seeds_done {
+            *claims = explain(std::mem::take(claims));
+        }
         let (passed, failed, unexercised) = match self.seeds_done.len() {
             // One seed (or seeds never begun): claims.csv as it always was.
             0 | 1 => {

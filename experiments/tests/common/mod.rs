@@ -48,18 +48,31 @@ latency_ns = 2000
 bandwidth_gbps = 40.0
 "#;
 
-/// Whether a `claims.csv` row passed for every seed that evaluated it: a one-seed row ends in
-/// `,pass`; a several-seed row in `,pass,<seeds>,<passes>` with passes = seeds.
+/// The fields of one `claims.csv` row: `claim_id,statement,paper_value,measured_value,verdict`,
+/// then (several seeds) `seeds,passes,median,min,max`, then `kind,class,why`.
+pub fn claim_fields(line: &str) -> Vec<String> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(line.as_bytes())
+        .records()
+        .next()
+        .and_then(Result::ok)
+        .map(|r| r.iter().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// A `claims.csv` row's verdict (empty for a line that is not a row).
+pub fn verdict(line: &str) -> String {
+    claim_fields(line).get(4).cloned().unwrap_or_default()
+}
+
+/// Whether a `claims.csv` row passed for every seed that evaluated it: a one-seed row's
+/// verdict is pass; a several-seed row's too, with passes = seeds.
 pub fn passes_every_seed(line: &str) -> bool {
-    if line.ends_with(",pass") {
-        return true;
-    }
-    // Several seeds: `...,verdict,seeds,passes,median,min,max`.
-    let mut it = line.rsplitn(6, ',').skip(3);
-    match (it.next(), it.next(), it.next()) {
-        (Some(passes), Some(seeds), Some(rest)) => {
-            passes == seeds && passes != "0" && rest.ends_with(",pass")
-        }
+    let f = claim_fields(line);
+    match f.len() {
+        8 => f[4] == "pass",
+        13 => f[4] == "pass" && f[5] == f[6] && f[6] != "0",
         _ => false,
     }
 }
