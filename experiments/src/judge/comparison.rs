@@ -100,6 +100,19 @@ impl PaperComparison {
         }
     }
 
+    /// How a claim's statement words what this comparison allows of a time (or a count)
+    /// against `theirs`'s, lower better: "before X, by more than 5% of its time" (better) or
+    /// "before X or within 5% of its time" (better or equivalent).
+    pub fn before(&self, theirs: &str) -> String {
+        let pct = 100.0 * self.tolerance;
+        match self.allows {
+            Allows::Better => format!("before {theirs}, by more than {pct:.0}% of its time"),
+            Allows::BetterOrEquivalent => {
+                format!("before {theirs} or within {pct:.0}% of its time")
+            }
+        }
+    }
+
     /// The paper's words and where they are, for a claim's paper value.
     pub fn cite(&self) -> String {
         format!("\"{}\" ({})", self.quote, self.source)

@@ -5,6 +5,7 @@
 use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
+use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use crate::judge::format::show;
 use crate::judge::verdict::Judge;
 use crate::runs::peers::{graph, run_peers, PeerCommon};
@@ -68,6 +69,55 @@ fn epochs_to(r: &RunRecords, target: f64, examples_per_iteration: f64, rows: f64
         .iter()
         .find(|p| p.loss <= target)
         .map(|p| p.iteration * examples_per_iteration / rows)
+}
+
+/// asap.txt's Fig 6(a) statement on RCV1 (4 machines): the root expander "marginally faster"
+/// than all-reduce, so better or within the default tolerance of it.
+const MARGINALLY_FASTER: PaperComparison = PaperComparison {
+    quote: "the root expander graph converges marginally faster than the all-reduce primitive",
+    source: "asap.txt:189",
+    allows: Allows::BetterOrEquivalent,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
+/// asap.txt's Fig 6(b) statement on splice-site: the expander faster than all-reduce, so better
+/// by more than the default tolerance.
+const EXPANDER_FASTER: PaperComparison = PaperComparison {
+    quote: "We see that the expander graph can converge faster, and requires about 10X lower network bandwidth",
+    source: "asap.txt:191",
+    allows: Allows::Better,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
+/// asap.txt's Fig 6(c) statement on webspam: both sparse graphs give a speedup over
+/// all-reduce, so the root expander better by more than the default tolerance.
+const SPEEDUP_OVER_ALL_REDUCE: PaperComparison = PaperComparison {
+    quote: "Both the sparse graphs provide a speedup over all-reduce since the webspam dataset has a large dense parameter vector of about 11M `float` values",
+    source: "asap.txt:191",
+    allows: Allows::Better,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
+/// asap.txt's Fig 6(c) statement on the chain: more epochs than the root expander, so the root
+/// expander's epochs better than the chain's by more than the default tolerance.
+const CHAIN_MORE_EPOCHS: PaperComparison = PaperComparison {
+    quote: "However, the chain graph requires more epochs to train over the dataset",
+    source: "asap.txt:191",
+    allows: Allows::Better,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
+/// The paper's statement on the root expander against all-reduce for the part named `part`:
+/// RCV1's "marginally faster", splice-site's "can converge faster", webspam's "speedup" (any
+/// other part reads as webspam's).
+fn root_against_all_reduce(part: &str) -> &'static PaperComparison {
+    if part.contains("rcv1") {
+        &MARGINALLY_FASTER
+    } else if part.contains("splice") {
+        &EXPANDER_FASTER
+    } else {
+        &SPEEDUP_OVER_ALL_REDUCE
+    }
 }
 
 impl Experiment for AsapFig6 {
@@ -212,22 +262,26 @@ impl Experiment for AsapFig6 {
                 );
                 let find = |p: &str| stats.iter().find(|s| s.0.starts_with(p));
                 if let (Some(root), Some(ar)) = (find("root-expander"), find("complete")) {
+                    // Three outcomes, in the words of the part's panel.
+                    let words = root_against_all_reduce(&part.name);
+                    let (holds, how) = words.judge(root.1, ar.1);
                     out.claim(
                         judged.gate(
                             Claim::check(
                                 format!("{FIGURE}/{tag}/root-not-slower-than-all-reduce"),
                                 format!(
-                                "root expander reaches loss {target:.4} no later than all-reduce"
-                            ),
-                                "root faster (marginally on RCV1)",
+                                    "root expander reaches loss {target:.4} {}",
+                                    words.before("all-reduce")
+                                ),
+                                words.cite(),
                                 format!(
-                                    "root {} s ({:.1} MB/node), all-reduce {} s ({:.1} MB/node)",
+                                    "root {} s ({:.1} MB/node), all-reduce {} s ({:.1} MB/node): {how}",
                                     show(root.1),
                                     root.3,
                                     show(ar.1),
                                     ar.3
                                 ),
-                                matches!((root.1, ar.1), (Some(a), Some(b)) if a <= b),
+                                holds,
                             )
                             .with_value(match (root.1, ar.1) {
                                 (Some(a), Some(b)) if a > 0.0 => b / a,
@@ -239,16 +293,22 @@ impl Experiment for AsapFig6 {
                 }
                 if let (Some(chain), Some(root)) = (find("chain"), find("root-expander")) {
                     let compared = [chain.0.clone(), root.0.clone()];
+                    // The root expander's epochs against the chain's (lower better): a chain
+                    // that never gets there needs more.
+                    let (holds, how) = CHAIN_MORE_EPOCHS.judge(root.2, chain.2);
                     out.claim(judged.gate(Claim::check(
                         format!("{FIGURE}/{tag}/chain-needs-more-epochs"),
-                        format!("the chain needs more epochs than the root expander to loss {target:.4}"),
-                        "chain needs more epochs",
-                        format!("chain {} epochs, root {} epochs", show(chain.2), show(root.2)),
-                        match (chain.2, root.2) {
-                            (None, Some(_)) => true,
-                            (Some(a), Some(b)) => a > b,
-                            _ => false,
-                        },
+                        format!(
+                            "the chain needs more epochs than the root expander to loss {target:.4}: the root fewer by more than {:.0}% of the chain's",
+                            100.0 * CHAIN_MORE_EPOCHS.tolerance
+                        ),
+                        CHAIN_MORE_EPOCHS.cite(),
+                        format!(
+                            "chain {} epochs, root {} epochs; the root's against the chain's: {how}",
+                            show(chain.2),
+                            show(root.2)
+                        ),
+                        holds,
                     )
                     .with_value(match (chain.2, root.2) {
                         (Some(a), Some(b)) if b > 0.0 => a / b,

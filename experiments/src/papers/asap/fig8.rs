@@ -5,6 +5,7 @@
 
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
+use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use crate::runs::buffered::{run_every_mode, BufferedCommon};
 use crate::workloads::cnn::ImageData;
 use anyhow::bail;
@@ -74,15 +75,50 @@ fn show(v: Option<f64>) -> String {
 const CLAIMS: [(&str, &str, &str); 2] = [
     (
         "throughput-order",
-        "VGG on CIFAR-10, 8 peers all-reduce: throughput ASYNC > NOTIFY-ACK > BSP",
+        "VGG on CIFAR-10, 8 peers all-reduce: throughput ASYNC > NOTIFY-ACK > BSP (ASYNC above NOTIFY-ACK by more than 5%)",
         "229.3 (NA), 217.8 (BSP), 246 (ASYNC) images/s",
     ),
     (
         "notify-ack-before-bsp",
-        "VGG on CIFAR-10: NOTIFY-ACK reaches the training-accuracy target before BSP; ASYNC last or never",
+        "VGG on CIFAR-10: NOTIFY-ACK reaches the training-accuracy target before BSP; ASYNC last or never (each 'before' by more than 5% of the later one's time)",
         "NA converges fastest, ASYNC worst (99% training accuracy)",
     ),
 ];
+
+/// asap.txt's Fig 8 statement on NOTIFY-ACK against BSP and ASYNC: superior convergence, so
+/// NOTIFY-ACK's time to the target better than each one's by more than the default tolerance.
+const SUPERIOR_CONVERGENCE: PaperComparison = PaperComparison {
+    quote: "We find that `NOTIFY-ACK` provides superior convergence over `BSP` and `ASYNC`",
+    source: "asap.txt:208",
+    allows: Allows::Better,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
+/// asap.txt's Fig 8 statement on ASYNC: the highest throughput but poor convergence, so ASYNC's
+/// seconds per image better than NOTIFY-ACK's (the next) by more than the default tolerance
+/// (the paper's 246 against 229.3 images/s is 7.3% more), and BSP's time to the target better
+/// than ASYNC's by more than the default tolerance (ASYNC last). NOTIFY-ACK above BSP has the
+/// paper's numbers only (229.3 against 217.8), no words, and stays a strict order.
+const ASYNC_POOR: PaperComparison = PaperComparison {
+    quote: "Finally, we find that even though ASYNC achieves the highest throughput of 246 fps, Figure 8 shows that the actual convergence is poor",
+    source: "asap.txt:213",
+    allows: Allows::Better,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
+/// Claim `i`'s paper value: its text and the statements it reads.
+fn paper_value(i: usize) -> String {
+    match i {
+        0 => format!("{}; {}", CLAIMS[0].2, ASYNC_POOR.cite()),
+        1 => format!(
+            "{}; {}; {}",
+            CLAIMS[1].2,
+            SUPERIOR_CONVERGENCE.cite(),
+            ASYNC_POOR.cite()
+        ),
+        _ => CLAIMS[i].2.to_string(),
+    }
+}
 
 impl Experiment for AsapFig8 {
     const BINARY: &'static str = FIGURE;
@@ -122,11 +158,11 @@ impl Experiment for AsapFig8 {
             Err(e) if !cfg!(feature = "cnn") => {
                 let drivers = run.drivers.to_vec();
                 for driver in drivers {
-                    for (id, statement, paper) in CLAIMS {
+                    for (i, (id, statement, _)) in CLAIMS.into_iter().enumerate() {
                         run.out().claim(Claim::not_applicable(
                             format!("{FIGURE}/{id}/{}", driver.label()),
                             format!("under {}: {statement}", driver.label()),
-                            paper,
+                            paper_value(i),
                             "this build has no CNN support (make fig-asap-fig8 CNN=1)",
                         ));
                     }
@@ -172,13 +208,15 @@ impl Experiment for AsapFig8 {
             let tag = driver.label();
             let rate = |r| images_per_s(r, c, cfg.cnn.batch);
             let (rn, rb, ra) = (rate(na), rate(bsp), rate(asy));
+            // ASYNC's "highest" three ways, read as seconds per image (lower better).
+            let (async_highest, how) = ASYNC_POOR.judge(Some(1.0 / ra), Some(1.0 / rn));
             run.out().claim(
                 Claim::check(
                     format!("{FIGURE}/{}/{tag}", CLAIMS[0].0),
                     format!("under {tag}: {}", CLAIMS[0].1),
-                    CLAIMS[0].2,
-                    format!("ASYNC {ra:.1}, NOTIFY-ACK {rn:.1}, BSP {rb:.1} images/s"),
-                    ra > rn && rn > rb,
+                    paper_value(0),
+                    format!("ASYNC {ra:.1}, NOTIFY-ACK {rn:.1}, BSP {rb:.1} images/s; seconds per image, ASYNC against NOTIFY-ACK: {how}"),
+                    async_highest && rn > rb,
                 )
                 .with_value((ra - rn).min(rn - rb)),
             );
@@ -187,14 +225,15 @@ impl Experiment for AsapFig8 {
                 time_to_accuracy(bsp, target),
                 time_to_accuracy(asy, target),
             );
-            let na_first =
-                matches!((tn, tb), (Some(n), Some(b)) if n < b) || (tn.is_some() && tb.is_none());
+            // Three outcomes, as the paper words it: NOTIFY-ACK before BSP and ASYNC, BSP
+            // before ASYNC, each better by more than the tolerance (a run that never gets
+            // there loses to one that does).
+            let (na_first, na_bsp) = SUPERIOR_CONVERGENCE.judge(tn, tb);
+            let (na_before_async, na_async) = SUPERIOR_CONVERGENCE.judge(tn, ta);
+            let (bsp_before_async, bsp_async) = ASYNC_POOR.judge(tb, ta);
             // ASYNC is last when it never reaches the target, or when both others reached it
-            // no later than it did.
-            let async_last = match ta {
-                None => true,
-                Some(a) => tn.is_some_and(|n| n <= a) && tb.is_some_and(|b| b <= a),
-            };
+            // before it did.
+            let async_last = ta.is_none() || (na_before_async && bsp_before_async);
             // The smallest step of the order NOTIFY-ACK < BSP <= ASYNC, in seconds (ASYNC
             // never reaching the target leaves NOTIFY-ACK's lead over BSP).
             let order_margin = match (tn, tb, ta) {
@@ -206,9 +245,9 @@ impl Experiment for AsapFig8 {
                 Claim::check(
                     format!("{FIGURE}/{}/{tag}", CLAIMS[1].0),
                     format!("under {tag}: {}", CLAIMS[1].1),
-                    CLAIMS[1].2,
+                    paper_value(1),
                     format!(
-                        "seconds to training accuracy {target}: NOTIFY-ACK {}, BSP {}, ASYNC {}",
+                        "seconds to training accuracy {target}: NOTIFY-ACK {}, BSP {}, ASYNC {}; NOTIFY-ACK against BSP: {na_bsp}; against ASYNC: {na_async}; BSP against ASYNC: {bsp_async}",
                         show(tn),
                         show(tb),
                         show(ta)

@@ -4,6 +4,7 @@
 
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
+use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use crate::judge::format::show;
 use crate::judge::sensitivity::{self, Knob, Sensitivity};
 use crate::judge::verdict::{Judge, Judged};
@@ -188,6 +189,16 @@ fn judge_runs<'a, 'r>(judge: Judge<'a>, runs: &'r ModeRuns) -> Judged<'a, 'r, &'
     )
 }
 
+/// asap.txt's Fig 9 statement on NOTIFY-ACK against BSP: faster, so NOTIFY-ACK's time to the
+/// target better than BSP's by more than the default tolerance (the claim checks the direction,
+/// not the "3X").
+const FASTER_THAN_BSP: PaperComparison = PaperComparison {
+    quote: "We find that using fine-grained NOTIFY-ACK improves the convergence performance and is about 3X faster than BSP for the webspam dataset",
+    source: "asap.txt:215",
+    allows: Allows::Better,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
 /// The figure's claims on one driver's runs (`tag` names the driver), against the target.
 fn mode_claims(tag: &str, judged: &Judged<'_, '_, &'static str>, runs: &ModeRuns) -> Vec<Claim> {
     let target = judged.target;
@@ -202,22 +213,27 @@ fn mode_claims(tag: &str, judged: &Judged<'_, '_, &'static str>, runs: &ModeRuns
         time(ReduceSync::Async),
     );
     let compared = [ReduceSync::NotifyAck.label(), ReduceSync::Bsp.label()];
+    // Three outcomes, as the paper words it: "faster" is better by more than the tolerance.
+    let (holds, how) = FASTER_THAN_BSP.judge(tn, tb);
     claims.push(
         judged.gate(
             Claim::check(
                 format!("{FIGURE}/notify-ack-before-bsp/{tag}"),
-                format!("under {tag}, NOTIFY-ACK reaches loss {target:.4} before BSP"),
-                "NOTIFY-ACK about 3x faster than BSP",
                 format!(
-                    "NOTIFY-ACK {} s, BSP {} s{}",
+                    "under {tag}, NOTIFY-ACK reaches loss {target:.4} before BSP, by more than {:.0}% of BSP's time",
+                    100.0 * FASTER_THAN_BSP.tolerance
+                ),
+                FASTER_THAN_BSP.cite(),
+                format!(
+                    "NOTIFY-ACK {} s, BSP {} s{}: {how}",
                     show(tn),
                     show(tb),
                     match (tn, tb) {
-                        (Some(a), Some(b)) if a > 0.0 => format!(" ({:.2}x)", b / a),
+                        (Some(a), Some(b)) if a > 0.0 => format!(" (speedup {:.2}x)", b / a),
                         _ => String::new(),
                     }
                 ),
-                matches!((tn, tb), (Some(a), Some(b)) if a < b),
+                holds,
             )
             .with_value(match (tn, tb) {
                 (Some(a), Some(b)) if a > 0.0 => b / a,

@@ -5,6 +5,7 @@ use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::harness::parallel::map_runs;
+use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use crate::judge::format::show;
 use crate::workloads::least_squares::{
     mean_wait_ms, run_variant, AsyncCommon, AsyncDataset, Variant,
@@ -370,6 +371,16 @@ fn paper_wait_values(dataset: &str) -> Option<[f64; 4]> {
 /// cluster).
 const WAIT_RATIO_FACTOR: f64 = 3.0;
 
+/// async.txt's Table 3 statement on the synchronous waits: they increase considerably, so each
+/// asynchronous variant's mean wait better (lower) than its synchronous one's by more than the
+/// default tolerance.
+const SYNC_WAITS_MORE: PaperComparison = PaperComparison {
+    quote: "The wait time increases considerably for all synchronous implementations which results in slower convergence of the synchronous methods",
+    source: "async.txt:249",
+    allows: Allows::Better,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
 fn wait_claims(out: &mut ExperimentOutput, tag: &str, w: &[f64; 4]) {
     for (k, (s, a)) in [("sgd", "asgd"), ("saga", "asaga")].into_iter().enumerate() {
         let (sw, aw) = (w[2 * k], w[2 * k + 1]);
@@ -390,13 +401,23 @@ fn wait_claims(out: &mut ExperimentOutput, tag: &str, w: &[f64; 4]) {
                 .with_value(ratio),
             );
         }
+        // Three outcomes, as the paper words it; a wait of 0 is no ratio, and then below is
+        // strictly below.
+        let (below, how) = SYNC_WAITS_MORE.judge(Some(aw), Some(sw));
         out.claim(
             Claim::check(
                 format!("async-table3/{tag}/{a}-wait-below-{s}"),
-                format!("{a}'s mean wait per iteration is below {s}'s"),
-                paper_waits(tag.split('/').next().unwrap_or("")),
-                format!("{s} {sw:.3} ms, {a} {aw:.3} ms"),
-                aw < sw,
+                format!(
+                    "{a}'s mean wait per iteration is below {s}'s, by more than {:.0}% of {s}'s",
+                    100.0 * SYNC_WAITS_MORE.tolerance
+                ),
+                format!(
+                    "{}; {}",
+                    paper_waits(tag.split('/').next().unwrap_or("")),
+                    SYNC_WAITS_MORE.cite()
+                ),
+                format!("{s} {sw:.3} ms, {a} {aw:.3} ms: {how}"),
+                below && aw < sw,
             )
             .with_value(aw / sw),
         );

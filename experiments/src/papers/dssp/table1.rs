@@ -5,6 +5,7 @@
 use crate::harness::data_source::DataSource;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
+use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use crate::judge::format::show;
 use crate::judge::reference::Reference;
 use crate::judge::sensitivity::{self, Knob, Sensitivity};
@@ -157,6 +158,35 @@ fn paper_row(label: &str) -> (Option<f64>, Option<f64>) {
         _ => (None, None),
     }
 }
+
+/// dssp.txt's statement on the mixed-GPU cluster (Fig 4 and Table I): DSSP significantly faster
+/// than SSP, so DSSP's time better than every SSP run's by more than the default tolerance.
+const SIGNIFICANTLY_FASTER_THAN_SSP: PaperComparison = PaperComparison {
+    quote: "Figure 4 and Table I show that DSSP can reach a higher accuracy significantly faster than SSP",
+    source: "dssp.txt:227",
+    allows: Allows::Better,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
+/// dssp.txt's statement on the ResNets against BSP (Table I's ResNet-110 has DSSP at 3016.4 s
+/// against BSP's 6159.2 s): much faster, so DSSP's time better than BSP's by more than the
+/// default tolerance.
+const MUCH_FASTER_THAN_BSP: PaperComparison = PaperComparison {
+    quote: "In Figure 3(c), DSSP has the same convergence rate as ASP and SSP, and they converges much faster than BSP although BSP completes 300 epochs faster than others on both ResNets",
+    source: "dssp.txt:189",
+    allows: Allows::Better,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
+/// dssp.txt's statement on the ResNets' DSSP against ASP (Table I: 3016.4 s against 2993.1 s,
+/// and 3046.3 s against 3017.2 s): very close, so DSSP's time better than ASP's or within the
+/// default tolerance of it.
+const VERY_CLOSE_TO_ASP: PaperComparison = PaperComparison {
+    quote: "In this category, the convergence rate of DSSP, ASP and SSP are very close",
+    source: "dssp.txt:201",
+    allows: Allows::BetterOrEquivalent,
+    tolerance: DEFAULT_TOLERANCE,
+};
 
 impl Experiment for DsspTable1 {
     const BINARY: &'static str = FIGURE;
@@ -354,26 +384,41 @@ fn table_claims(
             let (a, b) = paper_row(k);
             show(if ti == 0 { a } else { b })
         };
-        // Whether DSSP beats `others`, the words, and the deciding number: the smallest of
-        // their times over DSSP's (above 1: DSSP first; a run that never gets there sets no
-        // bound; NaN when DSSP never gets there).
-        let beats = |others: Vec<&String>| -> (bool, String, f64) {
-            let mut ok = dssp.is_some();
+        // Whether DSSP beats `others` as `words` allow, the words, and the deciding number:
+        // the smallest of their times over DSSP's (above 1: DSSP first; a run that never gets
+        // there sets no bound; NaN when DSSP never gets there). Read against the fastest of
+        // them that gets there: DSSP beating it beats the rest; when none gets there, DSSP
+        // beats them by getting there.
+        let beats = |others: Vec<&String>, words: &PaperComparison| -> (bool, String, f64) {
             let mut parts = vec![format!("{dk} {}", show(dssp))];
             let mut least = if dssp.is_some() {
                 f64::INFINITY
             } else {
                 f64::NAN
             };
+            let mut fastest: Option<(&String, f64)> = None;
             for o in others {
                 let t = time_to_accuracy(&runs[o], target);
                 parts.push(format!("{o} {}", show(t)));
                 if let (Some(d), Some(x)) = (dssp, t) {
-                    ok &= d < x;
                     least = least.min(x / d);
                 }
+                if let Some(x) = t {
+                    if fastest.is_none_or(|(_, f)| x < f) {
+                        fastest = Some((o, x));
+                    }
+                }
             }
-            (ok, parts.join(", "), least)
+            let (ok, how) = words.judge(dssp, fastest.map(|(_, x)| x));
+            let against = fastest.map_or_else(
+                || "them (none gets there)".to_string(),
+                |(k, _)| k.to_string(),
+            );
+            (
+                ok,
+                format!("{}; against {against}: {how}", parts.join(", ")),
+                least,
+            )
         };
         // Why a comparison of DSSP with `others` tests nothing: a run that reaches the target
         // at once, or runs identical to DSSP's record for record (its bound never bound).
@@ -399,19 +444,24 @@ fn table_claims(
             None => c,
         };
         let ssps: Vec<&String> = runs.keys().filter(|k| k.starts_with("ssp")).collect();
-        let (ok, measured, least) = beats(ssps.clone());
+        let (ok, measured, least) = beats(ssps.clone(), &SIGNIFICANTLY_FASTER_THAN_SSP);
         claims.push(gate(
             Claim::check(
                 format!("{FIGURE}/target{ti}/dssp-before-every-ssp"),
                 format!(
-                    "DSSP reaches {:.0}% of the reference accuracy ({target:.4}) before every SSP",
-                    f * 100.0
+                    "DSSP reaches {:.0}% of the reference accuracy ({target:.4}) {}",
+                    f * 100.0,
+                    SIGNIFICANTLY_FASTER_THAN_SSP.before("every SSP")
                 ),
-                ssps.iter()
-                    .map(|k| format!("{k} {}", paper(k)))
-                    .chain([format!("{dk} {}", paper(dk))])
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                format!(
+                    "{}; {}",
+                    ssps.iter()
+                        .map(|k| format!("{k} {}", paper(k)))
+                        .chain([format!("{dk} {}", paper(dk))])
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    SIGNIFICANTLY_FASTER_THAN_SSP.cite()
+                ),
                 measured,
                 ok,
             )
@@ -420,12 +470,20 @@ fn table_claims(
         ));
         if runs.contains_key("bsp") {
             let bsp_key = "bsp".to_string();
-            let (ok, measured, least) = beats(vec![&bsp_key]);
+            let (ok, measured, least) = beats(vec![&bsp_key], &MUCH_FASTER_THAN_BSP);
             claims.push(gate(
                 Claim::check(
                     format!("{FIGURE}/target{ti}/dssp-before-bsp"),
-                    format!("DSSP reaches {target:.4} before BSP"),
-                    format!("bsp {}, {dk} {}", paper("bsp"), paper(dk)),
+                    format!(
+                        "DSSP reaches {target:.4} {}",
+                        MUCH_FASTER_THAN_BSP.before("BSP")
+                    ),
+                    format!(
+                        "bsp {}, {dk} {}; {}",
+                        paper("bsp"),
+                        paper(dk),
+                        MUCH_FASTER_THAN_BSP.cite()
+                    ),
                     measured,
                     ok,
                 )
@@ -435,13 +493,23 @@ fn table_claims(
         }
         if let Some((ak, asp)) = runs.get_key_value("asp-pull").or(runs.get_key_value("asp")) {
             let a = time_to_accuracy(asp, target);
-            let ok = matches!((dssp, a), (Some(d), Some(x)) if d <= 1.25 * x);
+            // Three outcomes, as the paper words it: "very close" allows DSSP within the
+            // tolerance of ASP's time (or before it).
+            let (ok, how) = VERY_CLOSE_TO_ASP.judge(dssp, a);
             claims.push(gate(
                 Claim::check(
                     format!("{FIGURE}/target{ti}/dssp-near-asp"),
-                    format!("DSSP within 1.25x of ASP's time to {target:.4}"),
-                    format!("asp {}, {dk} {}", paper(ak), paper(dk)),
-                    format!("{dk} {}, asp {}", show(dssp), show(a)),
+                    format!(
+                        "DSSP reaches {target:.4} {}",
+                        VERY_CLOSE_TO_ASP.before("ASP")
+                    ),
+                    format!(
+                        "asp {}, {dk} {}; {}",
+                        paper(ak),
+                        paper(dk),
+                        VERY_CLOSE_TO_ASP.cite()
+                    ),
+                    format!("{dk} {}, asp {}: {how}", show(dssp), show(a)),
                     ok,
                 )
                 .with_value(match (dssp, a) {

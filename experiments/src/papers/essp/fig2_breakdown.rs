@@ -5,6 +5,7 @@
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::harness::parallel::map_runs;
+use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use crate::workloads::mf::MfExperimentConfig as Config;
 use crate::ExperimentOutput;
 use anyhow::Context;
@@ -54,7 +55,25 @@ fn breakdown(driver: DriverKind, workload: &str, mode: SyncMode, r: &RunRecords)
     }
 }
 
-/// One claim per s (ESSP's blocked time per clock at most SSP's), and two for the figure's
+/// essp.txt's Fig 2 (right) statement on ESSP's blocking: it reduces it, so ESSP's blocked time
+/// per clock better than SSP's at the same s by more than the default tolerance.
+const LESS_BLOCKED: PaperComparison = PaperComparison {
+    quote: "By sending updates preemptively, ESSP not only reduces the staleness but also reduces the chance of client threads being blocked to wait for updates",
+    source: "essp.txt:240",
+    allows: Allows::Better,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
+/// essp.txt's statement that ESSP relieves staleness tuning, read as ESSP at the smallest s
+/// blocked per clock no longer than SSP at the largest: better or within the default tolerance.
+const RELIEVES_TUNING: PaperComparison = PaperComparison {
+    quote: "That relieves the burden of staleness tuning",
+    source: "essp.txt:221",
+    allows: Allows::BetterOrEquivalent,
+    tolerance: DEFAULT_TOLERANCE,
+};
+
+/// One claim per s (ESSP's blocked time per clock below SSP's), and two for the figure's
 /// shape over the s grid: SSP's blocked time falls as s grows, and ESSP at the smallest s is
 /// blocked no longer than SSP at the largest (essp.txt: ESSP "relieves the burden of staleness
 /// tuning"). Ids start with `base`.
@@ -68,19 +87,28 @@ fn claims(
     let blocked = |mode: &str, s: i64| by_mode[&format!("{mode}{s}")].blocked_s_per_clock;
     for &s in staleness {
         let (ssp, essp) = (&by_mode[&format!("ssp{s}")], &by_mode[&format!("essp{s}")]);
+        // Three outcomes, as the paper words it (a blocked time of 0 makes no ratio: then, as
+        // before, at most SSP's holds).
+        let (holds, how) = LESS_BLOCKED.judge(
+            Some(essp.blocked_s_per_clock),
+            Some(ssp.blocked_s_per_clock),
+        );
         out.claim(
             Claim::check(
                 format!("{base}essp-blocked-s{s}"),
-                format!("{what}ESSP blocked time per clock <= SSP's at s = {s}"),
-                "ESSP spends less time blocked",
                 format!(
-                    "ESSP {:.5} s vs SSP {:.5} s (compute {:.4} / {:.4} s)",
+                    "{what}ESSP blocked time per clock below SSP's at s = {s}, by more than {:.0}% of SSP's",
+                    100.0 * LESS_BLOCKED.tolerance
+                ),
+                format!("ESSP spends less time blocked; {}", LESS_BLOCKED.cite()),
+                format!(
+                    "ESSP {:.5} s vs SSP {:.5} s (compute {:.4} / {:.4} s): {how}",
                     essp.blocked_s_per_clock,
                     ssp.blocked_s_per_clock,
                     essp.compute_s_per_clock,
                     ssp.compute_s_per_clock
                 ),
-                essp.blocked_s_per_clock <= ssp.blocked_s_per_clock,
+                holds,
             )
             .with_value(essp.blocked_s_per_clock / ssp.blocked_s_per_clock),
         );
@@ -94,11 +122,14 @@ fn claims(
     );
     let (falls_what, tuning_what) = (
         format!("{what}SSP's blocked time per clock falls as s grows (never rises from one s to the next, and is lower at the largest s than at the smallest)"),
-        format!("{what}ESSP at the smallest s is blocked no longer per clock than SSP at the largest s"),
+        format!("{what}ESSP at the smallest s is blocked per clock no longer than SSP at the largest s, or within {:.0}% of it", 100.0 * RELIEVES_TUNING.tolerance),
     );
     let (falls_paper, tuning_paper) = (
         "Fig 2 right: SSP's communication bars shrink with s",
-        "ESSP \"relieves the burden of staleness tuning\" (essp.txt); its bars are short at every s",
+        format!(
+            "{}; ESSP's bars are short at every s",
+            RELIEVES_TUNING.cite()
+        ),
     );
     let (Some(&lo), Some(&hi)) = (grid.first(), grid.last()) else {
         return;
@@ -142,13 +173,14 @@ fn claims(
         .with_value(smallest_fall),
     );
     let (essp_lo, ssp_hi) = (blocked("essp", lo), blocked("ssp", hi));
+    let (holds, how) = RELIEVES_TUNING.judge(Some(essp_lo), Some(ssp_hi));
     out.claim(
         Claim::check(
             tuning,
             tuning_what,
             tuning_paper,
-            format!("ESSP at s = {lo}: {essp_lo:.5} s; SSP at s = {hi}: {ssp_hi:.5} s"),
-            essp_lo <= ssp_hi,
+            format!("ESSP at s = {lo}: {essp_lo:.5} s; SSP at s = {hi}: {ssp_hi:.5} s: {how}"),
+            holds,
         )
         .with_value(essp_lo / ssp_hi),
     );

@@ -7,6 +7,7 @@ use super::step_cost::step_cost_claim;
 use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{Experiment, NoArgs, Run};
 use crate::harness::output::progress;
+use crate::judge::comparison::PaperComparison;
 use crate::judge::format::show;
 use crate::judge::verdict::Judge;
 use crate::runs::peers::{graph, run_peers, seconds_per_iteration, PeerCommon};
@@ -30,7 +31,8 @@ pub struct CompareConfig {
     /// Workers deterministically slower by a constant factor.
     #[serde(default)]
     pub slow: Vec<SlowWorker>,
-    /// Pairs `[a, b]` of setting labels: a reaches the target no later than b.
+    /// Pairs `[a, b]` of setting labels: a reaches the target before b, as the figure's
+    /// [`Comparison::FASTER_THAN`] words it (a figure without one refuses pairs).
     #[serde(default)]
     pub faster_than: Vec<[String; 2]>,
     /// What the paper reports for the iteration speedup, for claims.csv.
@@ -131,6 +133,12 @@ pub trait Comparison {
     const QUICK: &'static str;
     /// The built-in paper-scale configuration.
     const PAPER: &'static str;
+    /// The paper's statement that each compared setting reaches the target before standard
+    /// (`{setting}-time-to-target`).
+    const BEFORE_STANDARD: PaperComparison;
+    /// The paper's statement the configuration's `faster_than` pairs read
+    /// (`{a}-not-slower-than-{b}`); none where the paper compares no two settings.
+    const FASTER_THAN: Option<PaperComparison> = None;
 }
 
 /// The experiment of comparison `C`.
@@ -146,11 +154,18 @@ impl<C: Comparison> Experiment for Compare<C> {
     type Args = NoArgs;
 
     fn validate(cfg: &CompareConfig, _: &NoArgs, _: &[DriverKind]) -> Result<()> {
-        validate(cfg)
+        validate(cfg)?;
+        if !cfg.faster_than.is_empty() && C::FASTER_THAN.is_none() {
+            bail!(
+                "faster_than: {} has no paper statement comparing two settings; remove the pairs",
+                C::BINARY
+            );
+        }
+        Ok(())
     }
 
     fn run(run: &mut Run<'_, Self>) -> Result<()> {
-        self::run(run)
+        self::run(run, C::BEFORE_STANDARD, C::FASTER_THAN)
     }
 }
 
@@ -191,12 +206,25 @@ pub fn validate(cfg: &CompareConfig) -> Result<()> {
     Ok(())
 }
 
-/// Runs the comparison into the run's (one) figure.
+/// Runs the comparison into the run's (one) figure: each compared setting against standard
+/// read in `before_standard`'s words, the configuration's `faster_than` pairs in
+/// `faster_than`'s.
 ///
 /// # Errors
-/// Bad configuration or a failed run; nothing is written then.
-pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Result<()> {
+/// Bad configuration (among it, `faster_than` pairs with no `faster_than` words to read them)
+/// or a failed run; nothing is written then.
+pub fn run<E: Experiment<Config = CompareConfig>>(
+    run: &mut Run<'_, E>,
+    before_standard: PaperComparison,
+    faster_than: Option<PaperComparison>,
+) -> Result<()> {
     let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+    let pair_words = match (cfg.faster_than.is_empty(), faster_than) {
+        (_, Some(words)) => words,
+        // No pairs to read: never used.
+        (true, None) => before_standard,
+        (false, None) => bail!("faster_than pairs need the paper's words comparing two settings"),
+    };
     let drivers = run.drivers.to_vec();
     let mk = |mode, max_i, skip| PeerSettings {
         serial: false,
@@ -294,15 +322,26 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                     continue;
                 }
                 let t = r.time_to_loss(target);
+                // Three outcomes, in the paper's words (a run that never gets there loses to
+                // one that does).
+                let (holds, how) = before_standard.judge(t, base_t);
                 out.claim(
                     judged.gate(
                         Claim::check(
                             format!("{figure}/{tag}/{}-time-to-target", s.label()),
-                            format!("{} reaches loss {target:.4} before standard", s.label()),
-                            "faster than standard in wall clock",
-                            format!("{} {} s, standard {} s", s.label(), show(t), show(base_t)),
-                            matches!((t, base_t), (Some(a), Some(b)) if a < b)
-                                || (t.is_some() && base_t.is_none()),
+                            format!(
+                                "{} reaches loss {target:.4} {}",
+                                s.label(),
+                                before_standard.before("standard")
+                            ),
+                            before_standard.cite(),
+                            format!(
+                                "{} {} s, standard {} s: {how}",
+                                s.label(),
+                                show(t),
+                                show(base_t)
+                            ),
+                            holds,
                         )
                         .with_value(match (t, base_t) {
                             (Some(a), Some(b)) if a > 0.0 => b / a,
@@ -346,15 +385,15 @@ pub fn run<E: Experiment<Config = CompareConfig>>(run: &mut Run<'_, E>) -> Resul
                 let (Some(ta), Some(tb)) = (t(a), t(b)) else {
                     bail!("faster_than names a setting that is not run: {a} or {b}");
                 };
+                let (holds, how) = pair_words.judge(ta, tb);
                 out.claim(
                     judged.gate(
                         Claim::check(
                             format!("{figure}/{tag}/{a}-not-slower-than-{b}"),
-                            format!("{a} reaches loss {target:.4} no later than {b}"),
-                            format!("{a} >= {b}"),
-                            format!("{a} {} s, {b} {} s", show(ta), show(tb)),
-                            matches!((ta, tb), (Some(x), Some(y)) if x <= y)
-                                || (ta.is_some() && tb.is_none()),
+                            format!("{a} reaches loss {target:.4} {}", pair_words.before(b)),
+                            pair_words.cite(),
+                            format!("{a} {} s, {b} {} s: {how}", show(ta), show(tb)),
+                            holds,
                         )
                         .with_value(match (ta, tb) {
                             (Some(x), Some(y)) if x > 0.0 => y / x,

@@ -4,6 +4,7 @@
 use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
+use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use crate::judge::format::show;
 use crate::judge::verdict::Judge;
 use crate::papers::hop::compare::iterations_to_loss;
@@ -21,6 +22,15 @@ use serde::{Deserialize, Serialize};
 const FIGURE: &str = "hop-fig20-21";
 
 struct HopFig20To21;
+
+/// hop.txt's Fig 20 statement on the hierarchical graphs against the ring-based one: they
+/// perform better, so each one's time to the target better by more than the default tolerance.
+const HIERARCHICAL_BETTER: PaperComparison = PaperComparison {
+    quote: "They have much smaller spectral gaps, 0.2682 and 0.2688 respectively, but our experiments show that they perform better than the symmetric ring-based graph (Figure 20)",
+    source: "hop.txt:580",
+    allows: Allows::Better,
+    tolerance: DEFAULT_TOLERANCE,
+};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -242,6 +252,9 @@ impl Experiment for HopFig20To21 {
             ));
             for (g, r) in graphs.iter().zip(&runs).skip(1) {
                 let t = r.time_to_loss(target);
+                // Three outcomes, as the paper words it (a run that never gets there loses to
+                // one that does).
+                let (holds, how) = HIERARCHICAL_BETTER.judge(t, tb);
                 out.claim(
                     Claim::check(
                         driver_tag(
@@ -251,20 +264,19 @@ impl Experiment for HopFig20To21 {
                             &drivers,
                         ),
                         format!(
-                            "{} reaches loss {target:.4} before {} under the two-level network",
+                            "{} reaches loss {target:.4} {} under the two-level network",
                             g.name(),
-                            graphs[0].name()
+                            HIERARCHICAL_BETTER.before(graphs[0].name())
                         ),
-                        "hierarchical graphs converge faster despite smaller gaps",
+                        HIERARCHICAL_BETTER.cite(),
                         format!(
-                            "{} {} s, {} {} s",
+                            "{} {} s, {} {} s: {how}",
                             g.name(),
                             show(t),
                             graphs[0].name(),
                             show(tb)
                         ),
-                        matches!((t, tb), (Some(a), Some(b)) if a < b)
-                            || (t.is_some() && tb.is_none()),
+                        holds,
                     )
                     .with_value(match (t, tb) {
                         (Some(a), Some(b)) if a > 0.0 => b / a,
