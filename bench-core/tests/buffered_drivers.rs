@@ -4,7 +4,9 @@
 //! real concurrency; the simulator must be deterministic; every mode must learn.
 
 use bench_core::data::Rcv1Shape;
-use bench_core::driver::buffered::{self, BufferedConfig, BufferedRecords, BufferedSetup};
+use bench_core::driver::buffered::{
+    self, AsyncReads, BufferedConfig, BufferedRecords, BufferedSetup,
+};
 use bench_core::driver::{ComputeModel, NetworkModel};
 use bench_core::protocol::buffered::ReduceSync;
 use bench_core::straggler::StragglerConfig;
@@ -38,6 +40,8 @@ fn config(iterations: u64) -> BufferedConfig {
         network: NetworkModel::default(),
         copy_gbps: 5.0,
         stall_timeout_ms: 30_000,
+        async_reads: AsyncReads::Whole,
+        start_spread_ns: 0,
     }
 }
 
@@ -186,6 +190,105 @@ fn a_sparse_graph_runs_and_reads_only_in_neighbours() {
         );
         for row in &r.reduces {
             assert_eq!(row.inputs_expected, topo.in_neighbors(row.worker).len());
+        }
+    }
+}
+
+#[test]
+fn async_averaging_torn_buffers_reads_the_same_but_learns_differently() {
+    // The setting of `unsynchronized_writes_tear_buffers_in_the_model`: torn reads happen.
+    let topo = TopologyKind::Complete.build(PEERS).unwrap();
+    let w = workload(40_000);
+    let whole = BufferedConfig {
+        network: NetworkModel {
+            bandwidth_gbps: 1.0,
+            ..NetworkModel::default()
+        },
+        ..config(10)
+    };
+    let as_read = BufferedConfig {
+        async_reads: AsyncReads::AsRead,
+        ..whole.clone()
+    };
+    let a = run("sim", ReduceSync::Async, &topo, &w, &whole, &jitter(0.3), 4);
+    let b = run(
+        "sim",
+        ReduceSync::Async,
+        &topo,
+        &w,
+        &as_read,
+        &jitter(0.3),
+        4,
+    );
+    // The reads are the same reads (same schedule); only what is averaged differs.
+    assert_eq!(a.reduces, b.reduces);
+    assert!(a.reduces.iter().any(|x| x.inputs_consistent < 7));
+    assert_ne!(
+        a.progress.last().unwrap().loss,
+        b.progress.last().unwrap().loss,
+        "averaging torn buffers changed nothing"
+    );
+    // The setting is ASYNC's alone: BSP and NOTIFY-ACK always check.
+    for mode in [ReduceSync::Bsp, ReduceSync::NotifyAck] {
+        let a = run("sim", mode, &topo, &w, &whole, &jitter(0.3), 4);
+        let b = run("sim", mode, &topo, &w, &as_read, &jitter(0.3), 4);
+        assert_eq!(a, b, "{mode:?}");
+    }
+    // Under threads the torn words are real; the run completes and reduces every iteration.
+    let t = run(
+        "threads",
+        ReduceSync::Async,
+        &topo,
+        &w,
+        &as_read,
+        &jitter(0.3),
+        4,
+    );
+    assert_eq!(t.reduces.len(), PEERS * 10);
+}
+
+#[test]
+fn start_offsets_are_seeded_and_async_keeps_them() {
+    let topo = TopologyKind::Complete.build(PEERS).unwrap();
+    let w = workload(4000);
+    let cfg = BufferedConfig {
+        start_spread_ns: 5_000_000,
+        ..config(6)
+    };
+    let offsets: Vec<u64> = (0..PEERS).map(|i| cfg.start_offset_ns(i, 9)).collect();
+    assert!(offsets.iter().all(|&o| o <= 5_000_000));
+    assert!(offsets.windows(2).any(|p| p[0] != p[1]), "{offsets:?}");
+    assert_ne!(
+        offsets,
+        (0..PEERS)
+            .map(|i| cfg.start_offset_ns(i, 10))
+            .collect::<Vec<_>>()
+    );
+    assert!((0..PEERS).all(|i| config(6).start_offset_ns(i, 9) == 0));
+    let a = run("sim", ReduceSync::Async, &topo, &w, &cfg, &jitter(0.0), 9);
+    assert_eq!(
+        a,
+        run("sim", ReduceSync::Async, &topo, &w, &cfg, &jitter(0.0), 9)
+    );
+    // With no jitter and equal work, an ASYNC peer's first reduce ends its offset after the
+    // peer that started first: the offsets stay in the schedule.
+    let first = |r: &BufferedRecords, p: usize| {
+        r.reduces
+            .iter()
+            .find(|x| x.worker == p && x.iter == 0)
+            .unwrap()
+            .time
+    };
+    let base = offsets.iter().copied().min().unwrap();
+    let p0 = offsets.iter().position(|&o| o == base).unwrap();
+    for (p, &o) in offsets.iter().enumerate() {
+        assert_eq!(first(&a, p) - first(&a, p0), o - base, "peer {p}");
+    }
+    // Every mode still completes, under both drivers.
+    for mode in ReduceSync::ALL {
+        for driver in ["sim", "threads"] {
+            let r = run(driver, mode, &topo, &w, &cfg, &jitter(0.0), 9);
+            assert_eq!(r.reduces.len(), PEERS * 6, "{driver} {mode:?}");
         }
     }
 }

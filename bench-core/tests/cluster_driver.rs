@@ -304,6 +304,8 @@ fn receive_buffer_reduce_on_three_ranks() {
                 network: NetworkModel::default(),
                 copy_gbps: 5.0,
                 stall_timeout_ms: 10_000,
+                async_reads: Default::default(),
+                start_spread_ns: 0,
             };
             let w = workload();
             let st = stragglers();

@@ -17,6 +17,8 @@ pub fn random_cluster(rng: &mut ChaCha8Rng, workers: usize) -> (SimConfig, Strag
             latency_jitter_ns: rng.gen_range(0..100_000),
             links: Vec::new(),
             hosts: None,
+            // Per-message software cost (ASYNC's Spark dispatch), under every invariant too.
+            send_overhead_ns: rng.gen_range(0..20_000),
         },
         compute: ComputeModel {
             ns_per_example: rng.gen_range(1.0..100_000.0),

@@ -4,7 +4,9 @@
 use crate::harness::data_source::DataSource;
 use crate::workloads::svm::SparseData;
 use anyhow::{bail, Context, Result};
-use bench_core::driver::buffered::{self, BufferedConfig, BufferedRecords, BufferedSetup};
+use bench_core::driver::buffered::{
+    self, AsyncReads, BufferedConfig, BufferedRecords, BufferedSetup,
+};
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
 use bench_core::protocol::buffered::ReduceSync;
 use bench_core::straggler::StragglerConfig;
@@ -42,6 +44,22 @@ pub struct BufferedCommon {
     pub copy_gbps: f64,
     /// A peer waiting this long for anything reports a deadlock (threads).
     pub stall_timeout_ms: u64,
+    /// What an ASYNC reduce averages: `whole` buffers only (asap.txt:204, the default) or
+    /// `as-read`, torn ones included.
+    #[serde(default, skip_serializing_if = "is_whole")]
+    pub async_reads: AsyncReads,
+    /// Peers start at seeded offsets within this many nanoseconds (0: all at once); ASYNC keeps
+    /// them, BSP and NOTIFY-ACK realign.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_spread_ns: u64,
+}
+
+fn is_whole(r: &AsyncReads) -> bool {
+    *r == AsyncReads::Whole
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 impl BufferedCommon {
@@ -72,6 +90,8 @@ impl BufferedCommon {
             network: self.network.clone(),
             copy_gbps: self.copy_gbps,
             stall_timeout_ms: self.stall_timeout_ms,
+            async_reads: self.async_reads,
+            start_spread_ns: self.start_spread_ns,
         }
     }
 

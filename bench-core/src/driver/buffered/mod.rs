@@ -14,6 +14,7 @@
 pub mod cluster;
 pub mod sim;
 pub mod threads;
+pub mod torn;
 
 use super::{ComputeModel, NetworkModel};
 use crate::error::{CoreError, Result};
@@ -47,6 +48,49 @@ pub struct BufferedConfig {
     pub copy_gbps: f64,
     /// A peer that waits this long for anything reports a deadlock (threads).
     pub stall_timeout_ms: u64,
+    /// What an ASYNC reduce averages: the whole buffers only (asap.txt:204, the default) or
+    /// whatever its buffers hold, torn ones included.
+    #[serde(default, skip_serializing_if = "AsyncReads::is_default")]
+    pub async_reads: AsyncReads,
+    /// Peers start at seeded offsets drawn uniformly from `0..=start_spread_ns` (as they finish
+    /// loading their data at different times, asap.txt:204) instead of all at 0. A global
+    /// barrier realigns them at its first release and NOTIFY-ACK at its first waits; ASYNC
+    /// keeps the offsets: it runs at its own pace.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_spread_ns: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+/// What an ASYNC reduce averages (asap.txt §6). BSP and NOTIFY-ACK always check.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum AsyncReads {
+    /// Only buffers whose header and footer versions agree: asap.txt:204 ("We check the
+    /// incoming intermediate model updates for consistency as described above").
+    #[default]
+    Whole,
+    /// Every buffer ever written, as the read finds it, torn ones included (asap.txt:134's
+    /// "a receiver may perform a reduce with partial or torn model updates" without the check).
+    AsRead,
+}
+
+impl AsyncReads {
+    fn is_default(&self) -> bool {
+        *self == AsyncReads::Whole
+    }
+
+    /// Label in configurations and CSVs.
+    pub fn label(&self) -> &'static str {
+        match self {
+            AsyncReads::Whole => "whole",
+            AsyncReads::AsRead => "as-read",
+        }
+    }
 }
 
 impl BufferedConfig {
@@ -67,6 +111,23 @@ impl BufferedConfig {
             ));
         }
         self.network.validate(nodes)
+    }
+
+    /// Whether a reduce of `mode` averages torn buffers as read.
+    pub fn averages_torn(&self, mode: ReduceSync) -> bool {
+        mode == ReduceSync::Async && self.async_reads == AsyncReads::AsRead
+    }
+
+    /// When peer `node` starts, ns: 0, or its seeded offset within `start_spread_ns`.
+    pub fn start_offset_ns(&self, node: usize, seed: u64) -> u64 {
+        if self.start_spread_ns == 0 {
+            return 0;
+        }
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+            seed ^ 0x5354_4152_5453_5052 ^ (node as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        );
+        rng.gen_range(0..=self.start_spread_ns)
     }
 }
 

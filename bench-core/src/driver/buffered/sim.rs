@@ -8,8 +8,11 @@
 //! a read is torn when a write to that buffer lands during it (the seqlock's header and footer
 //! would differ), and otherwise holds the last write that had landed completely before it began.
 //! The reduce's outcome is decided when it ends, once every write that could overlap it has
-//! been posted.
+//! been posted. An ASYNC reduce set to average whatever its buffers hold
+//! ([`super::AsyncReads::AsRead`]) takes a torn buffer's words as [`super::torn::as_read`]
+//! models them. Peers start at 0, or at seeded offsets within `start_spread_ns`.
 
+use super::torn::{as_read, LandingSpan};
 use super::{
     average_into, step, write_bytes, BufferedConfig, BufferedRecords, BufferedSetup, ReduceRow,
     CONTROL_BYTES,
@@ -31,6 +34,7 @@ enum Due {
 /// [`BufferedInput`] in an orderable form for the event queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Input {
+    Start,
     ComputeDone,
     Released,
     Notified(usize, u64),
@@ -40,6 +44,7 @@ enum Input {
 impl From<Input> for BufferedInput {
     fn from(i: Input) -> Self {
         match i {
+            Input::Start => BufferedInput::Start,
             Input::ComputeDone => BufferedInput::ComputeDone,
             Input::Released => BufferedInput::Released,
             Input::Notified(from, version) => BufferedInput::Notified { from, version },
@@ -125,8 +130,13 @@ pub fn run(cfg: &BufferedConfig, setup: &BufferedSetup<'_>) -> Result<BufferedRe
     };
     sim.evaluate(0);
     for i in 0..n {
-        sim.peers[i].handle(BufferedInput::Start)?;
-        sim.drain(0, i)?;
+        let at = cfg.start_offset_ns(i, setup.seed);
+        if at == 0 {
+            sim.peers[i].handle(BufferedInput::Start)?;
+            sim.drain(0, i)?;
+        } else {
+            sim.push(at, Due::Input(i, Input::Start));
+        }
     }
     while let Some(Reverse((t, _, due))) = sim.queue.pop() {
         match due {
@@ -254,7 +264,9 @@ impl Sim<'_> {
             return;
         };
         let mut used = Vec::with_capacity(r.inputs.len());
-        let mut current = 0;
+        let (mut consistent, mut current) = (0, 0);
+        let as_read_too = self.cfg.averages_torn(self.setup.mode);
+        let dim = self.models[i].len();
         for (k, &from) in r.inputs.iter().enumerate() {
             let (rs, re) = (
                 r.start + k as u64 * self.read_ns,
@@ -268,9 +280,22 @@ impl Sim<'_> {
             if !torn {
                 if let Some(w) = whole {
                     used.push(w.data.clone());
+                    consistent += 1;
                     if w.version == r.iter + 1 {
                         current += 1;
                     }
+                }
+            } else if as_read_too {
+                let spans: Vec<LandingSpan<'_>> = writes
+                    .iter()
+                    .map(|w| LandingSpan {
+                        start: w.start,
+                        end: w.end,
+                        data: &w.data,
+                    })
+                    .collect();
+                if let Some(words) = as_read(rs, re, &spans, dim) {
+                    used.push(Arc::new(words));
                 }
             }
             // Only this reader reads the buffer, and its reads move forward in time: writes that
@@ -283,7 +308,7 @@ impl Sim<'_> {
             worker: i,
             iter: r.iter,
             inputs_expected: r.inputs.len(),
-            inputs_consistent: used.len(),
+            inputs_consistent: consistent,
             inputs_current: current,
             time: t,
         });

@@ -144,6 +144,7 @@ pub(crate) fn spawn_peers<E: Endpoint + 'static>(
                 n,
                 dim,
                 abort: abort.clone(),
+                seed: setup.seed,
             };
             std::thread::Builder::new()
                 .name(format!("peer-{node}"))
@@ -224,6 +225,8 @@ struct PeerThread<E: Endpoint> {
     n: usize,
     dim: usize,
     abort: Arc<AbortFlag>,
+    /// The run seed (start offsets).
+    seed: u64,
 }
 
 /// How often an empty wait checks the transport and the abort flag.
@@ -280,6 +283,10 @@ impl<E: Endpoint> PeerThread<E> {
         }
         let mut snapshot: Option<(u64, Arc<AlignedWords>)> = None;
         let mut buf = Vec::new();
+        let offset = self.cfg.start_offset_ns(i, self.seed);
+        if offset > 0 {
+            std::thread::sleep(Duration::from_nanos(offset));
+        }
         self.peer.handle(BufferedInput::Start)?;
         loop {
             let Some(action) = self.peer.poll_action() else {
@@ -353,14 +360,20 @@ impl<E: Endpoint> PeerThread<E> {
                 }
                 BufferedAction::Reduce { iter, inputs } => {
                     let mut used = Vec::with_capacity(inputs.len());
-                    let mut current = 0;
+                    let (mut consistent, mut current) = (0, 0);
+                    let as_read_too = self.cfg.averages_torn(self.peer.mode());
                     for &from in &inputs {
                         let r = self.ep.read_slot(from, 0, &mut buf)?;
-                        if r.consistent() && r.header > 0 && r.len == self.dim.div_ceil(2) {
+                        let complete = r.len == self.dim.div_ceil(2);
+                        if r.consistent() && r.header > 0 && complete {
                             used.push(Arc::new(decode(&buf, self.dim)));
+                            consistent += 1;
                             if r.header == iter + 1 {
                                 current += 1;
                             }
+                        } else if as_read_too && complete && r.header.max(r.footer) > 0 {
+                            // Torn: the words as the copy engine left them mid-write.
+                            used.push(Arc::new(decode(&buf, self.dim)));
                         }
                     }
                     average_into(&mut model, &used);
@@ -369,7 +382,7 @@ impl<E: Endpoint> PeerThread<E> {
                         worker: i,
                         iter,
                         inputs_expected: inputs.len(),
-                        inputs_consistent: used.len(),
+                        inputs_consistent: consistent,
                         inputs_current: current,
                         time: now,
                     });

@@ -64,6 +64,7 @@ pub fn explore(
                 latency_jitter_ns: rng.gen_range(0..=latency),
                 links: vec![],
                 hosts: None,
+                send_overhead_ns: 0,
             },
             compute: ComputeModel {
                 ns_per_example: rng.gen_range(10_000.0..1_000_000.0),
