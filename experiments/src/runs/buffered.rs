@@ -246,3 +246,58 @@ pub fn run_every_mode(
     }
     Ok(ModeRuns(runs))
 }
+
+/// `[sensitivity]` knobs of ASYNC's model (issue 43 item 7), shared by asap-fig7 and asap-fig9:
+/// what an ASYNC reduce averages and how far apart the peers start, each a list of values tried
+/// besides the configured one.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AsyncKnobs {
+    /// `whole` (asap.txt:204's consistency check) or `as-read` (torn buffers averaged).
+    #[serde(default)]
+    pub async_reads: Vec<AsyncReads>,
+    /// Start offsets' spread in ns: ASYNC running at its own pace from its own start.
+    #[serde(default)]
+    pub start_spread_ns: Vec<u64>,
+}
+
+impl AsyncKnobs {
+    /// The settings to try besides the configured one: each knob's other values alone, then
+    /// every combination of the two knobs' other values; each with its `(knob, value)` pairs.
+    pub fn points(&self, c: &BufferedCommon) -> Vec<(Vec<(&'static str, String)>, BufferedCommon)> {
+        let mut reads: Vec<AsyncReads> = vec![c.async_reads];
+        reads.extend(self.async_reads.iter().filter(|r| **r != c.async_reads));
+        reads.dedup();
+        let mut spreads: Vec<u64> = vec![c.start_spread_ns];
+        let mut others: Vec<u64> = self
+            .start_spread_ns
+            .iter()
+            .copied()
+            .filter(|s| *s != c.start_spread_ns)
+            .collect();
+        others.sort_unstable();
+        others.dedup();
+        spreads.extend(others);
+        let mut out = Vec::new();
+        for &r in &reads {
+            for &s in &spreads {
+                if r == c.async_reads && s == c.start_spread_ns {
+                    continue;
+                }
+                let mut at = c.clone();
+                at.async_reads = r;
+                at.start_spread_ns = s;
+                out.push((AsyncKnobs::setting(&at), at));
+            }
+        }
+        out
+    }
+
+    /// The `(knob, value)` pairs of `c`'s ASYNC knobs, as `sensitivity.csv` writes them.
+    pub fn setting(c: &BufferedCommon) -> Vec<(&'static str, String)> {
+        vec![
+            ("async_reads", c.async_reads.label().to_string()),
+            ("start_spread_ns", c.start_spread_ns.to_string()),
+        ]
+    }
+}

@@ -4,7 +4,10 @@
 
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
-use crate::runs::buffered::{check_good_inputs, run_every_mode, BufferedCommon};
+use crate::judge::sensitivity::{self, Sensitivity};
+use crate::runs::buffered::{
+    check_good_inputs, run_every_mode, AsyncKnobs, BufferedCommon, ModeRuns,
+};
 use anyhow::bail;
 use bench_core::claims::Claim;
 use bench_core::driver::buffered::BufferedRecords;
@@ -22,6 +25,23 @@ struct Config {
     common: BufferedCommon,
     /// Reduces with at least this many consistent inputs count as good (the paper: 5 of 7).
     good_inputs: usize,
+    /// The knobs the verdicts are re-derived over (sensitivity.csv; first seed, sim driver).
+    #[serde(default)]
+    sensitivity: Option<Grid>,
+}
+
+/// `[sensitivity]`: knobs asap.txt does not pin down for Fig 7, each a list of values tried
+/// besides the configured one.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Grid {
+    /// Log-normal sigma of the per-iteration compute noise: how far the peers drift apart.
+    #[serde(default)]
+    jitter_sigma: Vec<f64>,
+    /// ASYNC's model (`[sensitivity.asynchrony]`): averaging torn buffers, starting apart;
+    /// tried at the configured jitter.
+    #[serde(default)]
+    asynchrony: AsyncKnobs,
 }
 
 #[derive(Serialize)]
@@ -109,6 +129,7 @@ impl Experiment for AsapFig7 {
         let out = run.out();
         let pb = progress((drivers.len() * ReduceSync::ALL.len()) as u64, FIGURE);
         let (mut hist, mut rows) = (Vec::new(), Vec::new());
+        let mut headline = None;
         for (d, &driver) in drivers.iter().enumerate() {
             let runs = run_every_mode(driver, c, &topology, &workload, seed, &pb)?;
             let reduces: Vec<ReduceCsvRow> = runs
@@ -147,85 +168,13 @@ impl Experiment for AsapFig7 {
                 }
                 rows.push(summary(driver, *mode, r, cfg.good_inputs));
             }
-            let (na, bsp, asy) = runs.trio();
-            let tag = driver.label();
-            let g = cfg.good_inputs;
-            out.claim(
-                Claim::check(
-                    format!("{FIGURE}/notify-ack-all-inputs/{tag}"),
-                    format!("under {tag}, NOTIFY-ACK reduces with all {max_in} inputs every time"),
-                    "NOTIFY-ACK: 100% of reduces use all 7 inputs",
-                    format!(
-                        "{} of {} reduces used every input",
-                        pct(na.share_full()),
-                        na.reduces.len()
-                    ),
-                    na.share_full() == 1.0 && !na.reduces.is_empty(),
-                )
-                .with_value(na.share_full()),
-            );
-            let (a, b, s) = (
-                na.share_at_least(g),
-                bsp.share_at_least(g),
-                asy.share_at_least(g),
-            );
-            out.claim(
-                Claim::check(
-                    format!("{FIGURE}/order-at-least-{g}/{tag}"),
-                    format!(
-                        "under {tag}, the share of reduces with >= {g} consistent inputs orders NOTIFY-ACK > BSP > ASYNC"
-                    ),
-                    "BSP 77% and ASYNC 39% of reduces with >= 5 consistent inputs; NOTIFY-ACK 100%",
-                    format!(
-                        "NOTIFY-ACK {}, BSP {}, ASYNC {}",
-                        pct(a),
-                        pct(b),
-                        pct(s)
-                    ),
-                    a > b && b > s,
-                )
-                .with_value((a - b).min(b - s)),
-            );
-            // The magnitudes asap.txt reports: BSP 77% and ASYNC 39% of reduces with >= 5
-            // consistent inputs, so BSP has substantial torn reads (23%) and ASYNC a majority.
-            out.claim(
-                Claim::check(
-                    format!("{FIGURE}/bsp-async-gap-at-least-{g}/{tag}"),
-                    format!(
-                        "under {tag}, BSP's share of reduces with >= {g} consistent inputs exceeds ASYNC's by >= {BSP_ASYNC_GAP_PP} points (half the paper's)"
-                    ),
-                    "77% - 39% = 38 points",
-                    format!("{:.1} points (BSP {}, ASYNC {})", (b - s) * 100.0, pct(b), pct(s)),
-                    (b - s) * 100.0 >= BSP_ASYNC_GAP_PP
-                        && !bsp.reduces.is_empty()
-                        && !asy.reduces.is_empty(),
-                )
-                .with_value((b - s) * 100.0),
-            );
-            out.claim(
-                Claim::check(
-                    format!("{FIGURE}/bsp-torn-reads-below-{g}/{tag}"),
-                    format!(
-                        "under {tag}, >= {BSP_TORN_PCT}% of BSP's reduces have fewer than {g} consistent inputs (half the paper's)"
-                    ),
-                    "23% (BSP has substantial torn reads)",
-                    pct(1.0 - b),
-                    (1.0 - b) * 100.0 >= BSP_TORN_PCT && !bsp.reduces.is_empty(),
-                )
-                .with_value(1.0 - b),
-            );
-            out.claim(
-                Claim::check(
-                    format!("{FIGURE}/async-mostly-below-{g}/{tag}"),
-                    format!(
-                        "under {tag}, fewer than half of ASYNC's reduces have >= {g} consistent inputs"
-                    ),
-                    "39%",
-                    pct(s),
-                    s < 0.5 && !asy.reduces.is_empty(),
-                )
-                .with_value(s),
-            );
+            let claims = mode_claims(driver.label(), &runs, cfg.good_inputs, max_in);
+            if driver == DriverKind::Sim {
+                headline = Some(claims.clone());
+            }
+            for claim in claims {
+                out.claim(claim);
+            }
         }
         pb.finish_and_clear();
         out.csv("histogram.csv", &hist)?;
@@ -241,9 +190,151 @@ impl Experiment for AsapFig7 {
             ),
             "threads: real copy-engine threads write while readers read; results vary with the machine's cores and scheduling (this is a micro-benchmark of real races, not a deterministic run)".to_string(),
         ];
+        let mut notes = notes;
+        if let (Some(grid), Some(headline)) = (&cfg.sensitivity, headline) {
+            if seed == run.common.seed {
+                let s = sensitivity(cfg, grid, &headline, &topology, &workload, seed, max_in)?;
+                s.write(run.out())?;
+                notes.push(format!(
+                    "sensitivity.csv (first seed, sim driver): the claims re-derived at jitter_sigma in {:?} (besides the configured {}), and at the configured jitter with ASYNC averaging {:?} buffers and peers starting within {:?} ns of each other (configured: {}, {} ns); verdicts that flip over the grid: {}",
+                    grid.jitter_sigma,
+                    c.jitter_sigma,
+                    grid.asynchrony.async_reads.iter().map(|r| r.label()).collect::<Vec<_>>(),
+                    grid.asynchrony.start_spread_ns,
+                    c.async_reads.label(),
+                    c.start_spread_ns,
+                    s.fragile_note()
+                ));
+            }
+        }
         run.notes(notes);
         Ok(())
     }
+}
+
+/// The claims re-derived over `grid` under the sim driver: each jitter at the configured ASYNC
+/// model, then ASYNC's knobs at the configured jitter; the configured point is `headline`'s
+/// claims, not run again.
+///
+/// # Errors
+/// Any error of the runs.
+fn sensitivity(
+    cfg: &Config,
+    grid: &Grid,
+    headline: &[Claim],
+    topology: &bench_core::topology::Topology,
+    workload: &std::sync::Arc<dyn bench_core::workload::Workload>,
+    seed: u64,
+    max_in: usize,
+) -> anyhow::Result<Sensitivity> {
+    let c = &cfg.common;
+    let mut points = Vec::new();
+    for jitter in sensitivity::grid(&grid.jitter_sigma, c.jitter_sigma) {
+        let mut at = c.clone();
+        at.jitter_sigma = jitter;
+        let mut setting = vec![("jitter_sigma", jitter.to_string())];
+        setting.extend(AsyncKnobs::setting(&at));
+        points.push((setting, jitter == c.jitter_sigma, at));
+    }
+    for (knobs, at) in grid.asynchrony.points(c) {
+        let mut setting = vec![("jitter_sigma", c.jitter_sigma.to_string())];
+        setting.extend(knobs);
+        points.push((setting, false, at));
+    }
+    Sensitivity::sweep("asap-fig7 sensitivity", true, points, headline, |at, _| {
+        let hidden = indicatif::ProgressBar::hidden();
+        let runs = run_every_mode(DriverKind::Sim, at, topology, workload, seed, &hidden)?;
+        Ok(mode_claims(
+            DriverKind::Sim.label(),
+            &runs,
+            cfg.good_inputs,
+            max_in,
+        ))
+    })
+}
+
+/// The figure's claims on one driver's runs (`tag` names the driver): reduces with >= `g` of
+/// `max_in` inputs consistent.
+fn mode_claims(tag: &str, runs: &ModeRuns, g: usize, max_in: usize) -> Vec<Claim> {
+    let mut claims = Vec::new();
+    let (na, bsp, asy) = runs.trio();
+    claims.push(
+        Claim::check(
+            format!("{FIGURE}/notify-ack-all-inputs/{tag}"),
+            format!("under {tag}, NOTIFY-ACK reduces with all {max_in} inputs every time"),
+            "NOTIFY-ACK: 100% of reduces use all 7 inputs",
+            format!(
+                "{} of {} reduces used every input",
+                pct(na.share_full()),
+                na.reduces.len()
+            ),
+            na.share_full() == 1.0 && !na.reduces.is_empty(),
+        )
+        .with_value(na.share_full()),
+    );
+    let (a, b, s) = (
+        na.share_at_least(g),
+        bsp.share_at_least(g),
+        asy.share_at_least(g),
+    );
+    claims.push(
+            Claim::check(
+                format!("{FIGURE}/order-at-least-{g}/{tag}"),
+                format!(
+                    "under {tag}, the share of reduces with >= {g} consistent inputs orders NOTIFY-ACK > BSP > ASYNC"
+                ),
+                "BSP 77% and ASYNC 39% of reduces with >= 5 consistent inputs; NOTIFY-ACK 100%",
+                format!(
+                    "NOTIFY-ACK {}, BSP {}, ASYNC {}",
+                    pct(a),
+                    pct(b),
+                    pct(s)
+                ),
+                a > b && b > s,
+            )
+            .with_value((a - b).min(b - s)),
+        );
+    // The magnitudes asap.txt reports: BSP 77% and ASYNC 39% of reduces with >= 5
+    // consistent inputs, so BSP has substantial torn reads (23%) and ASYNC a majority.
+    claims.push(
+            Claim::check(
+                format!("{FIGURE}/bsp-async-gap-at-least-{g}/{tag}"),
+                format!(
+                    "under {tag}, BSP's share of reduces with >= {g} consistent inputs exceeds ASYNC's by >= {BSP_ASYNC_GAP_PP} points (half the paper's)"
+                ),
+                "77% - 39% = 38 points",
+                format!("{:.1} points (BSP {}, ASYNC {})", (b - s) * 100.0, pct(b), pct(s)),
+                (b - s) * 100.0 >= BSP_ASYNC_GAP_PP
+                    && !bsp.reduces.is_empty()
+                    && !asy.reduces.is_empty(),
+            )
+            .with_value((b - s) * 100.0),
+        );
+    claims.push(
+            Claim::check(
+                format!("{FIGURE}/bsp-torn-reads-below-{g}/{tag}"),
+                format!(
+                    "under {tag}, >= {BSP_TORN_PCT}% of BSP's reduces have fewer than {g} consistent inputs (half the paper's)"
+                ),
+                "23% (BSP has substantial torn reads)",
+                pct(1.0 - b),
+                (1.0 - b) * 100.0 >= BSP_TORN_PCT && !bsp.reduces.is_empty(),
+            )
+            .with_value(1.0 - b),
+        );
+    claims.push(
+        Claim::check(
+            format!("{FIGURE}/async-mostly-below-{g}/{tag}"),
+            format!(
+                "under {tag}, fewer than half of ASYNC's reduces have >= {g} consistent inputs"
+            ),
+            "39%",
+            pct(s),
+            s < 0.5 && !asy.reduces.is_empty(),
+        )
+        .with_value(s),
+    );
+    claims
 }
 
 /// Half of asap.txt's gap between BSP's and ASYNC's shares of reduces with >= 5 consistent

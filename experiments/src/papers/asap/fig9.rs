@@ -8,7 +8,7 @@ use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use crate::judge::format::show;
 use crate::judge::sensitivity::{self, Knob, Sensitivity};
 use crate::judge::verdict::{Judge, Judged};
-use crate::runs::buffered::{run_every_mode, BufferedCommon, ModeRuns};
+use crate::runs::buffered::{run_every_mode, AsyncKnobs, BufferedCommon, ModeRuns};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
 use bench_core::protocol::buffered::ReduceSync;
@@ -42,6 +42,10 @@ struct Grid {
     /// NIC bandwidths (Gbit/s): how much of an iteration is communication.
     #[serde(default)]
     bandwidth_gbps: Vec<f64>,
+    /// ASYNC's model (`[sensitivity.asynchrony]`): averaging torn buffers, starting apart;
+    /// tried at the configured jitter and bandwidth.
+    #[serde(default)]
+    asynchrony: AsyncKnobs,
 }
 
 #[derive(Serialize)]
@@ -166,11 +170,15 @@ impl Experiment for AsapFig9 {
                 let s = sensitivity(cfg, grid, &headline, &on)?;
                 s.write(run.out())?;
                 notes.push(format!(
-                    "sensitivity.csv (first seed, sim driver): the claims re-derived at jitter_sigma in {:?} x bandwidth_gbps in {:?} (besides the configured {} and {}); verdicts that flip over the grid: {}",
+                    "sensitivity.csv (first seed, sim driver): the claims re-derived at jitter_sigma in {:?} x bandwidth_gbps in {:?} (besides the configured {} and {}), and at the configured ones with ASYNC averaging {:?} buffers and peers starting within {:?} ns of each other (configured: {}, {} ns); verdicts that flip over the grid: {}",
                     grid.jitter_sigma,
                     grid.bandwidth_gbps,
                     c.jitter_sigma,
                     c.network.bandwidth_gbps,
+                    grid.asynchrony.async_reads.iter().map(|r| r.label()).collect::<Vec<_>>(),
+                    grid.asynchrony.start_spread_ns,
+                    c.async_reads.label(),
+                    c.start_spread_ns,
                     s.fragile_note()
                 ));
             }
@@ -270,8 +278,9 @@ struct Fixed<'a> {
     judge: Judge<'a>,
 }
 
-/// The claims re-derived over `grid` (jitter x bandwidth) under the sim driver; the configured
-/// point is `headline`'s claims, not run again.
+/// The claims re-derived over `grid` under the sim driver: jitter x bandwidth at the configured
+/// ASYNC model, then ASYNC's knobs (what it averages, how far apart the peers start) at the
+/// configured jitter and bandwidth; the configured point is `headline`'s claims, not run again.
 ///
 /// # Errors
 /// Any error of the runs.
@@ -284,40 +293,49 @@ fn sensitivity(
     let c = &cfg.common;
     let jitters = sensitivity::grid(&grid.jitter_sigma, c.jitter_sigma);
     let bandwidths = sensitivity::grid(&grid.bandwidth_gbps, c.network.bandwidth_gbps);
-    let points = sensitivity::two_knob_points(
-        Knob {
-            name: "jitter_sigma",
-            values: &jitters,
-            configured: c.jitter_sigma,
-        },
-        Knob {
-            name: "bandwidth_gbps",
-            values: &bandwidths,
-            configured: c.network.bandwidth_gbps,
-        },
-        false,
-    );
-    Sensitivity::sweep(
-        "asap-fig9 sensitivity",
-        true,
-        points,
-        headline,
-        |&(jitter, bandwidth), _| {
-            let mut c = c.clone();
-            c.jitter_sigma = jitter;
-            c.network.bandwidth_gbps = bandwidth;
-            let hidden = indicatif::ProgressBar::hidden();
-            let runs = run_every_mode(
-                DriverKind::Sim,
-                &c,
-                on.topology,
-                on.workload,
-                on.seed,
-                &hidden,
-            )?;
-            Ok(mode_claims("sim", &judge_runs(on.judge, &runs), &runs))
-        },
-    )
+    let mut points: Vec<(sensitivity::Setting<'static>, bool, BufferedCommon)> =
+        sensitivity::two_knob_points(
+            Knob {
+                name: "jitter_sigma",
+                values: &jitters,
+                configured: c.jitter_sigma,
+            },
+            Knob {
+                name: "bandwidth_gbps",
+                values: &bandwidths,
+                configured: c.network.bandwidth_gbps,
+            },
+            false,
+        )
+        .into_iter()
+        .map(|(mut setting, home, (jitter, bandwidth))| {
+            let mut at = c.clone();
+            at.jitter_sigma = jitter;
+            at.network.bandwidth_gbps = bandwidth;
+            setting.extend(AsyncKnobs::setting(&at));
+            (setting, home, at)
+        })
+        .collect();
+    for (knobs, at) in grid.asynchrony.points(c) {
+        let mut setting = vec![
+            ("jitter_sigma", c.jitter_sigma.to_string()),
+            ("bandwidth_gbps", c.network.bandwidth_gbps.to_string()),
+        ];
+        setting.extend(knobs);
+        points.push((setting, false, at));
+    }
+    Sensitivity::sweep("asap-fig9 sensitivity", true, points, headline, |at, _| {
+        let hidden = indicatif::ProgressBar::hidden();
+        let runs = run_every_mode(
+            DriverKind::Sim,
+            at,
+            on.topology,
+            on.workload,
+            on.seed,
+            &hidden,
+        )?;
+        Ok(mode_claims("sim", &judge_runs(on.judge, &runs), &runs))
+    })
 }
 
 /// The binary's `main`.
