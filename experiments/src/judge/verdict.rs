@@ -8,7 +8,7 @@
 
 use crate::judge::reference::{
     comparison_target, every_run_reaches_claim, loss_span, near_reference_claim, reached_and_held,
-    reference_rows, target_from_reference, Reference, ReferenceRow, ReferenceWords,
+    reference_rows, target_from_reference, Reference, ReferenceRow, ReferenceWords, COMPARISON_WAY,
 };
 use bench_core::claims::Claim;
 use bench_core::metrics::ProgressRow;
@@ -209,7 +209,55 @@ impl<K: Display + PartialEq> Judged<'_, '_, K> {
     }
 }
 
+/// Shares of the way from the initial held-out loss to the reference optimum's at which
+/// `ways.csv` reports every run's crossing: early, the claims' own target, and the flat tail.
+pub const WAYS: [f64; 3] = [0.5, COMPARISON_WAY, 0.99];
+
+/// One run's crossing of one optimum-relative target (`ways.csv`): the verdicts decide at the
+/// [`COMPARISON_WAY`] target; the other rows show whether the order holds early and late.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WayRow {
+    /// Figure part (panel, driver).
+    pub part: String,
+    /// The run.
+    pub run: String,
+    /// Share of the way to the reference optimum.
+    pub way: f64,
+    /// The held-out loss at that share.
+    pub target_loss: f64,
+    /// When the run first reached it and held it, seconds (empty: never).
+    pub seconds: String,
+    /// At which of its iterations.
+    pub iteration: String,
+}
+
 impl<K: Display> Judged<'_, '_, K> {
+    /// Every run's crossing of the targets at [`WAYS`] of the way to the reference optimum
+    /// (none when the target is not optimum-relative: no reference, or the fallback rule).
+    pub fn way_rows(&self, part: &str) -> Vec<WayRow> {
+        let Some(r) = self.judge.reference.filter(|_| self.relative) else {
+            return Vec::new();
+        };
+        // The comparison target sits COMPARISON_WAY of the way from the start.
+        let start = r.test_loss + (self.target - r.test_loss) / (1.0 - COMPARISON_WAY);
+        let mut rows = Vec::new();
+        for way in WAYS {
+            let target = r.test_loss + (1.0 - way) * (start - r.test_loss);
+            for run in &self.runs {
+                let at = reached_and_held(run.progress, target, self.judge.hold);
+                rows.push(WayRow {
+                    part: part.to_string(),
+                    run: run.key.to_string(),
+                    way,
+                    target_loss: target,
+                    seconds: at.map_or_else(String::new, |p| p.time.to_string()),
+                    iteration: at.map_or_else(String::new, |p| p.iteration.to_string()),
+                });
+            }
+        }
+        rows
+    }
+
     /// `(name, initial held-out loss, final held-out loss)` of every run.
     pub fn spans(&self) -> Vec<(String, f64, f64)> {
         self.runs
@@ -332,5 +380,44 @@ mod tests {
         let held = Judge::new(None).holding(1).judge([("d", &d[..])]);
         assert_eq!(held.time_to_target(&"d"), Some(3.0));
         assert_eq!(held.crossing_of(&d).map(|p| p.time), Some(3.0));
+    }
+
+    /// ways.csv: every run at 50%, the claims' 90% and 99% of the way, with the targets the
+    /// reference gives, and nothing where the target is not optimum-relative.
+    #[test]
+    fn way_rows_cross_each_share_of_the_way() {
+        let r = Reference {
+            objective: 0.1,
+            test_loss: 0.0,
+            test_accuracy: 0.9,
+            certificate: 1e-5,
+            passes: 10,
+        };
+        let a = curve(&[1.0, 0.6, 0.4, 0.05, 0.005]);
+        let b = curve(&[1.0, 0.9, 0.8, 0.7, 0.08]);
+        let judged = Judge::new(Some(&r)).judge([("a", &a[..]), ("b", &b[..])]);
+        let rows = judged.way_rows("p");
+        assert_eq!(rows.len(), 6);
+        let at = |run: &str, way: f64| {
+            let row = rows
+                .iter()
+                .find(|x| x.run == run && x.way == way)
+                .unwrap();
+            (row.target_loss, row.seconds.clone())
+        };
+        let (t50, a50) = at("a", 0.5);
+        assert!((t50 - 0.5).abs() < 1e-12, "{t50}");
+        assert_eq!(a50, "2");
+        assert_eq!(at("b", 0.5).1, "4");
+        let (t90, a90) = at("a", COMPARISON_WAY);
+        assert!((t90 - judged.target).abs() < 1e-12);
+        assert_eq!(a90, "3");
+        assert_eq!(at("b", COMPARISON_WAY).1, "4");
+        assert_eq!(at("a", 0.99).1, "4");
+        assert_eq!(at("b", 0.99).1, "", "b never gets 99% of the way");
+        assert!(Judge::new(None)
+            .judge([("a", &a[..])])
+            .way_rows("p")
+            .is_empty());
     }
 }

@@ -221,6 +221,7 @@ impl Experiment for PsModes {
         out.csv("wait_hist.csv", &waits)?;
         out.csv("staleness_hist.csv", &stale)?;
         let mut ref_rows = Vec::new();
+        let mut way_rows = Vec::new();
         let judge = Judge::new(reference.as_ref());
         for &driver in &drivers {
             let judged = judge.judge(
@@ -230,6 +231,7 @@ impl Experiment for PsModes {
                     .map(|((_, m), r)| (m.clone(), &r.progress[..])),
             );
             ref_rows.extend(judged.reference_rows(driver.label()));
+            way_rows.extend(judged.way_rows(driver.label()));
             out.claim(
                 judged.near_optimum_claim(format!(
                     "ps-modes/best-run-near-optimum/{}",
@@ -244,6 +246,7 @@ impl Experiment for PsModes {
             )));
         }
         out.csv("reference.csv", &ref_rows)?;
+        out.csv("ways.csv", &way_rows)?;
         for &driver in &drivers {
             claims_for(out, driver, &modes, &by_run);
         }

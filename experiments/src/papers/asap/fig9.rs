@@ -98,6 +98,7 @@ impl Experiment for AsapFig9 {
         let pb = progress((drivers.len() * ReduceSync::ALL.len()) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
         let mut ref_rows = Vec::new();
+        let mut way_rows = Vec::new();
         let mut target_notes: Vec<String> = Vec::new();
         let mut headline = None;
         let judge = Judge::new(reference.as_ref());
@@ -134,6 +135,7 @@ impl Experiment for AsapFig9 {
             }
             let tag = driver.label();
             ref_rows.extend(judged.reference_rows(tag));
+            way_rows.extend(judged.way_rows(tag));
             out.claim(judged.near_optimum_claim(format!("{FIGURE}/best-run-near-optimum/{tag}")));
             let claims = mode_claims(tag, &judged, &runs);
             if driver == DriverKind::Sim {
@@ -147,6 +149,7 @@ impl Experiment for AsapFig9 {
         out.csv("summary.csv", &summary)?;
         out.csv("curves.csv", &curves)?;
         out.csv("reference.csv", &ref_rows)?;
+        out.csv("ways.csv", &way_rows)?;
         let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
         notes.extend(target_notes);
         notes.push(format!(

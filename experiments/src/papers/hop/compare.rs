@@ -262,6 +262,7 @@ pub fn run<E: Experiment<Config = CompareConfig>>(
     let reference = cfg.common.reference(seed, data);
     let judge = Judge::new(reference.as_ref());
     let (mut ref_rows, mut target_notes) = (Vec::new(), Vec::<String>::new());
+    let mut way_rows = Vec::new();
     let out = run.out();
     let figure = out.figure().to_string();
     let pb = progress(
@@ -287,6 +288,7 @@ pub fn run<E: Experiment<Config = CompareConfig>>(
             }
             let tag = driver_tag(g.name(), "/", driver, &drivers);
             ref_rows.extend(judged.reference_rows(&tag));
+            way_rows.extend(judged.way_rows(&tag));
             out.claim(judged.near_optimum_claim(format!("{figure}/{tag}/best-run-near-optimum")));
             out.claim(
                 judged.every_run_reaches_claim(format!("{figure}/{tag}/every-run-reaches-target")),
@@ -429,6 +431,7 @@ pub fn run<E: Experiment<Config = CompareConfig>>(
     out.csv("summary.csv", &summary)?;
     out.csv("curves.csv", &curves)?;
     out.csv("reference.csv", &ref_rows)?;
+    out.csv("ways.csv", &way_rows)?;
     let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
     notes.extend(target_notes);
     notes.extend([

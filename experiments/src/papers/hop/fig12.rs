@@ -95,6 +95,7 @@ impl Experiment for HopFig12 {
         let reference = cfg.common.reference(seed, data);
         let judge = Judge::new(reference.as_ref());
         let mut ref_rows = Vec::new();
+        let mut way_rows = Vec::new();
         let out = run.out();
         let pb = progress((drivers.len() * graphs.len() * 2) as u64, FIGURE);
         let (mut summary, mut curves) = (Vec::new(), Vec::new());
@@ -147,6 +148,7 @@ impl Experiment for HopFig12 {
                 // claim guards against comparing times of curves that never left their start.
                 let judged = judge.judge(progress.iter().map(|(n, p)| (*n, &p[..])));
                 ref_rows.extend(judged.reference_rows(&tag));
+                way_rows.extend(judged.way_rows(&tag));
                 out.claim(
                     judged.near_optimum_claim(format!("{FIGURE}/{tag}/best-run-near-optimum")),
                 );
@@ -199,6 +201,7 @@ impl Experiment for HopFig12 {
         out.csv("summary.csv", &summary)?;
         out.csv("curves.csv", &curves)?;
         out.csv("reference.csv", &ref_rows)?;
+        out.csv("ways.csv", &way_rows)?;
         let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
         notes.push(format!(
             "{} peers training {}, {} iterations, standard protocol; slowdown: every computation {}x slower with probability {}; slowdown ratio = seconds per iteration with slowdown / without; the CNN part: `make fig-hop-fig12-cnn`",

@@ -140,6 +140,7 @@ impl Experiment for HopFig20To21 {
         let reference = c.reference(seed, data);
         let judge = Judge::new(reference.as_ref());
         let (mut ref_rows, mut target_notes) = (Vec::new(), Vec::<String>::new());
+        let mut way_rows = Vec::new();
         let model_bytes = 4.0 * workload.dim() as f64;
         let out = run.out();
         let mut gaps = Vec::new();
@@ -191,6 +192,7 @@ impl Experiment for HopFig20To21 {
                 target_notes.push(judged.rule.clone());
             }
             ref_rows.extend(judged.reference_rows(driver.label()));
+            way_rows.extend(judged.way_rows(driver.label()));
             out.claim(judged.near_optimum_claim(driver_tag(
                 &format!("{FIGURE}/best-run-near-optimum"),
                 "/",
@@ -290,6 +292,7 @@ impl Experiment for HopFig20To21 {
         out.csv("summary.csv", &summary)?;
         out.csv("curves.csv", &curves)?;
         out.csv("reference.csv", &ref_rows)?;
+        out.csv("ways.csv", &way_rows)?;
         let hosts = c.network.hosts.as_ref().expect("checked above");
         let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
         notes.extend(target_notes);
