@@ -399,10 +399,7 @@ mod tests {
         let rows = judged.way_rows("p");
         assert_eq!(rows.len(), 6);
         let at = |run: &str, way: f64| {
-            let row = rows
-                .iter()
-                .find(|x| x.run == run && x.way == way)
-                .unwrap();
+            let row = rows.iter().find(|x| x.run == run && x.way == way).unwrap();
             (row.target_loss, row.seconds.clone())
         };
         let (t50, a50) = at("a", 0.5);
