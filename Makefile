@@ -5,8 +5,8 @@
 #   make fig-asap-fig3            one figure (experiment + render + report)
 #   make fig-mode-matrix CONFIG=experiments/configs/mode-matrix.mf.quick.toml
 #                                 one figure from another configuration (--config)
-#   make fig-dssp-fig3-cnn         a figure's CNN version (dssp-fig3, dssp-table1, hop-fig12..21, mode-matrix)
-#   make reproduce-all CNN=1       with the CNN workloads (asap-fig8 trains its VGG)
+#   make fig-hop-fig12-cnn         a figure's CNN version into results/cnn/ (hop-fig12..21, mode-matrix)
+#   make reproduce-all CNN=0       the lean build: no CNNs (asap-fig8 n.a., the DSSP figures on a proxy)
 #   make test | make test-cnn | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
 #   make sim-validation-cluster  sim-validation measured as 4 local processes over tcp and shm
@@ -25,10 +25,19 @@ SEEDS   ?=
 RESULTS ?= results
 # The testbed `make regress` compares on (baselines/$(TESTBED).json); empty: this host's name.
 TESTBED ?=
-# CNN=1: build with the CNN workloads (feature `cnn`: burn, a larger build); asap-fig8 then
-# trains its VGG instead of writing its claims as not applicable.
-CNN     ?=
-FEATURES = $(if $(filter-out 0 no false,$(CNN)),--features experiments/cnn)
+# CNN=1 (the default): build with the CNN workloads (feature `cnn`: burn on its pure-Rust CPU
+# backend), so the papers' networks train in the reproduction: asap-fig8 its VGG, and dssp-fig3
+# and dssp-table1 (papers about CNNs) run on their CNN configurations (CNN_HEADLINE below).
+# CNN=0: the lean build; asap-fig8 writes its claims as not applicable and the DSSP figures
+# train their logistic-regression proxy.
+CNN     ?= 1
+CNN_ON   = $(filter-out 0 no false,$(CNN))
+FEATURES = $(if $(CNN_ON),--features experiments/cnn)
+# Binaries whose figure the paper ran on CNNs: with CNN on, reproduce-all and `make fig-<id>` run
+# them on experiments/configs/<binary>.cnn.$(SCALE).toml into $(RESULTS)/<id>/ (the proxy stays
+# the built-in configuration: CNN=0, or CONFIG=).
+CNN_HEADLINE := dssp-fig3 dssp-table1
+cnn_config_of = $(if $(and $(CNN_ON),$(filter $(1),$(CNN_HEADLINE))),--config experiments/configs/$(1).cnn.$(SCALE).toml)
 CARGO   ?= cargo
 # CONFIG=path: `make fig-<id>` runs the figure's binary on this configuration instead of its
 # built-in one for SCALE (e.g. experiments/configs/mode-matrix.mf.quick.toml), into
@@ -57,7 +66,10 @@ build:
 	$(CARGO) build --release --workspace --bins $(FEATURES)
 
 reproduce-all: build
-	@for b in $(BINARIES); do echo "$(BIN)/$$b $(EXP)"; s=$$(date +%s); $(BIN)/$$b $(EXP) || exit 1; echo "$$b: $$(( $$(date +%s) - s )) s"; done
+	@for b in $(BINARIES); do \
+	  extra=""; if [ -n "$(CNN_ON)" ] && echo " $(CNN_HEADLINE) " | grep -q " $$b "; then extra="--config experiments/configs/$$b.cnn.$(SCALE).toml"; fi; \
+	  echo "$(BIN)/$$b $(EXP) $$extra"; s=$$(date +%s); $(BIN)/$$b $(EXP) $$extra || exit 1; echo "$$b: $$(( $$(date +%s) - s )) s"; \
+	done
 	$(FIGURES) render
 	$(FIGURES) report
 	@echo "report: $(RESULTS)/REPORT.md"
@@ -97,7 +109,7 @@ fig-%-cnn:
 fig-%:
 	@test -n "$(call bin_of,$*)" || { echo "unknown figure '$*'; 'make figures' lists them" >&2; exit 2; }
 	@$(MAKE) --no-print-directory build
-	$(BIN)/$(call bin_of,$*) $(RUN_ARGS) --out $(FIG_OUT) $(call args_of,$*) $(if $(CONFIG),--config $(CONFIG))
+	$(BIN)/$(call bin_of,$*) $(RUN_ARGS) --out $(FIG_OUT) $(call args_of,$*) $(if $(CONFIG),--config $(CONFIG),$(call cnn_config_of,$(call bin_of,$*)))
 	$(BIN)/figures --results $(FIG_OUT) render --figure $*
 	$(BIN)/figures --results $(FIG_OUT) report
 	@echo "results: $(FIG_OUT)/"
