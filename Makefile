@@ -63,15 +63,15 @@ args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 all: reproduce-all
 
 build:
-	$(CARGO) build --release --workspace --bins $(FEATURES)
+	@echo "$(CARGO) build --release --workspace --bins $(FEATURES)"; s=$$(date +%s); \
+	  $(CARGO) build --release --workspace --bins $(FEATURES) || exit 1; echo "build: $$(( $$(date +%s) - s )) s"
 
 reproduce-all: build
 	@for b in $(BINARIES); do \
 	  extra=""; if [ -n "$(CNN_ON)" ] && echo " $(CNN_HEADLINE) " | grep -q " $$b "; then extra="--config experiments/configs/$$b.cnn.$(SCALE).toml"; fi; \
 	  echo "$(BIN)/$$b $(EXP) $$extra"; s=$$(date +%s); $(BIN)/$$b $(EXP) $$extra || exit 1; echo "$$b: $$(( $$(date +%s) - s )) s"; \
 	done
-	$(FIGURES) render
-	$(FIGURES) report
+	@s=$$(date +%s); $(FIGURES) render && $(FIGURES) report || exit 1; echo "figures and report: $$(( $$(date +%s) - s )) s"
 	@echo "report: $(RESULTS)/REPORT.md"
 
 report: build

@@ -140,6 +140,7 @@ fn every_quick_model_learns_the_twin() {
         (CnnModel::HopCnn, 0.01),
         (CnnModel::AlexnetSmall, 0.01),
         (CnnModel::Vgg11, 0.01),
+        (CnnModel::Resnet8, 0.03),
         (CnnModel::Resnet20, 0.03),
         (CnnModel::Resnet50, 0.03),
     ] {

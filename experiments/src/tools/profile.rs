@@ -9,7 +9,7 @@ use std::path::PathBuf;
 /// Flags of `syncbench profile`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ProfileArgs {
-    /// The network: hop-cnn, alexnet-small, vgg11, resnet20, resnet32, resnet56, resnet110,
+    /// The network: hop-cnn, alexnet-small, vgg11, resnet8, resnet20, resnet32, resnet56, resnet110,
     /// resnet50.
     #[arg(long)]
     pub model: String,

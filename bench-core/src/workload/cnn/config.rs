@@ -16,7 +16,11 @@ pub enum CnnModel {
     AlexnetSmall,
     /// ASAP's VGG with 11 layers (8 convolutions in 5 blocks, 3 fully connected; asap.txt §5).
     Vgg11,
-    /// A CIFAR ResNet of depth 6n+2 (He et al. 2016 §4.2): 20, 32, 44, 56, 110.
+    /// A CIFAR ResNet of depth 6n+2 (He et al. 2016 §4.2) with n = 1: one residual block per
+    /// stage. No paper trains it; the quick reproduction does, as the smallest member of the
+    /// family, so that the default `make reproduce-all` fits its time budget on two cores.
+    Resnet8,
+    /// Depth 20 (n = 3): the smallest of He et al.'s CIFAR ResNets (20, 32, 44, 56, 110).
     Resnet20,
     /// Depth 32.
     Resnet32,
@@ -34,10 +38,11 @@ pub enum CnnModel {
 
 impl CnnModel {
     /// Every model, for `--help` and errors.
-    pub const ALL: [CnnModel; 8] = [
+    pub const ALL: [CnnModel; 9] = [
         CnnModel::HopCnn,
         CnnModel::AlexnetSmall,
         CnnModel::Vgg11,
+        CnnModel::Resnet8,
         CnnModel::Resnet20,
         CnnModel::Resnet32,
         CnnModel::Resnet56,
@@ -51,6 +56,7 @@ impl CnnModel {
             CnnModel::HopCnn => "hop-cnn",
             CnnModel::AlexnetSmall => "alexnet-small",
             CnnModel::Vgg11 => "vgg11",
+            CnnModel::Resnet8 => "resnet8",
             CnnModel::Resnet20 => "resnet20",
             CnnModel::Resnet32 => "resnet32",
             CnnModel::Resnet56 => "resnet56",
@@ -89,6 +95,7 @@ impl CnnModel {
     /// for the others (ResNet-50 included: its stages differ).
     pub fn resnet_blocks(self) -> Option<usize> {
         match self {
+            CnnModel::Resnet8 => Some(1),
             CnnModel::Resnet20 => Some(3),
             CnnModel::Resnet32 => Some(5),
             CnnModel::Resnet56 => Some(9),
