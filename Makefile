@@ -37,6 +37,9 @@ FEATURES = $(if $(CNN_ON),--features experiments/cnn)
 # them on experiments/configs/<binary>.cnn.$(SCALE).toml into $(RESULTS)/<id>/ (the proxy stays
 # the built-in configuration: CNN=0, or CONFIG=).
 CNN_HEADLINE := dssp-fig3 dssp-table1
+# Binaries whose figure's CNN half is a figure of its own (catalogue id <binary>-cnn, `--cnn`):
+# with CNN on, reproduce-all runs them a second time, into $(RESULTS)/<id>-cnn/.
+CNN_HALVES := hop-fig12 hop-fig13 hop-fig20-21
 cnn_config_of = $(if $(and $(CNN_ON),$(filter $(1),$(CNN_HEADLINE))),--config experiments/configs/$(1).cnn.$(SCALE).toml)
 CARGO   ?= cargo
 # CONFIG=path: `make fig-<id>` runs the figure's binary on this configuration instead of its
@@ -58,7 +61,7 @@ BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATA
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
 args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults fuzz lint clean
+.PHONY: all build fig-one reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults fuzz lint clean
 
 all: reproduce-all
 
@@ -70,6 +73,9 @@ reproduce-all: build
 	@for b in $(BINARIES); do \
 	  extra=""; if [ -n "$(CNN_ON)" ] && echo " $(CNN_HEADLINE) " | grep -q " $$b "; then extra="--config experiments/configs/$$b.cnn.$(SCALE).toml"; fi; \
 	  echo "$(BIN)/$$b $(EXP) $$extra"; s=$$(date +%s); $(BIN)/$$b $(EXP) $$extra || exit 1; echo "$$b: $$(( $$(date +%s) - s )) s"; \
+	done
+	@for b in $(if $(CNN_ON),$(CNN_HALVES)); do \
+	  echo "$(BIN)/$$b $(EXP) --cnn"; s=$$(date +%s); $(BIN)/$$b $(EXP) --cnn || exit 1; echo "$$b --cnn: $$(( $$(date +%s) - s )) s"; \
 	done
 	@s=$$(date +%s); $(FIGURES) render && $(FIGURES) report || exit 1; echo "figures and report: $$(( $$(date +%s) - s )) s"
 	@echo "report: $(RESULTS)/REPORT.md"
@@ -93,24 +99,29 @@ regress-selftest: build
 figures:
 	@printf '%s\n' $(FIGS)
 
-# A figure's CNN version (dssp-fig3: AlexNet and ResNet-20 instead of the proxy; hop-fig12,
-# hop-fig13, hop-fig14-16, hop-fig17, hop-fig18-19, hop-fig20-21: Hop's CNN halves;
-# dssp-table1: a ResNet on the mixed GPUs; mode-matrix: every mode training a CNN), with the feature `cnn`, from configs/<binary>.cnn.<scale>.toml
-# into $(RESULTS)/cnn/<id>/. `make fig-hop-fig12-cnn`.
+# A figure's CNN version, with the feature `cnn`. Hop's CNN halves in the catalogue (hop-fig12,
+# hop-fig13, hop-fig20-21: `<binary> --cnn`) are figures of their own, $(RESULTS)/<id>-cnn/, in
+# `make reproduce-all` too (CNN_HALVES). The others (hop-fig14-16, hop-fig17, hop-fig18-19:
+# Hop's CNN halves; mode-matrix: every mode training a CNN; dssp-fig3 and dssp-table1, already
+# on CNNs in `make fig-<id>`) run from configs/<binary>.cnn.<scale>.toml into
+# $(RESULTS)/cnn/<id>/. `make fig-hop-fig12-cnn`.
 fig-%-cnn:
-	@test -f experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml || { echo "figure '$*' has no CNN version (experiments/configs/*.cnn.*.toml)" >&2; exit 2; }
-	@$(MAKE) --no-print-directory build CNN=1
-	$(BIN)/$(call bin_of,$*) $(EXP)/cnn --config experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml
-	$(FIGURES)/cnn render --figure $*
-	$(FIGURES)/cnn report
+	@if [ -n "$(call bin_of,$*-cnn)" ]; then $(MAKE) --no-print-directory fig-one FIG=$*-cnn CNN=1; exit $$?; fi; \
+	  test -f experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml || { echo "figure '$*' has no CNN version (experiments/configs/*.cnn.*.toml)" >&2; exit 2; }; \
+	  $(MAKE) --no-print-directory build CNN=1 || exit 1; set -x; \
+	  $(BIN)/$(call bin_of,$*) $(EXP)/cnn --config experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml && \
+	  $(FIGURES)/cnn render --figure $* && $(FIGURES)/cnn report
 
 # One figure: its binary (with the arguments that make only it), its plot, the report.
 # `make fig-<id>` for any id of `make figures`.
 fig-%:
-	@test -n "$(call bin_of,$*)" || { echo "unknown figure '$*'; 'make figures' lists them" >&2; exit 2; }
+	@$(MAKE) --no-print-directory fig-one FIG=$*
+
+fig-one:
+	@test -n "$(call bin_of,$(FIG))" || { echo "unknown figure '$(FIG)'; 'make figures' lists them" >&2; exit 2; }
 	@$(MAKE) --no-print-directory build
-	$(BIN)/$(call bin_of,$*) $(RUN_ARGS) --out $(FIG_OUT) $(call args_of,$*) $(if $(CONFIG),--config $(CONFIG),$(call cnn_config_of,$(call bin_of,$*)))
-	$(BIN)/figures --results $(FIG_OUT) render --figure $*
+	$(BIN)/$(call bin_of,$(FIG)) $(RUN_ARGS) --out $(FIG_OUT) $(call args_of,$(FIG)) $(if $(CONFIG),--config $(CONFIG),$(call cnn_config_of,$(call bin_of,$(FIG))))
+	$(BIN)/figures --results $(FIG_OUT) render --figure $(FIG)
 	$(BIN)/figures --results $(FIG_OUT) report
 	@echo "results: $(FIG_OUT)/"
 

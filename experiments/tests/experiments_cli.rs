@@ -324,6 +324,26 @@ fn assert_needs_cnn(o: &std::process::Output, dir: &Path, figure: &str) {
     assert!(!dir.join(figure).join("claims.csv").exists());
 }
 
+/// `--cnn` on a figure without a CNN version is refused before anything is written, naming the
+/// figures that have one.
+#[test]
+fn a_figure_without_a_cnn_version_refuses_the_cnn_flag() {
+    let dir = tmpdir("nocnn");
+    let o = Command::new(env!("CARGO_BIN_EXE_asap-fig6"))
+        .args(["--cnn", "--seeds", "1", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("asap-fig6 has no CNN version") && stderr.contains("hop-fig12"),
+        "{stderr}"
+    );
+    assert!(!dir.join("asap-fig6").exists() && !dir.join("asap-fig6-cnn").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// dssp-fig3's CNN configuration, shortened: without the `cnn` feature the binary says how to
 /// get it and writes nothing; with it, both profiles train their networks and the claims are
 /// written.
@@ -481,7 +501,13 @@ fn cnn_short_run(tag: &str, bin: &str, figure: &str, text: String, check: impl F
     let dir = tmpdir(tag);
     let cfg = dir.join("short.toml");
     std::fs::write(&cfg, text).unwrap();
-    let o = run_exp(bin, &dir, &cfg, &["--seeds", "1"]);
+    // A figure whose CNN half is a figure of its own (`<figure>-cnn`) is run with `--cnn`.
+    let extra: &[&str] = if figure.ends_with("-cnn") {
+        &["--cnn", "--seeds", "1"]
+    } else {
+        &["--seeds", "1"]
+    };
+    let o = run_exp(bin, &dir, &cfg, extra);
     if cfg!(feature = "cnn") {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         check(&dir.join(figure));
@@ -491,8 +517,10 @@ fn cnn_short_run(tag: &str, bin: &str, figure: &str, text: String, check: impl F
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// hop-fig20-21's CNN half (hop.txt Fig 20 is on CNN), shortened: the 8 peers on 3 machines
-/// train Hop's CNN on each graph and the time claims are written.
+/// hop-fig20-21's CNN half (hop.txt Fig 20 is on CNN; `--cnn`), shortened: the 8 peers on 3
+/// machines train Hop's CNN on each graph and the time claims are written, as a figure of its
+/// own: its directory, manifest and every claim id are `hop-fig20-21-cnn`, and the SVM half's
+/// results are not touched.
 #[test]
 fn cnn_hop_fig20_21_on_a_short_run() {
     let text = include_str!("../configs/hop-fig20-21.cnn.quick.toml")
@@ -506,14 +534,28 @@ fn cnn_hop_fig20_21_on_a_short_run() {
     cnn_short_run(
         "hopfig2021cnn",
         env!("CARGO_BIN_EXE_hop-fig20-21"),
-        "hop-fig20-21",
+        "hop-fig20-21-cnn",
         text,
         |out| {
             let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
-            assert!(manifest.contains("hop-cnn"), "{manifest}");
+            assert!(
+                manifest.contains("hop-cnn")
+                    && manifest.contains(r#""experiment": "hop-fig20-21-cnn""#),
+                "{manifest}"
+            );
+            assert!(!out.with_file_name("hop-fig20-21").exists());
             let claims = std::fs::read_to_string(out.join("claims.csv")).unwrap();
             assert!(
-                claims.contains("hierarchical-shared-4-2-2-before-ring-based-8"),
+                claims.contains("hop-fig20-21-cnn/hierarchical-shared-4-2-2-before-ring-based-8"),
+                "{claims}"
+            );
+            let ids: Vec<&str> = claims
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.split(',').next())
+                .collect();
+            assert!(
+                ids.len() >= 3 && ids.iter().all(|id| id.starts_with("hop-fig20-21-cnn/")),
                 "{claims}"
             );
         },

@@ -21,6 +21,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// The suffix of a figure's CNN version (`--cnn`): `<figure>-cnn/`, claim ids `<figure>-cnn/...`.
+pub const CNN_VARIANT: &str = "cnn";
+
 /// What is particular to one experiment binary.
 pub trait Experiment: Sized {
     /// The binary's name, as in `experiments/figures.tsv`.
@@ -31,6 +34,9 @@ pub trait Experiment: Sized {
     const QUICK: &'static str;
     /// The built-in paper-scale configuration (TOML text).
     const PAPER: &'static str;
+    /// The built-in configurations of the figure's CNN version (quick, paper), run by `--cnn`
+    /// into `<figure>-cnn/`; None for a figure without one.
+    const CNN: Option<(&'static str, &'static str)> = None;
     /// Drivers run when `--driver` is not given.
     const DEFAULT_DRIVERS: &'static [DriverKind];
     /// Whether simulator-only runs may take several seeds at once (`--jobs`). False for a
@@ -155,7 +161,15 @@ pub fn main<E: Experiment>() -> std::process::ExitCode {
 }
 
 fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
-    let cfg: E::Config = common.load_config(E::QUICK, E::PAPER)?;
+    let (quick, paper, variant) = match (common.cnn, E::CNN) {
+        (false, _) => (E::QUICK, E::PAPER, None),
+        (true, Some((quick, paper))) => (quick, paper, Some(CNN_VARIANT)),
+        (true, None) => bail!(
+            "{} has no CNN version (--cnn): the figures with one are hop-fig12, hop-fig13 and hop-fig20-21",
+            E::BINARY
+        ),
+    };
+    let cfg: E::Config = common.load_config(quick, paper)?;
     let data = common.data_source();
     let drivers = common.driver_list(E::DEFAULT_DRIVERS)?;
     E::validate(&cfg, own, &drivers)
@@ -164,7 +178,7 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
     common.enter(&drivers)?;
     let mut outputs = E::figures(own)
         .into_iter()
-        .map(|f| ExperimentOutput::new(&common.out, f))
+        .map(|f| ExperimentOutput::new(&common.out, f, variant))
         .collect::<Result<Vec<_>>>()?;
     let seeds = if E::SEEDED {
         common.seed_list()

@@ -13,7 +13,11 @@ use std::time::Instant;
 
 /// Results of one figure under construction at `<out>/<figure-id>/`.
 pub struct ExperimentOutput {
+    /// The figure the binary writes (what [`Self::figure`] answers and `Run::out_for` matches).
     figure: String,
+    /// The id its results are written under: `figure`, or `<figure>-<variant>` for a variant
+    /// such as the CNN version (the directory, the manifest's experiment, the claim ids).
+    written_as: String,
     /// None on a cluster rank other than 0, which writes nothing. Shared with the seeds' parts
     /// ([`Self::seed_part`]) while they run.
     dir: Option<Arc<RunDir>>,
@@ -26,25 +30,32 @@ pub struct ExperimentOutput {
 }
 
 impl ExperimentOutput {
-    /// Starts `<out>/<figure>/` (written under a temporary name until [`Self::finish`]).
+    /// Starts `<out>/<figure>/`, or `<out>/<figure>-<variant>/` for a variant (written under a
+    /// temporary name until [`Self::finish`]).
     ///
     /// # Errors
     /// When the results directory cannot be created.
-    pub fn new(out: &std::path::Path, figure: &str) -> Result<Self> {
+    pub fn new(out: &std::path::Path, figure: &str, variant: Option<&str>) -> Result<Self> {
+        let written_as = match variant {
+            Some(v) => format!("{figure}-{v}"),
+            None => figure.to_string(),
+        };
         if !crate::harness::cluster::joined() {
             if let Some(how) = crate::harness::cluster::started_as_rank() {
                 anyhow::bail!("this process was started as {how}, but {figure} does not run under the cluster driver here: every rank would write the same files; start it once, without a launcher");
             }
         }
         let dir = if crate::harness::cluster::is_writer() {
-            Some(Arc::new(RunDir::create(out.join(figure)).with_context(
-                || format!("cannot create results for {figure}"),
-            )?))
+            Some(Arc::new(
+                RunDir::create(out.join(&written_as))
+                    .with_context(|| format!("cannot create results for {written_as}"))?,
+            ))
         } else {
             None
         };
         Ok(ExperimentOutput {
             figure: figure.to_string(),
+            written_as,
             dir,
             claims: Vec::new(),
             seeds_done: Vec::new(),
@@ -80,8 +91,14 @@ impl ExperimentOutput {
         &self.figure
     }
 
-    /// Adds a claim.
-    pub fn claim(&mut self, c: Claim) {
+    /// Adds a claim. A variant's claims are renamed from `<figure>/...` to the id written
+    /// (`<figure>-cnn/...`), so that they never share an id with the figure's own.
+    pub fn claim(&mut self, mut c: Claim) {
+        if self.written_as != self.figure {
+            if let Some(rest) = c.claim_id.strip_prefix(&format!("{}/", self.figure)) {
+                c.claim_id = format!("{}/{rest}", self.written_as);
+            }
+        }
         self.claims.push(c);
     }
 
@@ -91,6 +108,7 @@ impl ExperimentOutput {
     pub(crate) fn seed_part(&self, seed: u64, first: bool) -> ExperimentOutput {
         ExperimentOutput {
             figure: self.figure.clone(),
+            written_as: self.written_as.clone(),
             dir: self.dir.clone(),
             claims: Vec::new(),
             seeds_done: Vec::new(),
@@ -132,7 +150,7 @@ impl ExperimentOutput {
         let dir = Arc::try_unwrap(dir).map_err(|_| {
             anyhow::anyhow!(
                 "{}: a seed's part is still alive when the results are committed",
-                self.figure
+                self.written_as
             )
         })?;
         // Every claim gets its kind, and every failure its class and why, before it is written.
@@ -171,7 +189,7 @@ impl ExperimentOutput {
             }
         };
         let manifest = Manifest {
-            experiment: self.figure.clone(),
+            experiment: self.written_as.clone(),
             config: serde_json::to_value(config)?,
             seed,
             scale: scale.to_string(),
@@ -193,7 +211,7 @@ impl ExperimentOutput {
         let path = dir.commit()?;
         eprintln!(
             "{}: {} claims passed, {} failed{} -> {}",
-            self.figure,
+            self.written_as,
             passed,
             failed,
             if unexercised > 0 {

@@ -67,6 +67,10 @@ impl Experiment for HopFig12 {
     const ABOUT: &'static str = "Hop Fig 12: standard decentralized SVM training (log loss, lr 10, synthetic webspam twin; Hop's CNN with [common.cnn] and the cnn feature) on 16 peers over ring, ring-based and double-ring graphs, with and without random slowdown (every computation 6x slower with probability 1/n). Writes results/hop-fig12/: summary.csv (time per iteration and slowdown ratio per graph), curves.csv, reference.csv (the SVM's reference optimum and near-optimum line), claims.csv, manifest.json.";
     const QUICK: &'static str = include_str!("../../../configs/hop-fig12.quick.toml");
     const PAPER: &'static str = include_str!("../../../configs/hop-fig12.paper.toml");
+    const CNN: Option<(&'static str, &'static str)> = Some((
+        include_str!("../../../configs/hop-fig12.cnn.quick.toml"),
+        include_str!("../../../configs/hop-fig12.cnn.paper.toml"),
+    ));
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
     type Config = Config;
     type Args = NoArgs;

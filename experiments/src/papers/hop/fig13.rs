@@ -105,6 +105,10 @@ impl Experiment for HopFig13 {
     const ABOUT: &'static str = "Hop Fig 13: decentralized SVM training (Hop's CNN with [common.cnn] and the cnn feature; standard protocol, ring-based graph) against a BSP parameter server with the same workers, workload (log loss, lr 10, synthetic webspam twin), compute and network models. Writes results/hop-fig13/: summary.csv, curves.csv, claims.csv, manifest.json.";
     const QUICK: &'static str = include_str!("../../../configs/hop-fig13.quick.toml");
     const PAPER: &'static str = include_str!("../../../configs/hop-fig13.paper.toml");
+    const CNN: Option<(&'static str, &'static str)> = Some((
+        include_str!("../../../configs/hop-fig13.cnn.quick.toml"),
+        include_str!("../../../configs/hop-fig13.cnn.paper.toml"),
+    ));
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
     type Config = Config;
     type Args = NoArgs;

@@ -109,6 +109,10 @@ impl Experiment for HopFig20To21 {
     const ABOUT: &'static str = "Hop Fig 20-21: decentralized training (standard protocol; the SVM by default, Hop's CNN with configs/hop-fig20-21.cnn.*.toml and the `cnn` feature) of 8 workers placed unevenly on 3 machines (`common.network.hosts`: fast links inside a machine, machines' shared NICs and slow links between them), on the ring-based graph and on the two hierarchical graphs (all-reduce inside a machine, a ring between machines, through one shared gateway or spread gateways). Reports each graph's spectral gap beside the paper's and the time to an optimum-relative loss target (90% of the way from the initial held-out loss to the reference optimum's: the near-optimum line; for a CNN, which has no optimum, the largest final loss of the runs that learned). Writes results/hop-fig20-21/: gaps.csv, summary.csv, curves.csv, claims.csv, manifest.json.";
     const QUICK: &'static str = include_str!("../../../configs/hop-fig20-21.quick.toml");
     const PAPER: &'static str = include_str!("../../../configs/hop-fig20-21.paper.toml");
+    const CNN: Option<(&'static str, &'static str)> = Some((
+        include_str!("../../../configs/hop-fig20-21.cnn.quick.toml"),
+        include_str!("../../../configs/hop-fig20-21.cnn.paper.toml"),
+    ));
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
     type Config = Config;
     type Args = NoArgs;
