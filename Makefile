@@ -5,7 +5,8 @@
 #   make fig-asap-fig3            one figure (experiment + render + report)
 #   make fig-mode-matrix CONFIG=experiments/configs/mode-matrix.mf.quick.toml
 #                                 one figure from another configuration (--config)
-#   make fig-hop-fig12-cnn         a figure's CNN version into results/cnn/ (hop-fig12..21, mode-matrix)
+#   make fig-hop-fig12-cnn         a figure's CNN version: results/<id>-cnn/ for hop-fig12, hop-fig13,
+#                                 hop-fig20-21 (in reproduce-all too), results/cnn/<id>/ for the others
 #   make reproduce-all CNN=0       the lean build: no CNNs (asap-fig8 n.a., the DSSP figures on a proxy)
 #   make test | make test-cnn | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
@@ -61,7 +62,7 @@ BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATA
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
 args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build fig-one reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults fuzz lint clean
+.PHONY: all build fig-one fig-cnn-dir reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults fuzz lint clean
 
 all: reproduce-all
 
@@ -106,11 +107,14 @@ figures:
 # on CNNs in `make fig-<id>`) run from configs/<binary>.cnn.<scale>.toml into
 # $(RESULTS)/cnn/<id>/. `make fig-hop-fig12-cnn`.
 fig-%-cnn:
-	@if [ -n "$(call bin_of,$*-cnn)" ]; then $(MAKE) --no-print-directory fig-one FIG=$*-cnn CNN=1; exit $$?; fi; \
-	  test -f experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml || { echo "figure '$*' has no CNN version (experiments/configs/*.cnn.*.toml)" >&2; exit 2; }; \
-	  $(MAKE) --no-print-directory build CNN=1 || exit 1; set -x; \
-	  $(BIN)/$(call bin_of,$*) $(EXP)/cnn --config experiments/configs/$(call bin_of,$*).cnn.$(SCALE).toml && \
-	  $(FIGURES)/cnn render --figure $* && $(FIGURES)/cnn report
+	@$(MAKE) --no-print-directory $(if $(call bin_of,$*-cnn),fig-one FIG=$*-cnn CNN=1,fig-cnn-dir FIG=$*)
+
+fig-cnn-dir:
+	@test -f experiments/configs/$(call bin_of,$(FIG)).cnn.$(SCALE).toml || { echo "figure '$(FIG)' has no CNN version (experiments/configs/*.cnn.*.toml)" >&2; exit 2; }
+	@$(MAKE) --no-print-directory build CNN=1
+	$(BIN)/$(call bin_of,$(FIG)) $(EXP)/cnn --config experiments/configs/$(call bin_of,$(FIG)).cnn.$(SCALE).toml
+	$(FIGURES)/cnn render --figure $(FIG)
+	$(FIGURES)/cnn report
 
 # One figure: its binary (with the arguments that make only it), its plot, the report.
 # `make fig-<id>` for any id of `make figures`.

@@ -208,7 +208,7 @@ impl Experiment for HopFig12 {
         out.csv("ways.csv", &way_rows)?;
         let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
         notes.push(format!(
-            "{} peers training {}, {} iterations, standard protocol; slowdown: every computation {}x slower with probability {}; slowdown ratio = seconds per iteration with slowdown / without; the CNN part: `make fig-hop-fig12-cnn`",
+            "{} peers training {}, {} iterations, standard protocol; slowdown: every computation {}x slower with probability {}; slowdown ratio = seconds per iteration with slowdown / without; the CNN half: `hop-fig12 --cnn`, results/hop-fig12-cnn/",
             cfg.common.workers,
             cfg.common.learning_label(),
             cfg.common.iterations,

@@ -177,7 +177,7 @@ impl Experiment for HopFig13 {
         out.csv("curves.csv", &curves)?;
         let mut notes: Vec<String> = reference.iter().map(|r| r.note("svm")).collect();
         notes.push(format!(
-            "{} workers training {}, {} iterations each; PS: one server node plus the workers, BSP, aggregation {} ({}); decentralized: standard protocol on {} (each peer averages its in-neighbours' models), evaluated at peer 0; {how}; the CNN part: `make fig-hop-fig13-cnn`",
+            "{} workers training {}, {} iterations each; PS: one server node plus the workers, BSP, aggregation {} ({}); decentralized: standard protocol on {} (each peer averages its in-neighbours' models), evaluated at peer 0; {how}; the CNN half: `hop-fig13 --cnn`, results/hop-fig13-cnn/",
             c.workers,
             c.learning_label(),
             c.iterations,
