@@ -9,6 +9,8 @@
 #                                 hop-fig20-21 (in reproduce-all too), results/cnn/<id>/ for the others
 #   make reproduce-all CNN=0       the lean build: no CNNs (asap-fig8 n.a., the DSSP figures on a proxy)
 #   make test | make test-cnn | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
+#   make gpu-build                 target/gpu/syncbench with the cuda feature (LibTorch), for a GPU machine
+#   make gpu-check                 on that machine: devices, profiles, ours vs PyTorch (results/gpu-check/)
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
 #   make sim-validation-cluster  sim-validation measured as 4 local processes over tcp and shm
 #   make soak                    that cluster smoke 100 times per transport: failures / runs
@@ -62,7 +64,7 @@ BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATA
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
 args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build fig-one fig-cnn-dir reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults fuzz lint clean
+.PHONY: all build fig-one fig-cnn-dir reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn gpu-build gpu-check bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults fuzz lint clean
 
 all: reproduce-all
 
@@ -134,6 +136,7 @@ fig-one:
 CNN_FEATURES ?= --features experiments/cnn
 test-cnn:
 	$(CARGO) test --workspace $(CNN_FEATURES) --test cnn
+	$(CARGO) test --workspace $(CNN_FEATURES) --test cnn_devices
 	$(CARGO) test --workspace $(CNN_FEATURES) --lib -- workload::cnn
 	$(CARGO) test --workspace $(CNN_FEATURES) --test experiments_cli -- cnn_
 	$(CARGO) test --workspace $(CNN_FEATURES) --test datasets_cli -- cnn_
@@ -192,10 +195,28 @@ soak: build
 	BIN=$(BIN) OUT=$(RESULTS)/soak SCALE=$(SCALE) ./scripts/soak.sh $(SOAK_RUNS)
 	BIN=$(BIN) OUT=$(RESULTS)/soak-small EXPERIMENTS=asap-fig7 ARGS="--config scripts/soak-asap-small.toml" ./scripts/soak.sh $(SOAK_RUNS)
 
-# The CNN training step vs PyTorch on the same architectures (pip-installs torch into target/,
-# about 5 GB): results/bench/cnn-vs-pytorch.{csv,md}.
+# The CNN training step vs PyTorch on the same architectures, on the CPU (PyTorch from
+# scripts/torch-env.sh, about 4.6 GB in ~/.cache/syncbench): results/bench/cnn-vs-pytorch.{csv,md}.
+# On a GPU: make gpu-check.
 bench-cnn:
 	./scripts/bench-cnn-vs-pytorch.sh
+
+# The GPU check's one binary: syncbench with the `cuda` feature (burn's LibTorch backend, linked
+# against PyTorch 2.11's libtorch: scripts/torch-env.sh installs it once), stripped, as
+# target/gpu/syncbench; built in target/gpu-build/ so the CPU build is not rebuilt. Copy it (and
+# the working tree) to a GPU machine with PyTorch 2.11 and run `make gpu-check` there (no cargo).
+gpu-build:
+	@torch_env=$$(scripts/torch-env.sh) && eval "$$torch_env" && \
+	  CARGO_TARGET_DIR=target/gpu-build $(CARGO) build --release -p experiments --features experiments/cuda --bin syncbench
+	mkdir -p target/gpu
+	cp target/gpu-build/release/syncbench target/gpu/syncbench
+	strip target/gpu/syncbench
+	@ls -l target/gpu/syncbench
+
+# On a GPU machine: devices compared, every paper model profiled, ours against PyTorch, two
+# figures training on the GPU: results/gpu-check/REPORT.md (scripts/gpu-check.sh).
+gpu-check:
+	./scripts/gpu-check.sh
 
 # LIBSVM reader vs scikit-learn's load_svmlight_file (pip-installs scikit-learn into target/).
 bench-libsvm:

@@ -3,17 +3,14 @@
 # size, on this machine's CPU, measured in one run, alternating: images/s of forward + backward
 # + SGD step for each quick model (and one model at the papers' width). Ours: `syncbench
 # profile` (burn's pure-Rust backend, one thread); PyTorch with 1 thread (like for like) and with
-# every core. Installs torch into target/bench-cnn-venv with pip (PyPI's Linux wheel brings its
-# CUDA libraries: about 5 GB; only the CPU is used). Writes results/bench/cnn-vs-pytorch.{csv,md}.
+# every core. PyTorch is the one the `cuda` feature builds against (scripts/torch-env.sh: PyPI's
+# torch 2.11 in ~/.cache/syncbench, about 4.6 GB with its CUDA libraries; only the CPU is used
+# here). Writes results/bench/cnn-vs-pytorch.{csv,md}. On a GPU: scripts/gpu-check.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
-TORCH=${TORCH:-torch==2.15.0}
 cargo build --release -q -p experiments --features cnn --bin syncbench
-VENV=target/bench-cnn-venv
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import torch' 2>/dev/null; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q "$TORCH"
-fi
+torch_env=$(scripts/torch-env.sh)
+eval "$torch_env"
 mkdir -p results/bench
-"$VENV/bin/python" scripts/bench_cnn_torch.py "$ROUNDS"
+"$SYNCBENCH_TORCH_PYTHON" scripts/bench_cnn_torch.py "$ROUNDS"

@@ -1,12 +1,20 @@
 """PyTorch twins of syncbench's CNNs (bench-core/src/workload/cnn/) timed beside
-`syncbench profile`; run by scripts/bench-cnn-vs-pytorch.sh."""
+`syncbench profile`; run by scripts/bench-cnn-vs-pytorch.sh (the CPU) and scripts/gpu-check.sh
+(DEVICE=cuda:N: ours through LibTorch against PyTorch eager on the same GPU, the papers'
+networks at batch 128). Environment: DEVICE (cpu), SYNCBENCH (target/release/syncbench), OUT
+(results/bench)."""
 import csv, os, platform, subprocess, sys, time, tomllib
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-WARMUP, STEPS = 2, 5
+DEVICE = os.environ.get("DEVICE", "cpu")
+GPU = DEVICE.startswith("cuda")
+SYNCBENCH = os.environ.get("SYNCBENCH", "target/release/syncbench")
+OUT = os.environ.get("OUT", "results/bench")
+# A GPU needs more warm-up (cuDNN's algorithm choice, the allocator) and its steps are short.
+WARMUP, STEPS = (5, 20) if GPU else (2, 5)
 
 
 def pool(x):
@@ -149,29 +157,34 @@ def build(model, w, h, side, classes):
     return Resnet(n, w, classes)
 
 
-def torch_seconds(model, w, h, side, batch, threads):
+def torch_seconds(model, w, h, side, batch, threads, classes=10):
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    net = build(model, w, h, side, 10)
+    dev = torch.device(DEVICE)
+    net = build(model, w, h, side, classes).to(dev)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-    x, y = torch.randn(batch, 3, side, side), torch.randint(0, 10, (batch,))
+    x = torch.randn(batch, 3, side, side, device=dev)
+    y = torch.randint(0, classes, (batch,), device=dev)
+    sync = torch.cuda.synchronize if GPU else (lambda: None)
     times = []
     for i in range(WARMUP + STEPS):
+        sync()
         t = time.perf_counter()
         opt.zero_grad()
         F.cross_entropy(net(x), y).backward()
         opt.step()
+        sync()
         if i >= WARMUP:
             times.append(time.perf_counter() - t)
     params = sum(p.numel() for p in net.parameters())
     return sorted(times)[len(times) // 2], params
 
 
-def ours_seconds(model, w, h, side, batch):
+def ours_seconds(model, w, h, side, batch, classes=10):
     out = subprocess.run(
-        ["target/release/syncbench", "profile", "--model", model, "--batch", str(batch),
-         "--width", str(w), "--hidden", str(h), "--side", str(side),
-         "--warmup", str(WARMUP), "--steps", str(STEPS)],
+        [SYNCBENCH, "profile", "--model", model, "--batch", str(batch),
+         "--width", str(w), "--hidden", str(h), "--side", str(side), "--classes", str(classes),
+         "--warmup", str(WARMUP), "--steps", str(STEPS), "--device", DEVICE],
         check=True, capture_output=True, text=True)
     p = tomllib.loads(out.stdout)
     return p["devices"][0]["seconds_per_batch"], p["bytes_per_update"] // 4
@@ -185,6 +198,58 @@ CASES = [  # model, width, hidden, side, batch
     ("resnet20", 16, 32, 32, 32),
     ("resnet50", 4, 32, 16, 32),
 ]
+
+# On a GPU: the papers' networks at their width and batch (CIFAR-100 for ResNet-50 and -110).
+GPU_CASES = [  # model, width, hidden, side, batch, classes
+    ("hop-cnn", 64, 384, 32, 128, 10),
+    ("alexnet-small", 64, 384, 32, 128, 10),
+    ("vgg11", 64, 512, 32, 128, 10),
+    ("resnet20", 16, 384, 32, 128, 10),
+    ("resnet50", 64, 384, 32, 128, 100),
+    ("resnet110", 16, 384, 32, 128, 100),
+]
+
+
+def gpu_bench():
+    rows = []
+    name = torch.cuda.get_device_name(torch.device(DEVICE))
+    for model, w, h, side, batch, classes in GPU_CASES:
+        ours, theirs = [], []
+        for _ in range(ROUNDS):
+            s, ours_params = ours_seconds(model, w, h, side, batch, classes)
+            ours.append(s)
+            s, torch_params = torch_seconds(model, w, h, side, batch, 1, classes)
+            theirs.append(s)
+        assert ours_params == torch_params, (model, w, ours_params, torch_params)
+        best = lambda v: batch / min(v)
+        row = {
+            "model": model, "width": w, "side": side, "batch": batch, "classes": classes,
+            "parameters": ours_params,
+            "ours_images_per_s": round(best(ours), 1),
+            "torch_eager_images_per_s": round(best(theirs), 1),
+            "ours_vs_torch": round(best(ours) / best(theirs), 3),
+        }
+        rows.append(row)
+        print(row, flush=True)
+    stem = f"{OUT}/cnn-vs-pytorch-cuda"
+    with open(stem + ".csv", "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        wr.writeheader()
+        wr.writerows(rows)
+    with open(stem + ".md", "w") as f:
+        f.write(f"# CNN training step on {name} ({DEVICE}): syncbench (burn 0.22 LibTorch backend) vs PyTorch {torch.__version__} eager\n\n")
+        f.write(f"Best of {ROUNDS} rounds, each the median of {STEPS} steps after {WARMUP} warm-up; images/s of forward + backward + SGD (momentum 0.9, weight decay 5e-4). Ours moves the parameters and the gradient through one flat host buffer each step (the form every sync mode exchanges) and runs the SGD step on the host; PyTorch keeps everything on the GPU.\n\n")
+        keys = list(rows[0].keys())
+        f.write("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys) + "\n")
+        for r in rows:
+            f.write("| " + " | ".join(str(r[k]) for k in keys) + " |\n")
+    print(f"wrote {stem}.csv and .md")
+
+
+if GPU:
+    os.makedirs(OUT, exist_ok=True)
+    gpu_bench()
+    sys.exit(0)
 
 rows = []
 cores = os.cpu_count() or 1
@@ -210,11 +275,11 @@ for model, w, h, side, batch in CASES:
     rows.append(row)
     print(row, flush=True)
 
-with open("results/bench/cnn-vs-pytorch.csv", "w", newline="") as f:
+with open(f"{OUT}/cnn-vs-pytorch.csv", "w", newline="") as f:
     wr = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
     wr.writeheader()
     wr.writerows(rows)
-with open("results/bench/cnn-vs-pytorch.md", "w") as f:
+with open(f"{OUT}/cnn-vs-pytorch.md", "w") as f:
     f.write(f"# CNN training step: syncbench (burn flex, 1 thread) vs PyTorch {torch.__version__} on {platform.node()}\n\n")
     f.write(f"Best of {ROUNDS} rounds, each the median of {STEPS} steps after {WARMUP} warm-up; images/s of forward + backward + SGD (momentum 0.9, weight decay 5e-4).\n\n")
     keys = list(rows[0].keys())

@@ -344,6 +344,67 @@ fn a_figure_without_a_cnn_version_refuses_the_cnn_flag() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--device`: a device this build does not have (a GPU without the `cuda` feature, or a GPU
+/// index the machine lacks) or an unknown name is refused by name before anything runs, and
+/// nothing is written.
+#[test]
+fn cnn_device_that_is_not_there_is_refused_by_name() {
+    let dir = tmpdir("nodevice");
+    let missing = if cfg!(feature = "cuda") {
+        "cuda:4096"
+    } else {
+        "cuda:0"
+    };
+    for (device, says) in [
+        (missing, missing),
+        ("gpu0", "unknown device 'gpu0'"),
+        ("cpu,cpu", "not a rank"),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_hop-fig20-21"))
+            .args(["--cnn", "--seeds", "1", "--device", device, "--out"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{device}: {stderr}");
+        assert!(stderr.contains(says), "{device}: {stderr}");
+        assert!(!dir.join("hop-fig20-21-cnn").exists(), "{device}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// With the `cuda` feature, a figure's CNN half trains on LibTorch's CPU side (`--device
+/// torch-cpu`, the GPU build's path without a GPU), and the manifest names the device.
+#[cfg(feature = "cuda")]
+#[test]
+fn cnn_hop_fig20_21_on_libtorch() {
+    let text = include_str!("../configs/hop-fig20-21.cnn.quick.toml")
+        .replace("iterations = 200", "iterations = 4")
+        .replace("train_images = 3200", "train_images = 160")
+        .replace("test_images = 400", "test_images = 20");
+    assert!(
+        text.contains("iterations = 4"),
+        "the shortened budget no longer matches"
+    );
+    let dir = tmpdir("hopfig2021torch");
+    let cfg = dir.join("short.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let o = run_exp(
+        env!("CARGO_BIN_EXE_hop-fig20-21"),
+        &dir,
+        &cfg,
+        &["--cnn", "--seeds", "1", "--device", "torch-cpu"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let manifest =
+        std::fs::read_to_string(dir.join("hop-fig20-21-cnn").join("manifest.json")).unwrap();
+    assert!(
+        manifest.contains("torch-cpu (burn 0.22 LibTorch backend on the CPU)"),
+        "{manifest}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// dssp-fig3's CNN configuration, shortened: without the `cnn` feature the binary says how to
 /// get it and writes nothing; with it, both profiles train their networks and the claims are
 /// written.

@@ -28,9 +28,9 @@ mod weighted_average;
 
 pub use aggregation::Aggregation;
 pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};
-pub use cnn::{CnnConfig, CnnModel};
 #[cfg(feature = "cnn")]
-pub use cnn::{CnnWorkload, StepTimes, EVAL_BATCH};
+pub use cnn::{agreement, CnnWorkload, StepTimes, EVAL_BATCH};
+pub use cnn::{CnnConfig, CnnDevice, CnnModel};
 pub use lda::{Lda, LdaConfig, LdaLocal, LdaTables, TOPIC_TOTAL_TABLE, WORD_TOPIC_TABLE};
 pub use least_squares::{LeastSquares, Optimum};
 pub use least_squares_sgd::{LeastSquaresSgd, LsSgdConfig};

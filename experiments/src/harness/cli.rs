@@ -73,6 +73,13 @@ pub struct CommonArgs {
     /// `<figure>-cnn/...`, beside the figure's own results. Needs the `cnn` feature.
     #[arg(long)]
     pub cnn: bool,
+    /// Where CNN workloads compute (other workloads ignore it): `cpu` (burn's pure-Rust
+    /// backend, one thread; a seed gives the same bytes), `cuda:N` (GPU N through LibTorch;
+    /// needs the `cuda` feature), or `torch-cpu` (LibTorch on the CPU). A cluster job may list
+    /// one per rank (`cuda:0,cuda:0,cuda:1,cuda:1`: rank r takes entry r, ranks may share a
+    /// GPU) or say `cuda` (each rank takes the GPU of its local rank).
+    #[arg(long, default_value = "cpu", value_name = "DEVICE[,DEVICE...]")]
+    pub device: String,
     /// Cluster-driver flags.
     #[command(flatten)]
     pub cluster: crate::harness::cluster::ClusterArgs,
@@ -151,6 +158,23 @@ impl CommonArgs {
     /// workloads are built on for the manifest.
     pub fn data_source(&self) -> crate::harness::data_source::DataSource {
         crate::harness::data_source::DataSource::new(self.data_mode())
+    }
+
+    /// This process's CNN device (`--device`), checked against this build and machine.
+    ///
+    /// # Errors
+    /// An unknown device, a per-rank list that does not fit the job, or a device this build
+    /// or machine does not have, named.
+    pub fn device(&self) -> Result<bench_core::workload::CnnDevice> {
+        let (rank, local) = crate::harness::device_choice::ranks(self.cluster.rank);
+        let d = crate::harness::device_choice::pick(
+            &self.device,
+            rank,
+            local,
+            bench_core::workload::CnnDevice::cuda_devices(),
+        )?;
+        d.check()?;
+        Ok(d)
     }
 
     /// The drivers to run (`--driver`, else `default`), without joining a cluster job yet.

@@ -15,10 +15,12 @@ pub enum DataMode {
     Real,
 }
 
-/// An experiment's data mode and the provenance lines its workload builders record.
+/// An experiment's data mode, the device its CNN workloads compute on, and the provenance
+/// lines its workload builders record.
 #[derive(Debug)]
 pub struct DataSource {
     mode: DataMode,
+    device: bench_core::workload::CnnDevice,
     provenance: Mutex<Vec<String>>,
 }
 
@@ -27,8 +29,20 @@ impl DataSource {
     pub fn new(mode: DataMode) -> Self {
         DataSource {
             mode,
+            device: bench_core::workload::CnnDevice::Cpu,
             provenance: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The same, its CNN workloads computing on `device` (`--device`; the CPU otherwise).
+    pub fn on(mut self, device: bench_core::workload::CnnDevice) -> Self {
+        self.device = device;
+        self
+    }
+
+    /// Where CNN workloads compute.
+    pub fn device(&self) -> bench_core::workload::CnnDevice {
+        self.device
     }
 
     /// Synthetic twins (experiments that read no dataset, and tests).

@@ -170,7 +170,8 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         ),
     };
     let cfg: E::Config = common.load_config(quick, paper)?;
-    let data = common.data_source();
+    let device = common.device()?;
+    let data = common.data_source().on(device);
     let drivers = common.driver_list(E::DEFAULT_DRIVERS)?;
     E::validate(&cfg, own, &drivers)
         .with_context(|| format!("invalid {} configuration", E::BINARY))?;
@@ -197,6 +198,7 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         common,
         drivers: &drivers,
         mode: data.mode(),
+        device,
         outputs: &outputs,
         seeds: &seeds,
     };
@@ -240,6 +242,7 @@ struct SeedContext<'a, E: Experiment> {
     common: &'a CommonArgs,
     drivers: &'a [DriverKind],
     mode: DataMode,
+    device: bench_core::workload::CnnDevice,
     outputs: &'a [ExperimentOutput],
     seeds: &'a [u64],
 }
@@ -266,7 +269,7 @@ impl<E: Experiment> SeedContext<'_, E> {
                 self.seeds.len()
             );
         }
-        let data = DataSource::new(self.mode);
+        let data = DataSource::new(self.mode).on(self.device);
         let mut run = Run::<E> {
             cfg: self.cfg,
             args: self.own,

@@ -2,9 +2,11 @@
 //! twin calibration, the fault matrix and regression tracking.
 
 pub mod datasets;
+pub mod devices;
 pub mod faults;
 pub mod figure_twins;
 pub mod launch;
+pub mod multicall;
 pub mod profile;
 pub mod regress;
 pub mod syncbench;

@@ -3,7 +3,7 @@
 //! (`bench_core::driver::TimeProfile`: seconds per batch, bytes per update, where measured).
 
 use anyhow::{bail, Context, Result};
-use bench_core::workload::CnnModel;
+use bench_core::workload::{CnnDevice, CnnModel};
 use std::path::PathBuf;
 
 /// Flags of `syncbench profile`.
@@ -13,9 +13,14 @@ pub struct ProfileArgs {
     /// resnet50.
     #[arg(long)]
     pub model: String,
-    /// Where to run: `cpu` (burn's pure-Rust backend), or `cuda:N` (not in this build).
+    /// Where to run: `cpu` (burn's pure-Rust backend, one thread), `cuda:N` (GPU N through
+    /// LibTorch; the `cuda` feature) or `torch-cpu` (LibTorch on the CPU).
     #[arg(long, default_value = "cpu")]
     pub device: String,
+    /// What the device is, for the profile's source line (scripts/gpu-check.sh passes the
+    /// GPU's name, driver, CUDA and PyTorch versions); the CPU's model is read by itself.
+    #[arg(long)]
+    pub device_note: Option<String>,
     /// Images per step.
     #[arg(long, default_value_t = 128)]
     pub batch: usize,
@@ -71,19 +76,14 @@ fn median(v: &mut [f64]) -> f64 {
 ///
 /// # Errors
 /// An unknown model, a device this build cannot use, or a zero batch or step count.
-pub fn validate(a: &ProfileArgs) -> Result<CnnModel> {
+pub fn validate(a: &ProfileArgs) -> Result<(CnnModel, CnnDevice)> {
     let model = CnnModel::parse(&a.model)?;
-    match a.device.as_str() {
-        "cpu" => {}
-        d if d.starts_with("cuda") => bail!(
-            "device '{d}': this build has no CUDA backend (syncbench offers only the cpu device so far); use --device cpu"
-        ),
-        d => bail!("unknown device '{d}' (cpu, or cuda:N)"),
-    }
+    let device: CnnDevice = a.device.parse()?;
+    device.check()?;
     if a.batch == 0 || a.steps == 0 {
         bail!("--batch and --steps must be >= 1");
     }
-    Ok(model)
+    Ok((model, device))
 }
 
 #[cfg(feature = "cnn")]
@@ -94,7 +94,7 @@ pub fn validate(a: &ProfileArgs) -> Result<CnnModel> {
 pub fn measure(a: &ProfileArgs) -> Result<Measured> {
     use bench_core::data::ImageShape;
     use bench_core::workload::{CnnConfig, CnnWorkload, Workload};
-    let model = validate(a)?;
+    let (model, device) = validate(a)?;
     let cfg = CnnConfig {
         model,
         width: a.width.unwrap_or(model.paper_width()),
@@ -117,7 +117,13 @@ pub fn measure(a: &ProfileArgs) -> Result<Measured> {
     let stats = images.channel_stats();
     images.normalise(&stats);
     let n = images.len();
-    let w = CnnWorkload::new(cfg, images.slice(0..n - 1), images.slice(n - 1..n), 1)?;
+    let w = CnnWorkload::new_on(
+        cfg,
+        images.slice(0..n - 1),
+        images.slice(n - 1..n),
+        1,
+        device,
+    )?;
     let m = w.initial_model();
     for i in 0..a.warmup {
         w.timed_step(&m, i as u64);
@@ -177,8 +183,11 @@ pub fn profile_toml(a: &ProfileArgs, m: &Measured) -> Result<String> {
         }],
         worker_devices: vec![a.device.clone()],
         source: format!(
-            "measured by syncbench profile on {host} ({cpu}), device {}, burn 0.22.1 flex backend (one thread): {} parameters; median of {} steps after {} warm-up, {med:.4} s per batch (min {lo:.4}, max {hi:.4}); forward {:.4} s, backward {:.4} s, optimizer {:.4} s; {:.1} images/s; revision {}",
-            a.device,
+            "measured by syncbench profile on {host} ({cpu}), device {}{}: {} parameters; median of {} steps after {} warm-up, {med:.4} s per batch (min {lo:.4}, max {hi:.4}); forward {:.4} s, backward {:.4} s, optimizer {:.4} s; {:.1} images/s; revision {}",
+            a.device.parse::<CnnDevice>().map_or_else(|_| a.device.clone(), |d| d.describe()),
+            a.device_note
+                .as_ref()
+                .map_or(String::new(), |n| format!(" ({n})")),
             m.parameters,
             m.totals.len(),
             a.warmup,

@@ -80,6 +80,10 @@ enum Command {
     /// (seconds per batch with its spread, bytes per update, where and how it was measured).
     /// Needs the `cnn` feature.
     Profile(crate::tools::profile::ProfileArgs),
+    /// List the devices CNN workloads can run on here (cpu; torch-cpu and cuda:N with the
+    /// `cuda` feature), and with `--compare DEVICE` check that one computes the CPU backend's
+    /// gradients and evaluations for every model (what scripts/gpu-check.sh runs on a GPU).
+    Devices(crate::tools::devices::DevicesArgs),
     /// Compare a results directory with a committed baseline (`baselines/<testbed>.json`):
     /// exact (the SHA-256 of every CSV a sim-only figure wrote: any change fails and is named),
     /// claims (a claim that passed and does not now fails), bounds (counted staleness and gap
@@ -116,8 +120,12 @@ enum Command {
     },
 }
 
-/// The binary's `main`.
+/// The binary's `main`; started under an experiment's name, that experiment
+/// ([`crate::tools::multicall`]).
 pub fn main() -> std::process::ExitCode {
+    if let Some(experiment) = crate::tools::multicall::started_as() {
+        return experiment();
+    }
     let cli = Cli::parse();
     if let Command::Launch(args) = cli.command {
         return match crate::tools::launch::run(args) {
@@ -146,6 +154,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Datasets { lock, command } => crate::tools::datasets::run(command, lock),
         Command::TransportBench(args) => crate::tools::transport_bench::run(args),
         Command::Profile(args) => crate::tools::profile::run(&args),
+        Command::Devices(args) => crate::tools::devices::run(&args),
         Command::Faults { out } => {
             let exe = crate::tools::launch::resolve("ps-modes");
             let path = crate::tools::faults::run_all(&exe, &out)?;

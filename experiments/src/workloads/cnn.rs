@@ -96,7 +96,7 @@ mod with_cnn {
                     test.len()
                 ));
             }
-            let w = CnnWorkload::new(cnn.clone(), train, test, seed)?;
+            let w = CnnWorkload::new_on(cnn.clone(), train, test, seed, data.device())?;
             data.record(w.describe());
             Ok(Arc::new(w))
         }

@@ -1,15 +1,19 @@
 //! Convolutional networks on images: the VGG, downsized AlexNet, CIFAR ResNets (ResNet-50
 //! too) and Hop's CNN that ASAP, DSSP and Hop train. Their settings ([`CnnConfig`]) are always built, so every
 //! build reads CNN configurations; the networks themselves (feature `cnn`) are built with burn
-//! on its pure-Rust CPU backend (`flex`, one thread, so a seed gives the same bytes), with
+//! on its pure-Rust CPU backend (`flex`, one thread, so a seed gives the same bytes) or, with
+//! the `cuda` feature, on LibTorch ([`CnnDevice`]), with
 //! their parameters and updates as one flat `f32` buffer so that every family's learning moves
 //! them unchanged.
 
+#[cfg(feature = "cnn")]
+pub mod agreement;
 #[cfg(feature = "cnn")]
 mod alexnet;
 #[cfg(feature = "cnn")]
 mod bottleneck;
 mod config;
+mod device;
 #[cfg(feature = "cnn")]
 mod flat;
 #[cfg(feature = "cnn")]
@@ -28,5 +32,6 @@ mod vgg;
 mod workload;
 
 pub use config::{CnnConfig, CnnModel};
+pub use device::CnnDevice;
 #[cfg(feature = "cnn")]
 pub use workload::{CnnWorkload, StepTimes, EVAL_BATCH};

@@ -3,6 +3,7 @@
 //! moves its parameters and updates unchanged (one flat `f32` buffer).
 
 use super::config::CnnConfig;
+use super::device::CnnDevice;
 use super::flat;
 use super::network::Network;
 use crate::data::{check_labels, ImageSet};
@@ -37,6 +38,10 @@ pub struct CnnWorkload {
     velocity: Mutex<Vec<Vec<f32>>>,
     /// Mixed into the augmentation's generator, so seeds differ in crops and flips too.
     seed: u64,
+    /// Where it computes.
+    on: CnnDevice,
+    /// burn's device for it (plain; the autodiff one is derived per update).
+    device: Device,
 }
 
 impl std::fmt::Debug for CnnWorkload {
@@ -46,18 +51,35 @@ impl std::fmt::Debug for CnnWorkload {
             .field("parameters", &self.dim)
             .field("train", &self.train.len())
             .field("test", &self.test.len())
+            .field("device", &self.on)
             .finish()
     }
 }
 
 impl CnnWorkload {
     /// The network `cfg` names on `train` / `test` (normalised already), with initial
-    /// parameters drawn from `seed`.
+    /// parameters drawn from `seed`, on the CPU ([`CnnDevice::Cpu`]).
     ///
     /// # Errors
     /// [`CoreError::Config`] for invalid settings, empty sets, sets of different image sizes or
     /// class counts, or a label out of range.
     pub fn new(cfg: CnnConfig, train: ImageSet, test: ImageSet, seed: u64) -> Result<Self> {
+        Self::new_on(cfg, train, test, seed, CnnDevice::Cpu)
+    }
+
+    /// [`Self::new`] computing on `on`. The initial parameters are drawn on the host, so every
+    /// device starts a seed from the same values.
+    ///
+    /// # Errors
+    /// As [`Self::new`], and a device this build or machine does not have
+    /// ([`CnnDevice::check`]).
+    pub fn new_on(
+        cfg: CnnConfig,
+        train: ImageSet,
+        test: ImageSet,
+        seed: u64,
+        on: CnnDevice,
+    ) -> Result<Self> {
         cfg.validate()?;
         if train.is_empty() || test.is_empty() {
             return Err(CoreError::Config(
@@ -72,7 +94,7 @@ impl CnnWorkload {
         }
         check_labels(&train)?;
         check_labels(&test)?;
-        let device = Device::flex();
+        let device = on.burn()?;
         let train_device = device.clone().autodiff();
         let template = Network::new(&cfg, train.side, train.classes, &train_device);
         let shapes = flat::shapes(&template);
@@ -92,6 +114,8 @@ impl CnnWorkload {
             initial,
             velocity: Mutex::new(Vec::new()),
             seed,
+            on,
+            device,
         })
     }
 
@@ -100,13 +124,19 @@ impl CnnWorkload {
         &self.cfg
     }
 
+    /// Where it computes.
+    pub fn device(&self) -> CnnDevice {
+        self.on
+    }
+
     /// One line for manifests: model, parameters, images.
     pub fn describe(&self) -> String {
         format!(
-            "cnn: {} (width {}, {} parameters) on {} training and {} evaluation images of {}x{} pixels, {} classes; SGD lr {} momentum {} weight decay {}{}, batch {} per worker{}",
+            "cnn: {} (width {}, {} parameters) on {}; {} training and {} evaluation images of {}x{} pixels, {} classes; SGD lr {} momentum {} weight decay {}{}, batch {} per worker{}",
             self.cfg.model.name(),
             self.cfg.width,
             self.dim,
+            self.on.describe(),
             self.train.len(),
             self.test.len(),
             self.train.side,
@@ -181,7 +211,7 @@ impl CnnWorkload {
     ) -> (Vec<f32>, f64, f64) {
         let start = Instant::now();
         let net = flat::load(self.trainable.lock().expect("network lock").clone(), model);
-        let device = Device::flex().autodiff();
+        let device = self.device.clone().autodiff();
         let (x, y) = self.batch(worker, workers, iter);
         let s = self.train.side;
         let b = y.len();
@@ -306,7 +336,7 @@ impl Workload for CnnWorkload {
 
     fn evaluate(&self, model: &[f32]) -> (f64, f64) {
         let net = flat::load(self.inference.lock().expect("network lock").clone(), model);
-        let device = Device::flex();
+        let device = self.device.clone();
         let loss_fn = CrossEntropyLossConfig::new().init(&device);
         let (s, len, n) = (self.test.side, self.test.image_len(), self.test.len());
         let (mut loss, mut correct) = (0.0f64, 0usize);
