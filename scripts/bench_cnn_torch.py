@@ -11,6 +11,12 @@ import torch.nn.functional as F
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 DEVICE = os.environ.get("DEVICE", "cpu")
 GPU = DEVICE.startswith("cuda")
+# PyTorch's name for the device ours calls torch-cpu (LibTorch on the CPU).
+TORCH_DEVICE = "cpu" if DEVICE in ("cpu", "torch-cpu") else DEVICE
+# The papers' networks at their batch (the GPU table); PAPER_CASES=1 runs it on any device, and
+# BATCH= shrinks the batch for a dry run of scripts/gpu-check.sh without a GPU.
+PAPER = GPU or os.environ.get("PAPER_CASES") == "1"
+PAPER_BATCH = int(os.environ.get("BATCH", "128"))
 SYNCBENCH = os.environ.get("SYNCBENCH", "target/release/syncbench")
 OUT = os.environ.get("OUT", "results/bench")
 # A GPU needs more warm-up (cuDNN's algorithm choice, the allocator) and its steps are short.
@@ -160,7 +166,7 @@ def build(model, w, h, side, classes):
 def torch_seconds(model, w, h, side, batch, threads, classes=10):
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    dev = torch.device(DEVICE)
+    dev = torch.device(TORCH_DEVICE)
     net = build(model, w, h, side, classes).to(dev)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
     x = torch.randn(batch, 3, side, side, device=dev)
@@ -201,18 +207,18 @@ CASES = [  # model, width, hidden, side, batch
 
 # On a GPU: the papers' networks at their width and batch (CIFAR-100 for ResNet-50 and -110).
 GPU_CASES = [  # model, width, hidden, side, batch, classes
-    ("hop-cnn", 64, 384, 32, 128, 10),
-    ("alexnet-small", 64, 384, 32, 128, 10),
-    ("vgg11", 64, 512, 32, 128, 10),
-    ("resnet20", 16, 384, 32, 128, 10),
-    ("resnet50", 64, 384, 32, 128, 100),
-    ("resnet110", 16, 384, 32, 128, 100),
+    ("hop-cnn", 64, 384, 32, PAPER_BATCH, 10),
+    ("alexnet-small", 64, 384, 32, PAPER_BATCH, 10),
+    ("vgg11", 64, 512, 32, PAPER_BATCH, 10),
+    ("resnet20", 16, 384, 32, PAPER_BATCH, 10),
+    ("resnet50", 64, 384, 32, PAPER_BATCH, 100),
+    ("resnet110", 16, 384, 32, PAPER_BATCH, 100),
 ]
 
 
 def gpu_bench():
     rows = []
-    name = torch.cuda.get_device_name(torch.device(DEVICE))
+    name = torch.cuda.get_device_name(torch.device(DEVICE)) if GPU else platform.processor() or "the CPU"
     for model, w, h, side, batch, classes in GPU_CASES:
         ours, theirs = [], []
         for _ in range(ROUNDS):
@@ -231,13 +237,13 @@ def gpu_bench():
         }
         rows.append(row)
         print(row, flush=True)
-    stem = f"{OUT}/cnn-vs-pytorch-cuda"
+    stem = f"{OUT}/cnn-vs-pytorch-{'cuda' if GPU else DEVICE}"
     with open(stem + ".csv", "w", newline="") as f:
         wr = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         wr.writeheader()
         wr.writerows(rows)
     with open(stem + ".md", "w") as f:
-        f.write(f"# CNN training step on {name} ({DEVICE}): syncbench (burn 0.22 LibTorch backend) vs PyTorch {torch.__version__} eager\n\n")
+        f.write(f"# CNN training step on {name} ({DEVICE}): syncbench (burn 0.22, {'flex' if DEVICE == 'cpu' else 'LibTorch'} backend) vs PyTorch {torch.__version__} eager\n\n")
         f.write(f"Best of {ROUNDS} rounds, each the median of {STEPS} steps after {WARMUP} warm-up; images/s of forward + backward + SGD (momentum 0.9, weight decay 5e-4). Ours moves the parameters and the gradient through one flat host buffer each step (the form every sync mode exchanges) and runs the SGD step on the host; PyTorch keeps everything on the GPU.\n\n")
         keys = list(rows[0].keys())
         f.write("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys) + "\n")
@@ -246,7 +252,7 @@ def gpu_bench():
     print(f"wrote {stem}.csv and .md")
 
 
-if GPU:
+if PAPER:
     os.makedirs(OUT, exist_ok=True)
     gpu_bench()
     sys.exit(0)

@@ -265,10 +265,14 @@ fn dssp_table_on_a_short_run() {
     let dir = tmpdir("dssp");
     let cfg = dir.join("short.toml");
     let text = include_str!("../configs/dssp-table1.quick.toml")
-        .replace("iterations = 600", "iterations = 40")
+        .replace("iterations = 240", "iterations = 40")
         .replace("train_rows = 20000", "train_rows = 2000")
         .replace("test_rows = 2000", "test_rows = 200")
         .replace("features = 47236", "features = 2000");
+    assert!(
+        text.contains("iterations = 40") && text.contains("features = 2000"),
+        "the shortened configuration no longer matches the shipped one"
+    );
     std::fs::write(&cfg, text).unwrap();
     let o = run_exp(env!("CARGO_BIN_EXE_dssp-table1"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -279,13 +283,32 @@ fn dssp_table_on_a_short_run() {
         m.contains("gtx1060"),
         "the manifest states the time profile"
     );
+    assert!(!m.contains("real compute"), "{m}");
+    // Under threads the workers compute for real, each slowed to its device's speed ratio
+    // (the profile's 1080 Ti and 1060: 1x and 2x), and the manifest says so.
+    let threads_dir = dir.join("threads");
+    let o = run_exp(
+        env!("CARGO_BIN_EXE_dssp-table1"),
+        &threads_dir,
+        &cfg,
+        &["--driver", "threads", "--seeds", "1"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m = std::fs::read_to_string(threads_dir.join("dssp-table1").join("manifest.json")).unwrap();
+    assert!(
+        m.contains("threads driver: real compute") && m.contains("factors [1.0, 2.0]"),
+        "{m}"
+    );
+    let t = std::fs::read_to_string(threads_dir.join("dssp-table1").join("table.csv")).unwrap();
+    assert_eq!(t.lines().count(), 1 + 6 * 2, "6 modes x 2 targets");
     let bad = run_exp(
         env!("CARGO_BIN_EXE_dssp-table1"),
-        &dir,
+        &dir.join("two"),
         &cfg,
-        &["--driver", "threads"],
+        &["--driver", "sim,threads"],
     );
     assert!(!bad.status.success());
+    assert!(!dir.join("two").join("dssp-table1").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -53,9 +53,11 @@ pub use profile::{DeviceTime, TimeProfile};
 pub struct ComputeModel {
     /// Virtual nanoseconds per example of a mini-batch, before the straggler factor.
     pub ns_per_example: f64,
-    /// Sim only: use the measured wall time of the real computation (times the straggler
-    /// factor) instead of `ns_per_example`. Makes timings realistic but the CSV bytes no longer
-    /// reproducible from the seed; recorded in the manifest.
+    /// Use the measured wall time of the real computation times the straggler factor instead
+    /// of `ns_per_example`. In the sim it makes timings realistic but the CSV bytes no longer
+    /// reproducible from the seed (recorded in the manifest); under threads and cluster a
+    /// worker slowed by factor k waits k - 1 times its measured step, so per-worker speed
+    /// ratios are realised on real compute. The receive-buffer drivers refuse it.
     #[serde(default)]
     pub measured: bool,
 }

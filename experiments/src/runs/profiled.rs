@@ -1,5 +1,7 @@
-//! Running a list of parameter-server modes in the simulator on a time profile with a CPU proxy
-//! model: the piece the DSSP experiments share.
+//! Running a list of parameter-server modes on a time profile: in the simulator (the profile's
+//! seconds per batch are each worker's compute time), or on real compute under threads or
+//! cluster (each worker's speed ratio to the fastest device of the profile realised as a
+//! straggler factor on its measured step): the piece the DSSP experiments share.
 
 use crate::harness::data_source::DataSource;
 use crate::harness::runner::{run_ps, RunSettings, ThreadsSection};
@@ -8,7 +10,7 @@ use anyhow::{Context, Result};
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel, TimeProfile};
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::{ProtocolSpec, SyncMode};
-use bench_core::straggler::StragglerConfig;
+use bench_core::straggler::{SlowWorker, StragglerConfig};
 use bench_core::workload::{SvmConfig, Workload};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -58,31 +60,77 @@ impl ProfiledSetting<'_> {
         self.data.svm_workload(self.svm, seed, data)
     }
 
-    /// Runs every mode in the simulator, calling `tick` after each; results keyed by label.
+    /// Each worker's speed ratio on real compute: its seconds per batch over the fastest
+    /// worker's, times any configured constant factor of the worker.
+    ///
+    /// # Errors
+    /// A profile that does not cover the workers.
+    pub fn real_compute_factors(&self) -> Result<Vec<f64>> {
+        let ns = self.profile.iteration_ns(self.workers)?;
+        let fastest = ns.iter().copied().min().unwrap_or(1).max(1) as f64;
+        Ok(ns
+            .iter()
+            .enumerate()
+            .map(|(w, &t)| {
+                let configured: f64 = self
+                    .stragglers
+                    .slow
+                    .iter()
+                    .filter(|s| s.worker == w)
+                    .map(|s| s.factor)
+                    .product();
+                t as f64 / fastest * configured
+            })
+            .collect())
+    }
+
+    /// Runs every mode under `driver`, calling `tick` after each; results keyed by label. The
+    /// sim takes the profile's times as the compute times; threads and cluster compute for
+    /// real, each worker waiting out its speed ratio ([`Self::real_compute_factors`]) on its
+    /// measured step.
     ///
     /// # Errors
     /// For an invalid profile or network, or a failing run.
     pub fn run_all(
         &self,
+        driver: DriverKind,
         modes: &[SyncMode],
         workload: &Arc<dyn Workload>,
         seed: u64,
         mut tick: impl FnMut(&SyncMode),
     ) -> Result<BTreeMap<String, RunRecords>> {
         self.network.validate(self.workers + 1)?;
+        let sim = driver == DriverKind::Sim;
+        let stragglers = if sim {
+            self.stragglers.clone()
+        } else {
+            StragglerConfig {
+                slow: self
+                    .real_compute_factors()?
+                    .into_iter()
+                    .enumerate()
+                    .map(|(worker, factor)| SlowWorker { worker, factor })
+                    .collect(),
+                ..self.stragglers.clone()
+            }
+        };
         let settings = RunSettings {
             network: self.network.clone(),
             compute: ComputeModel {
                 ns_per_example: 0.0,
-                measured: false,
+                measured: !sim,
             },
-            stragglers: self.stragglers.clone(),
+            stragglers,
             eval_every: self.eval_every,
             threads: ThreadsSection {
                 ring_depth: 32,
                 stall_timeout_ms: 60_000,
             },
-            iteration_ns: Some(self.profile.iteration_ns(self.workers)?),
+            iteration_ns: if sim {
+                Some(self.profile.iteration_ns(self.workers)?)
+            } else {
+                None
+            },
             wire_bytes: Some(self.profile.bytes_per_update),
         };
         let mut runs = BTreeMap::new();
@@ -92,7 +140,7 @@ impl ProfiledSetting<'_> {
                 workers: self.workers,
                 iterations: self.iterations,
             };
-            let rec = run_ps(DriverKind::Sim, spec, &settings, workload, seed)
+            let rec = run_ps(driver, spec, &settings, workload, seed)
                 .with_context(|| format!("{} on profile {}", mode.label(), self.profile.model))?;
             runs.insert(mode.label(), rec);
             tick(&mode);

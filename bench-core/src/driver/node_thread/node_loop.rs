@@ -5,7 +5,10 @@
 //! Computation is real; a computation takes `max(real time, modelled time)` where the modelled
 //! time is the [`ComputeModel`](crate::driver::ComputeModel) times the straggler factor (the
 //! thread sleeps the difference, receiving meanwhile), so the same configuration means the same
-//! thing under `sim`, `threads` and `cluster`.
+//! thing under `sim`, `threads` and `cluster`. With `compute.measured` the modelled time is the
+//! measured one times the factor: a worker at 1/k of its device's speed waits k - 1 times its
+//! measured step, so speed ratios are realised on real compute (DSSP's mixed GPUs on one model
+//! of GPU).
 
 use super::codec::{decode, encode};
 use super::links::{Links, Signal};
@@ -362,12 +365,19 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
                         .sampler
                         .as_mut()
                         .map_or(1.0, |s| s.next_step_factor(steps));
-                    let modelled = Duration::from_nanos(
-                        (self.ctx.cfg.compute.ns_per_example
-                            * self.ctx.workload.batch_size(self.workers) as f64
-                            / steps as f64
-                            * factor) as u64,
-                    );
+                    // compute.measured: the measured step times the factor (a worker at 1/k
+                    // of its device waits k - 1 times its measured step); otherwise the
+                    // modelled time, at least the real one.
+                    let modelled = if self.ctx.cfg.compute.measured {
+                        t0.elapsed().mul_f64(factor.max(0.0))
+                    } else {
+                        Duration::from_nanos(
+                            (self.ctx.cfg.compute.ns_per_example
+                                * self.ctx.workload.batch_size(self.workers) as f64
+                                / steps as f64
+                                * factor) as u64,
+                        )
+                    };
                     self.receive_until(t0 + modelled)?;
                     let now = self.now();
                     self.proto.handle(now, Input::ComputeDone { iter })?;

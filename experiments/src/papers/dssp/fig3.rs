@@ -307,7 +307,7 @@ fn run_profile(
         }
         None => setting.workload(seed, data)?,
     };
-    let runs = setting.run_all(modes, &workload, seed, tick)?;
+    let runs = setting.run_all(DriverKind::Sim, modes, &workload, seed, tick)?;
     let best = reference.map_or_else(
         || runs.values().map(best_accuracy).fold(f64::NAN, f64::max),
         |r| r.test_accuracy,

@@ -211,8 +211,8 @@ impl Experiment for DsspTable1 {
             c.net.validate()?;
             c.images.validate()?;
         }
-        if drivers != [DriverKind::Sim] {
-            bail!("dssp-table1 runs on the time profile, which only the sim driver models; use --driver sim");
+        if drivers.len() != 1 {
+            bail!("dssp-table1 runs under one driver at a time: sim (the time profile's times), or threads or cluster (real compute, each worker slowed to its speed ratio)");
         }
         if let Some(grid) = &cfg.sensitivity {
             for &r in &grid.slow_device_ratio {
@@ -227,6 +227,7 @@ impl Experiment for DsspTable1 {
 
     fn run(run: &mut Run<'_, Self>) -> Result<()> {
         let (cfg, seed, data) = (run.cfg, run.seed, run.data);
+        let driver = run.drivers[0];
         let modes = parse_modes(&cfg.modes)?;
         let setting = profiled(cfg);
         // A CNN has no computable optimum: its targets are fractions of the best accuracy any
@@ -240,7 +241,7 @@ impl Experiment for DsspTable1 {
         };
         let out = run.out();
         let pb = progress(modes.len() as u64, FIGURE);
-        let runs = run_modes(cfg, &modes, &workload, seed, |m| {
+        let runs = run_modes(cfg, driver, &modes, &workload, seed, |m| {
             pb.set_message(m.label());
             pb.inc(1);
         })?;
@@ -308,7 +309,17 @@ impl Experiment for DsspTable1 {
             super::fig3::PULL_NOTE.into(),
             "DSSP controller conventions: see bench-core/src/protocol/ps/dssp.rs".into(),
         ]);
-        if let (Some(grid), None) = (&cfg.sensitivity, &cfg.cnn) {
+        if driver != DriverKind::Sim {
+            let factors = setting.real_compute_factors()?;
+            notes.push(format!(
+                "{} driver: real compute on {}; each worker's speed ratio to the fastest device of the profile is realised on its measured step (a worker at 1/k waits k - 1 times it; compute.measured): factors {:?} for workers 0..{}; times are wall seconds, not the profile's",
+                driver.label(),
+                data.device().describe(),
+                factors.iter().map(|f| (f * 1000.0).round() / 1000.0).collect::<Vec<_>>(),
+                factors.len()
+            ));
+        }
+        if let (Some(grid), None, DriverKind::Sim) = (&cfg.sensitivity, &cfg.cnn, driver) {
             if seed == run.common.seed {
                 let s = sensitivity(cfg, grid, &modes, &headline, seed, data, reference.as_ref())?;
                 s.write(run.out())?;
@@ -348,12 +359,13 @@ fn profiled(cfg: &Config) -> ProfiledSetting<'_> {
 /// A bad profile or network, or a failed run.
 fn run_modes(
     cfg: &Config,
+    driver: DriverKind,
     modes: &[SyncMode],
     workload: &Arc<dyn Workload>,
     seed: u64,
     tick: impl FnMut(&SyncMode),
 ) -> Result<BTreeMap<String, RunRecords>> {
-    profiled(cfg).run_all(modes, workload, seed, tick)
+    profiled(cfg).run_all(driver, modes, workload, seed, tick)
 }
 
 /// The DSSP claims of Table I at each target (`target_fractions` of `best`).
@@ -563,7 +575,7 @@ fn sensitivity(
             let mut c = cfg.clone();
             c.profile = with_slow_ratio(&cfg.profile, ratio)?;
             c.stragglers.jitter_sigma = jitter;
-            let runs = run_modes(&c, modes, &workload, seed, |_| {})?;
+            let runs = run_modes(&c, DriverKind::Sim, modes, &workload, seed, |_| {})?;
             let best = reference.map_or_else(
                 || runs.values().map(best_accuracy).fold(f64::NAN, f64::max),
                 |r| r.test_accuracy,
@@ -625,5 +637,27 @@ mod tests {
             DsspTable1::validate(&cfg, &NoArgs::default(), &[DriverKind::Sim]).unwrap();
             assert!(cfg.cnn.is_some());
         }
+    }
+
+    /// The GPU check's configuration (scripts/gpu-check.sh) is a valid dssp-table1
+    /// configuration under the cluster driver, with four workers at speed ratios 1, 1, 1.5
+    /// and 2 on real compute; two drivers at once are refused.
+    #[test]
+    fn the_gpu_checks_configuration_runs_four_workers_of_mixed_speed() {
+        let text = include_str!("../../../configs/dssp-table1.cnn-gpu4.quick.toml");
+        let cfg: Config = toml::from_str(text).unwrap();
+        DsspTable1::validate(&cfg, &NoArgs::default(), &[DriverKind::Cluster]).unwrap();
+        assert_eq!(
+            profiled(&cfg).real_compute_factors().unwrap(),
+            [1.0, 1.0, 1.5, 2.0]
+        );
+        let e = DsspTable1::validate(
+            &cfg,
+            &NoArgs::default(),
+            &[DriverKind::Sim, DriverKind::Threads],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("one driver at a time"), "{e}");
     }
 }
