@@ -171,7 +171,8 @@ def torch_seconds(model, w, h, side, batch, threads, classes=10):
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
     x = torch.randn(batch, 3, side, side, device=dev)
     y = torch.randint(0, classes, (batch,), device=dev)
-    sync = torch.cuda.synchronize if GPU else (lambda: None)
+    # The device's own stream: a bare synchronize() waits for the current device only.
+    sync = (lambda: torch.cuda.synchronize(dev)) if GPU else (lambda: None)
     times = []
     for i in range(WARMUP + STEPS):
         sync()
@@ -216,6 +217,21 @@ GPU_CASES = [  # model, width, hidden, side, batch, classes
 ]
 
 
+def write_table(stem, title, note, rows):
+    """rows as stem.csv and as a Markdown table under title and note in stem.md."""
+    with open(stem + ".csv", "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        wr.writeheader()
+        wr.writerows(rows)
+    with open(stem + ".md", "w") as f:
+        f.write(f"# {title}\n\n{note}\n\n")
+        keys = list(rows[0].keys())
+        f.write("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys) + "\n")
+        for r in rows:
+            f.write("| " + " | ".join(str(r[k]) for k in keys) + " |\n")
+    print(f"wrote {stem}.csv and .md")
+
+
 def gpu_bench():
     rows = []
     name = torch.cuda.get_device_name(torch.device(DEVICE)) if GPU else platform.processor() or "the CPU"
@@ -237,19 +253,11 @@ def gpu_bench():
         }
         rows.append(row)
         print(row, flush=True)
-    stem = f"{OUT}/cnn-vs-pytorch-{'cuda' if GPU else DEVICE}"
-    with open(stem + ".csv", "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        wr.writeheader()
-        wr.writerows(rows)
-    with open(stem + ".md", "w") as f:
-        f.write(f"# CNN training step on {name} ({DEVICE}): syncbench (burn 0.22, {'flex' if DEVICE == 'cpu' else 'LibTorch'} backend) vs PyTorch {torch.__version__} eager\n\n")
-        f.write(f"Best of {ROUNDS} rounds, each the median of {STEPS} steps after {WARMUP} warm-up; images/s of forward + backward + SGD (momentum 0.9, weight decay 5e-4). Ours moves the parameters and the gradient through one flat host buffer each step (the form every sync mode exchanges) and runs the SGD step on the host; PyTorch keeps everything on the GPU.\n\n")
-        keys = list(rows[0].keys())
-        f.write("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys) + "\n")
-        for r in rows:
-            f.write("| " + " | ".join(str(r[k]) for k in keys) + " |\n")
-    print(f"wrote {stem}.csv and .md")
+    write_table(
+        f"{OUT}/cnn-vs-pytorch-{'cuda' if GPU else DEVICE}",
+        f"CNN training step on {name} ({DEVICE}): syncbench (burn 0.22, {'flex' if DEVICE == 'cpu' else 'LibTorch'} backend) vs PyTorch {torch.__version__} eager",
+        f"Best of {ROUNDS} rounds, each the median of {STEPS} steps after {WARMUP} warm-up; images/s of forward + backward + SGD (momentum 0.9, weight decay 5e-4). Ours moves the parameters and the gradient through one flat host buffer each step (the form every sync mode exchanges) and runs the SGD step on the host; PyTorch keeps everything on the device.",
+        rows)
 
 
 if PAPER:
@@ -281,15 +289,8 @@ for model, w, h, side, batch in CASES:
     rows.append(row)
     print(row, flush=True)
 
-with open(f"{OUT}/cnn-vs-pytorch.csv", "w", newline="") as f:
-    wr = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-    wr.writeheader()
-    wr.writerows(rows)
-with open(f"{OUT}/cnn-vs-pytorch.md", "w") as f:
-    f.write(f"# CNN training step: syncbench (burn flex, 1 thread) vs PyTorch {torch.__version__} on {platform.node()}\n\n")
-    f.write(f"Best of {ROUNDS} rounds, each the median of {STEPS} steps after {WARMUP} warm-up; images/s of forward + backward + SGD (momentum 0.9, weight decay 5e-4).\n\n")
-    keys = list(rows[0].keys())
-    f.write("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys) + "\n")
-    for r in rows:
-        f.write("| " + " | ".join(str(r[k]) for k in keys) + " |\n")
-print("wrote results/bench/cnn-vs-pytorch.csv and .md")
+write_table(
+    f"{OUT}/cnn-vs-pytorch",
+    f"CNN training step: syncbench (burn flex, 1 thread) vs PyTorch {torch.__version__} on {platform.node()}",
+    f"Best of {ROUNDS} rounds, each the median of {STEPS} steps after {WARMUP} warm-up; images/s of forward + backward + SGD (momentum 0.9, weight decay 5e-4).",
+    rows)

@@ -17,7 +17,7 @@
 #                     tools/multicall.rs)
 #   REPORT.md         each step's status and seconds
 # Usage: scripts/gpu-check.sh [binary]; DEVICE=cuda:1, TORCH_PYTHON=/path/to/python, OUT=,
-# BATCH= (128), STEPS= (20 timed profile steps), ROUNDS= (3), DSSP_CONFIG= (the 4-rank run's
+# BATCH= (128), STEPS= (20 timed steps per profile), ROUNDS= (3 bench rounds), DSSP_CONFIG= (the 4-rank run's
 # configuration). A dry run without a GPU, on LibTorch's CPU side: DEVICE=torch-cpu BATCH=4
 # STEPS=2 ROUNDS=1 DSSP_CONFIG=<a shortened copy> scripts/gpu-check.sh.
 set -uo pipefail
@@ -36,7 +36,10 @@ torchlib=$("$PY" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.
 export LD_LIBRARY_PATH="$torchlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 mkdir -p "$OUT/profiles" "$OUT/runs" "$OUT/bin"
 for e in dssp-table1 hop-fig20-21; do ln -sf "$BIN" "$OUT/bin/$e"; done
-gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader -i "${DEVICE#cuda:}" 2>/dev/null | head -1)
+gpu=""
+case "$DEVICE" in cuda:[0-9]*)
+  gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader -i "${DEVICE#cuda:}" 2>/dev/null | head -1) ;;
+esac
 versions=$("$PY" -c 'import torch; print(f"PyTorch {torch.__version__}, CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}")')
 note="${gpu:-unknown GPU}; $versions; burn 0.22.1 LibTorch backend"
 { echo "device: $DEVICE"; echo "gpu (name, driver, memory): ${gpu:-nvidia-smi not found}"; echo "$versions";
@@ -47,8 +50,8 @@ echo "| step | status | seconds |" >> "$OUT/REPORT.md"
 echo "|---|---|---|" >> "$OUT/REPORT.md"
 failed=0
 step() {  # step NAME LOGFILE COMMAND...
-  local name=$1 log=$2; shift 2
-  local s; s=$(date +%s)
+  local name=$1 log=$2 s st; shift 2
+  s=$(date +%s)
   echo "== $name" >&2
   if "$@" > "$log" 2>&1; then st=ok; else st="FAILED (exit $?; $log)"; failed=1; fi
   echo "| $name | $st | $(( $(date +%s) - s )) |" >> "$OUT/REPORT.md"

@@ -21,22 +21,7 @@ fn twin(images: usize, side: usize, classes: usize, seed: u64) -> (ImageSet, Ima
 }
 
 fn quick(model: CnnModel) -> CnnConfig {
-    CnnConfig {
-        model,
-        width: if model.resnet_blocks().is_some() || model == CnnModel::Resnet50 {
-            4
-        } else {
-            8
-        },
-        hidden: 32,
-        batch: 16,
-        lr: 0.05,
-        momentum: 0.9,
-        weight_decay: 5e-4,
-        lr_decay_epochs: vec![],
-        lr_decay: 0.1,
-        augment: false,
-    }
+    CnnConfig::quick(model)
 }
 
 #[test]

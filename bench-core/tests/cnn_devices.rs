@@ -67,18 +67,7 @@ fn twin(seed: u64) -> (ImageSet, ImageSet) {
 }
 
 fn resnet8() -> CnnConfig {
-    CnnConfig {
-        model: CnnModel::Resnet8,
-        width: 4,
-        hidden: 32,
-        batch: 16,
-        lr: 0.05,
-        momentum: 0.9,
-        weight_decay: 5e-4,
-        lr_decay_epochs: vec![],
-        lr_decay: 0.1,
-        augment: false,
-    }
+    CnnConfig::quick(CnnModel::Resnet8)
 }
 
 #[test]

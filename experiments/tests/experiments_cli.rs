@@ -422,7 +422,7 @@ fn cnn_hop_fig20_21_on_libtorch() {
     let manifest =
         std::fs::read_to_string(dir.join("hop-fig20-21-cnn").join("manifest.json")).unwrap();
     assert!(
-        manifest.contains("torch-cpu (burn 0.22 LibTorch backend on the CPU)"),
+        manifest.contains("torch-cpu (burn 0.22 LibTorch backend on the CPU;"),
         "{manifest}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

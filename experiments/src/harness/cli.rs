@@ -160,13 +160,18 @@ impl CommonArgs {
         crate::harness::data_source::DataSource::new(self.data_mode())
     }
 
-    /// This process's CNN device (`--device`), checked against this build and machine.
+    /// This process's CNN device (`--device`) for a run under `drivers` (a per-rank list or a
+    /// bare `cuda` reads the rank only when they include `cluster`), checked against this
+    /// build and machine.
     ///
     /// # Errors
     /// An unknown device, a per-rank list that does not fit the job, or a device this build
     /// or machine does not have, named.
-    pub fn device(&self) -> Result<bench_core::workload::CnnDevice> {
-        let (rank, local) = crate::harness::device_choice::ranks(self.cluster.rank);
+    pub fn device(&self, drivers: &[DriverKind]) -> Result<bench_core::workload::CnnDevice> {
+        let (rank, local) = crate::harness::device_choice::ranks(
+            drivers.contains(&DriverKind::Cluster),
+            self.cluster.rank,
+        );
         let d = crate::harness::device_choice::pick(
             &self.device,
             rank,

@@ -7,14 +7,17 @@
 use anyhow::{bail, Context, Result};
 use bench_core::workload::CnnDevice;
 
-/// Variables that carry a process's rank among the ranks of its machine, in the order tried:
-/// Open MPI, MPICH / Intel MPI, Slurm, and `syncbench launch` (all of whose ranks share one
-/// machine, so its rank is the local rank).
-const LOCAL_RANK_VARIABLES: [&str; 4] = [
-    "OMPI_COMM_WORLD_LOCAL_RANK",
-    "MPI_LOCALRANKID",
-    "SLURM_LOCALID",
-    "SYNCBENCH_RANK",
+/// Each launcher's rank variable with the variable of its rank among the ranks of its machine:
+/// `syncbench launch` (all of whose ranks share one machine, so its rank is the local rank),
+/// Open MPI, MPICH / Intel MPI, and Slurm, in the order bench-core's
+/// [`RANK_VARIABLES`](bench_core::driver::cluster::rank::RANK_VARIABLES) tries them, so the local
+/// rank comes from the launcher the rank came from (a `syncbench launch` inside a Slurm
+/// allocation inherits one SLURM_LOCALID for all its ranks).
+const LOCAL_RANK_VARIABLES: [(&str, &str); 4] = [
+    ("SYNCBENCH_RANK", "SYNCBENCH_RANK"),
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"),
+    ("PMI_RANK", "MPI_LOCALRANKID"),
+    ("SLURM_PROCID", "SLURM_LOCALID"),
 ];
 
 /// Parses `--device` and picks this process's entry.
@@ -32,6 +35,9 @@ pub fn pick(
     gpus: usize,
 ) -> Result<CnnDevice> {
     let entries: Vec<&str> = text.split(',').map(str::trim).collect();
+    if entries.len() > 1 && entries.contains(&"cuda") {
+        bail!("--device {text}: a per-rank list names each GPU by index (cuda:N); a bare `cuda` alone gives each rank the GPU of its local rank");
+    }
     let entry = match (entries.len(), rank) {
         (1, _) => entries[0],
         (n, Some(r)) => *entries.get(r).with_context(|| {
@@ -43,6 +49,7 @@ pub fn pick(
     };
     if entry == "cuda" && rank.is_some() {
         let local = local.or(rank).unwrap_or(0);
+        CnnDevice::Cuda(0).check_built()?;
         if gpus == 0 {
             bail!("--device cuda: this machine has no CUDA device (rank {local} on it)");
         }
@@ -51,18 +58,30 @@ pub fn pick(
     entry.parse().with_context(|| format!("--device {text}"))
 }
 
-/// This process's rank and local rank from the launcher's environment (`--rank` wins for the
-/// rank).
-pub fn ranks(flag: Option<usize>) -> (Option<usize>, Option<usize>) {
-    fn var<'a>(mut names: impl Iterator<Item = &'a str>) -> Option<usize> {
-        names.find_map(|n| std::env::var(n).ok().and_then(|v| v.trim().parse().ok()))
+/// This process's rank and local rank, for a process of a cluster job (`None`s otherwise):
+/// `--rank` or the first launcher's rank variable that is set, and that launcher's local rank.
+pub fn ranks(cluster: bool, flag: Option<usize>) -> (Option<usize>, Option<usize>) {
+    ranks_from(cluster, flag, &|n| std::env::var(n).ok())
+}
+
+fn ranks_from(
+    cluster: bool,
+    flag: Option<usize>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> (Option<usize>, Option<usize>) {
+    if !cluster {
+        return (None, None);
     }
-    let rank = flag.or_else(|| {
-        var(bench_core::driver::cluster::rank::RANK_VARIABLES
-            .iter()
-            .map(|(r, _)| *r))
-    });
-    (rank, var(LOCAL_RANK_VARIABLES.iter().copied()))
+    let read = |n: &str| env(n).and_then(|v| v.trim().parse::<usize>().ok());
+    let launcher = LOCAL_RANK_VARIABLES
+        .iter()
+        .find_map(|&(rank, local)| read(rank).map(|r| (r, read(local))));
+    match (flag, launcher) {
+        (Some(r), Some((_, local))) => (Some(r), local),
+        (Some(r), None) => (Some(r), None),
+        (None, Some((r, local))) => (Some(r), local),
+        (None, None) => (None, None),
+    }
 }
 
 #[cfg(test)]
@@ -113,6 +132,35 @@ mod tests {
         assert_eq!(pick("cuda", Some(2), None, 4).unwrap(), CnnDevice::Cuda(2));
         let e = pick("cuda", Some(0), Some(0), 0).unwrap_err().to_string();
         assert!(e.contains("no CUDA device"), "{e}");
+    }
+
+    #[test]
+    fn bare_cuda_in_a_list_is_refused() {
+        let e = pick("cuda,cuda:1", Some(0), None, 2)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("by index"), "{e}");
+    }
+
+    #[test]
+    fn the_local_rank_comes_from_the_launcher_the_rank_came_from() {
+        // syncbench launch inside a Slurm allocation: every rank inherits SLURM_LOCALID 0.
+        let env = |n: &str| match n {
+            "SYNCBENCH_RANK" => Some("3".to_string()),
+            "SLURM_PROCID" | "SLURM_LOCALID" => Some("0".to_string()),
+            _ => None,
+        };
+        assert_eq!(ranks_from(true, None, &env), (Some(3), Some(3)));
+        // mpirun: its own local rank.
+        let env = |n: &str| match n {
+            "OMPI_COMM_WORLD_RANK" => Some("5".to_string()),
+            "OMPI_COMM_WORLD_LOCAL_RANK" => Some("1".to_string()),
+            _ => None,
+        };
+        assert_eq!(ranks_from(true, None, &env), (Some(5), Some(1)));
+        assert_eq!(ranks_from(true, Some(2), &env), (Some(2), Some(1)));
+        // Outside a cluster run no rank is read, whatever the environment says.
+        assert_eq!(ranks_from(false, None, &env), (None, None));
     }
 
     #[test]

@@ -164,15 +164,23 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
     let (quick, paper, variant) = match (common.cnn, E::CNN) {
         (false, _) => (E::QUICK, E::PAPER, None),
         (true, Some((quick, paper))) => (quick, paper, Some(CNN_VARIANT)),
-        (true, None) => bail!(
-            "{} has no CNN version (--cnn): the figures with one are hop-fig12, hop-fig13 and hop-fig20-21",
-            E::BINARY
-        ),
+        (true, None) => {
+            let with: Vec<String> = crate::harness::catalog::entries()
+                .into_iter()
+                .filter(|e| e.args.iter().any(|a| a == "--cnn"))
+                .map(|e| e.binary)
+                .collect();
+            bail!(
+                "{} has no CNN version (--cnn): the figures with one are {}",
+                E::BINARY,
+                with.join(", ")
+            )
+        }
     };
     let cfg: E::Config = common.load_config(quick, paper)?;
-    let device = common.device()?;
-    let data = common.data_source().on(device);
     let drivers = common.driver_list(E::DEFAULT_DRIVERS)?;
+    let device = common.device(&drivers)?;
+    let data = common.data_source().on(device);
     E::validate(&cfg, own, &drivers)
         .with_context(|| format!("invalid {} configuration", E::BINARY))?;
     // Checked before joining a cluster job: every rank refuses the same configuration alike.
@@ -186,8 +194,12 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
     } else {
         vec![common.seed]
     };
-    // Measured computation times (compute.measured) are real time too: one run at a time.
-    let jobs = if E::SEEDS_IN_PARALLEL && !crate::harness::parallel::measures_real_time(&cfg) {
+    // Measured computation times (compute.measured) are real time too: one run at a time. So
+    // are runs on a LibTorch device (a GPU is one device for every seed, and its memory).
+    let jobs = if E::SEEDS_IN_PARALLEL
+        && !crate::harness::parallel::measures_real_time(&cfg)
+        && device.deterministic()
+    {
         common.sim_jobs(&drivers)
     } else {
         1

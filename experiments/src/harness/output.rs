@@ -94,12 +94,19 @@ impl ExperimentOutput {
     /// Adds a claim. A variant's claims are renamed from `<figure>/...` to the id written
     /// (`<figure>-cnn/...`), so that they never share an id with the figure's own.
     pub fn claim(&mut self, mut c: Claim) {
+        c.claim_id = self.written_id(&c.claim_id);
+        self.claims.push(c);
+    }
+
+    /// The id claim `id` is written under: `<figure>-cnn/...` for a variant's `<figure>/...`
+    /// (the files that name claims, sensitivity.csv among them, use it too).
+    pub fn written_id(&self, id: &str) -> String {
         if self.written_as != self.figure {
-            if let Some(rest) = c.claim_id.strip_prefix(&format!("{}/", self.figure)) {
-                c.claim_id = format!("{}/{rest}", self.written_as);
+            if let Some(rest) = id.strip_prefix(&format!("{}/", self.figure)) {
+                return format!("{}/{rest}", self.written_as);
             }
         }
-        self.claims.push(c);
+        id.to_string()
     }
 
     /// The part of this figure that seed `seed` writes, the `first` of the run's seeds at the

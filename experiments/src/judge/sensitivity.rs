@@ -204,12 +204,21 @@ impl Sensitivity {
             .join("; ")
     }
 
-    /// Writes `sensitivity.csv` to `out`.
+    /// Writes `sensitivity.csv` to `out`, its claim ids as `out` writes them (a variant's
+    /// renamed).
     ///
     /// # Errors
     /// When the file cannot be written.
     pub fn write(&self, out: &ExperimentOutput) -> Result<()> {
-        out.csv("sensitivity.csv", &self.rows)
+        let rows: Vec<SensitivityRow> = self
+            .rows
+            .iter()
+            .map(|r| SensitivityRow {
+                claim_id: out.written_id(&r.claim_id),
+                ..r.clone()
+            })
+            .collect();
+        out.csv("sensitivity.csv", &rows)
     }
 }
 

@@ -254,7 +254,11 @@ impl Experiment for PsModes {
             "staleness = iteration - complete, where the model read holds every worker's updates of clocks < complete; BSP reads 0, SSP(s) at most s; ESSP's clock differential is -1 - staleness".into(),
             "aggregation: sum (the server adds every worker's update, as Bösen's INC tables and the ESSP paper do)".into(),
             "ASP workers never block: they compute on their cached model and keep one refresh request in flight".into(),
-            "threads driver: a computation takes max(real time, modelled time); timings are wall-clock and vary between runs".into(),
+            if cfg.compute.measured {
+                "threads driver: compute.measured = true, so a computation takes its measured time times its straggler factor; timings are wall-clock and vary between runs".into()
+            } else {
+                "threads driver: a computation takes max(real time, modelled time); timings are wall-clock and vary between runs".into()
+            },
             if cfg.compute.measured {
                 "sim driver: compute.measured = true, so compute times are measured wall time and the CSV bytes are NOT reproducible from the seed".into()
             } else {

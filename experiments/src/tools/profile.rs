@@ -184,7 +184,7 @@ pub fn profile_toml(a: &ProfileArgs, m: &Measured) -> Result<String> {
         worker_devices: vec![a.device.clone()],
         source: format!(
             "measured by syncbench profile on {host} ({cpu}), device {}{}: {} parameters; median of {} steps after {} warm-up, {med:.4} s per batch (min {lo:.4}, max {hi:.4}); forward {:.4} s, backward {:.4} s, optimizer {:.4} s; {:.1} images/s; revision {}",
-            a.device.parse::<CnnDevice>().map_or_else(|_| a.device.clone(), |d| d.describe()),
+            validate(a)?.1.describe(),
             a.device_note
                 .as_ref()
                 .map_or(String::new(), |n| format!(" ({n})")),

@@ -64,25 +64,8 @@ pub fn tolerance(device: CnnDevice) -> f32 {
     }
 }
 
-/// The quick configuration of `model` compared (width 4 for the ResNets, 8 otherwise; batch 16).
-fn quick(model: CnnModel) -> CnnConfig {
-    let resnet = model.resnet_blocks().is_some() || model == CnnModel::Resnet50;
-    CnnConfig {
-        model,
-        width: if resnet { 4 } else { 8 },
-        hidden: 32,
-        batch: 16,
-        lr: 0.05,
-        momentum: 0.9,
-        weight_decay: 5e-4,
-        lr_decay_epochs: vec![],
-        lr_decay: 0.1,
-        augment: true,
-    }
-}
-
-/// Compares `model` on `device` with the CPU backend, on a seeded 16-pixel image twin
-/// (32-pixel for ResNet-50, whose last stage would be 2x2).
+/// Compares `model` ([`CnnConfig::quick`], augmented) on `device` with the CPU backend, on a
+/// seeded 16-pixel image twin (32-pixel for ResNet-50, whose last stage would be 2x2).
 ///
 /// # Errors
 /// A device this build or machine lacks, or an image set the network refuses.
@@ -98,8 +81,13 @@ pub fn compare(model: CnnModel, device: CnnDevice) -> Result<Vec<Agreement>> {
     let stats = all.channel_stats();
     all.normalise(&stats);
     let (train, test) = (all.slice(0..64), all.slice(64..80));
-    let cpu = CnnWorkload::new(quick(model), train.clone(), test.clone(), 4)?;
-    let other = CnnWorkload::new_on(quick(model), train, test, 4, device)?;
+    // With augmentation, so the batch assembly's crops and flips are compared too.
+    let cfg = CnnConfig {
+        augment: true,
+        ..CnnConfig::quick(model)
+    };
+    let cpu = CnnWorkload::new(cfg.clone(), train.clone(), test.clone(), 4)?;
+    let other = CnnWorkload::new_on(cfg, train, test, 4, device)?;
     let mut p = cpu.initial_model();
     let mut out = Vec::new();
     for point in 0..2 {

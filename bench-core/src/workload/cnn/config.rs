@@ -149,6 +149,25 @@ fn default_decay() -> f64 {
 }
 
 impl CnnConfig {
+    /// A small configuration of `model` for tests and checks: width 4 for the ResNets and 8
+    /// for the others, 32 hidden units, batch 16, SGD at rate 0.05 with momentum 0.9 and weight
+    /// decay 5e-4, no decay schedule, no augmentation.
+    pub fn quick(model: CnnModel) -> Self {
+        let resnet = model.resnet_blocks().is_some() || model == CnnModel::Resnet50;
+        CnnConfig {
+            model,
+            width: if resnet { 4 } else { 8 },
+            hidden: 32,
+            batch: 16,
+            lr: 0.05,
+            momentum: 0.9,
+            weight_decay: 5e-4,
+            lr_decay_epochs: vec![],
+            lr_decay: 0.1,
+            augment: false,
+        }
+    }
+
     /// Checks the settings.
     ///
     /// # Errors

@@ -49,11 +49,7 @@ impl CnnDevice {
     /// [`CoreError::Config`] naming the device asked for: a build without the `cuda` feature,
     /// or (with it) no CUDA device of that index.
     pub fn check(self) -> Result<()> {
-        if !self.built() {
-            return Err(CoreError::Config(format!(
-                "device {self}: this build has no LibTorch backend; rebuild with the `cuda` feature over an installed PyTorch (`make build CUDA=1`, or see docs/cnn-and-gpu.md), or use --device cpu"
-            )));
-        }
+        self.check_built()?;
         #[cfg(feature = "cuda")]
         if let CnnDevice::Cuda(n) = self {
             let count = Self::cuda_devices();
@@ -83,12 +79,30 @@ impl CnnDevice {
         }
     }
 
+    /// Checks that this build has the device's backend (not whether the machine has the
+    /// device).
+    ///
+    /// # Errors
+    /// [`CoreError::Config`] naming the device, for a LibTorch device without the `cuda`
+    /// feature.
+    pub fn check_built(self) -> Result<()> {
+        if self.built() {
+            return Ok(());
+        }
+        Err(CoreError::Config(format!(
+            "device {self}: this build has no LibTorch backend; build with the `cuda` feature over an installed PyTorch (eval \"$(scripts/torch-env.sh)\"; cargo build --release --features experiments/cuda; or make gpu-build: docs/cnn-and-gpu.md), or use --device cpu"
+        )))
+    }
+
     /// A line for manifests: the device and its backend.
     pub fn describe(self) -> String {
         match self {
             CnnDevice::Cpu => "cpu (burn 0.22 flex backend, one thread)".into(),
-            CnnDevice::Cuda(n) => format!("cuda:{n} (burn 0.22 LibTorch backend){}", cudnn()),
-            CnnDevice::TorchCpu => "torch-cpu (burn 0.22 LibTorch backend on the CPU)".into(),
+            CnnDevice::Cuda(n) => format!(
+                "cuda:{n} (burn 0.22 LibTorch backend{}; not bitwise reproducible: a seed does not fix the bytes)",
+                cudnn()
+            ),
+            CnnDevice::TorchCpu => "torch-cpu (burn 0.22 LibTorch backend on the CPU; its threads make it not bitwise reproducible)".into(),
         }
     }
 

@@ -312,9 +312,13 @@ impl Experiment for DsspTable1 {
         if driver != DriverKind::Sim {
             let factors = setting.real_compute_factors()?;
             notes.push(format!(
-                "{} driver: real compute on {}; each worker's speed ratio to the fastest device of the profile is realised on its measured step (a worker at 1/k waits k - 1 times it; compute.measured): factors {:?} for workers 0..{}; times are wall seconds, not the profile's",
+                "{} driver: real compute{}; each worker's speed ratio to the fastest device of the profile is realised on its measured step (a worker at 1/k waits k - 1 times it; compute.measured): factors {:?} for workers 0..{}, times the stragglers' jitter, whose draws below 1 cannot speed real compute up (so the realised ratios sit slightly below these); times are wall seconds, not the profile's",
                 driver.label(),
-                data.device().describe(),
+                if cfg.cnn.is_some() {
+                    format!(" on {}", data.device().describe())
+                } else {
+                    " on the CPU (the proxy)".into()
+                },
                 factors.iter().map(|f| (f * 1000.0).round() / 1000.0).collect::<Vec<_>>(),
                 factors.len()
             ));
