@@ -176,7 +176,9 @@ impl CommonArgs {
             &self.device,
             rank,
             local,
-            bench_core::workload::CnnDevice::cuda_devices(),
+            bench_core::workload::CnnDevice::Cuda(0)
+                .built()
+                .then(bench_core::workload::CnnDevice::cuda_devices),
         )?;
         d.check()?;
         Ok(d)

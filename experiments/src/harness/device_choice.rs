@@ -23,7 +23,8 @@ const LOCAL_RANK_VARIABLES: [(&str, &str); 4] = [
 /// Parses `--device` and picks this process's entry.
 ///
 /// `rank` is this process's rank in a cluster job (`None` outside one), `local` its rank on
-/// its machine, `gpus` the CUDA devices the machine has (for a bare `cuda`).
+/// its machine, `gpus` the CUDA devices the machine has (for a bare `cuda`; `None` in a build
+/// without the LibTorch backend).
 ///
 /// # Errors
 /// An unknown device name, a list with more than one entry outside a cluster job, or a list
@@ -32,7 +33,7 @@ pub fn pick(
     text: &str,
     rank: Option<usize>,
     local: Option<usize>,
-    gpus: usize,
+    gpus: Option<usize>,
 ) -> Result<CnnDevice> {
     let entries: Vec<&str> = text.split(',').map(str::trim).collect();
     if entries.len() > 1 && entries.contains(&"cuda") {
@@ -49,7 +50,10 @@ pub fn pick(
     };
     if entry == "cuda" && rank.is_some() {
         let local = local.or(rank).unwrap_or(0);
-        CnnDevice::Cuda(0).check_built()?;
+        let Some(gpus) = gpus else {
+            CnnDevice::Cuda(0).check_built()?;
+            bail!("--device cuda: this build has no LibTorch backend");
+        };
         if gpus == 0 {
             bail!("--device cuda: this machine has no CUDA device (rank {local} on it)");
         }
@@ -90,19 +94,19 @@ mod tests {
 
     #[test]
     fn one_device_serves_every_process() {
-        assert_eq!(pick("cpu", None, None, 0).unwrap(), CnnDevice::Cpu);
+        assert_eq!(pick("cpu", None, None, Some(0)).unwrap(), CnnDevice::Cpu);
         assert_eq!(
-            pick("cuda:1", Some(3), Some(3), 2).unwrap(),
+            pick("cuda:1", Some(3), Some(3), Some(2)).unwrap(),
             CnnDevice::Cuda(1)
         );
-        assert_eq!(pick("cuda", None, None, 0).unwrap(), CnnDevice::Cuda(0));
+        assert_eq!(pick("cuda", None, None, None).unwrap(), CnnDevice::Cuda(0));
     }
 
     #[test]
     fn a_list_gives_each_rank_its_entry_and_ranks_may_share_a_gpu() {
         let list = "cuda:0,cuda:0,cuda:1,cpu";
         let got: Vec<_> = (0..4)
-            .map(|r| pick(list, Some(r), None, 2).unwrap())
+            .map(|r| pick(list, Some(r), None, Some(2)).unwrap())
             .collect();
         assert_eq!(
             got,
@@ -113,30 +117,38 @@ mod tests {
                 CnnDevice::Cpu
             ]
         );
-        let e = pick(list, Some(4), None, 2).unwrap_err().to_string();
+        let e = pick(list, Some(4), None, Some(2)).unwrap_err().to_string();
         assert!(e.contains("4 devices") && e.contains("rank 4"), "{e}");
-        let e = pick(list, None, None, 2).unwrap_err().to_string();
+        let e = pick(list, None, None, Some(2)).unwrap_err().to_string();
         assert!(e.contains("not a rank"), "{e}");
     }
 
     #[test]
     fn bare_cuda_follows_the_local_rank() {
         assert_eq!(
-            pick("cuda", Some(5), Some(1), 2).unwrap(),
+            pick("cuda", Some(5), Some(1), Some(2)).unwrap(),
             CnnDevice::Cuda(1)
         );
         assert_eq!(
-            pick("cuda", Some(5), Some(3), 2).unwrap(),
+            pick("cuda", Some(5), Some(3), Some(2)).unwrap(),
             CnnDevice::Cuda(1)
         );
-        assert_eq!(pick("cuda", Some(2), None, 4).unwrap(), CnnDevice::Cuda(2));
-        let e = pick("cuda", Some(0), Some(0), 0).unwrap_err().to_string();
+        assert_eq!(
+            pick("cuda", Some(2), None, Some(4)).unwrap(),
+            CnnDevice::Cuda(2)
+        );
+        let e = pick("cuda", Some(0), Some(0), Some(0))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no CUDA device"), "{e}");
+        // A build without the backend says so, not that the machine lacks a GPU.
+        let e = format!("{:#}", pick("cuda", Some(0), Some(0), None).unwrap_err());
+        assert!(e.contains("LibTorch backend"), "{e}");
     }
 
     #[test]
     fn bare_cuda_in_a_list_is_refused() {
-        let e = pick("cuda,cuda:1", Some(0), None, 2)
+        let e = pick("cuda,cuda:1", Some(0), None, Some(2))
             .unwrap_err()
             .to_string();
         assert!(e.contains("by index"), "{e}");
@@ -165,7 +177,10 @@ mod tests {
 
     #[test]
     fn an_unknown_device_is_named() {
-        let e = format!("{:#}", pick("cpu,gpu0", Some(1), None, 0).unwrap_err());
+        let e = format!(
+            "{:#}",
+            pick("cpu,gpu0", Some(1), None, Some(0)).unwrap_err()
+        );
         assert!(
             e.contains("'gpu0'") && e.contains("--device cpu,gpu0"),
             "{e}"
