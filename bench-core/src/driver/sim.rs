@@ -172,6 +172,7 @@ pub fn run<L: Learning + ?Sized>(
         sim.schedule(0, SimEvent::Start(node));
     }
     sim.evaluate(0);
+    sim.mark_objective();
     sim.run_loop(observer)?;
     Ok(sim.records)
 }
@@ -188,12 +189,18 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
 
     /// Evaluates the learning's chosen node, else the server's model, else peer 0's (the
     /// threads driver picks the same node, so progress means the same under both).
-    fn evaluate(&mut self, now: u64) {
-        let node = self
-            .workload
+    /// The node progress.csv evaluates: the learning's chosen node, else the server, else peer 0
+    /// (the threads driver picks the same node, so progress means the same under both).
+    fn eval_node(&self) -> NodeId {
+        self.workload
             .eval_node()
             .or_else(|| self.roles.iter().position(|r| *r == Role::Server))
-            .unwrap_or(0);
+            .unwrap_or(0)
+    }
+
+    /// Evaluates the evaluated node's model (see [`Self::eval_node`]).
+    fn evaluate(&mut self, now: u64) {
+        let node = self.eval_node();
         if node >= self.models.len() {
             return;
         }
@@ -203,7 +210,21 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
             iteration: self.applied_total as f64 / self.workers.max(1) as f64,
             loss,
             accuracy,
+            train_objective: None,
         });
+    }
+
+    /// Adds the training objective of the evaluated node's model to the last evaluation, made
+    /// of that same model (the run's first and last: a pass over the training rows each).
+    fn mark_objective(&mut self) {
+        let node = self.eval_node();
+        if node >= self.models.len() {
+            return;
+        }
+        let objective = self.workload.objective(&self.models[node]);
+        if let Some(last) = self.records.progress.last_mut() {
+            last.train_objective = objective;
+        }
     }
 
     fn run_loop(&mut self, observer: &mut dyn SimObserver) -> Result<()> {
@@ -252,6 +273,9 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
         if self.cfg.eval_every == 0 || self.applied_total % self.cfg.eval_every != 0 {
             self.evaluate(now);
         }
+        // The last evaluation is of the final model: either the one just made, or the one made
+        // when the last update was applied.
+        self.mark_objective();
         Ok(())
     }
 

@@ -49,6 +49,14 @@ pub trait Learning: Send + Sync {
     /// `(loss, accuracy)` of the node's model (called on servers).
     fn evaluate(&self, state: &Self::Node) -> (f64, f64);
 
+    /// The training objective `F(w)` of the node's model on the training rows, where the
+    /// learning minimises one whose optimum a figure can compute (the SVM workloads); `None`
+    /// otherwise. A pass over the training data: drivers call it at a run's first and last
+    /// evaluation only ([`crate::metrics::ProgressRow::train_objective`]).
+    fn objective(&self, _state: &Self::Node) -> Option<f64> {
+        None
+    }
+
     /// Examples a worker processes per computation when the run has `workers` workers (the
     /// compute-time model charges per example).
     fn batch_size(&self, workers: usize) -> usize;

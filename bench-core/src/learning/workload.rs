@@ -33,6 +33,11 @@ pub trait Workload: Send + Sync {
     fn batch_size(&self, workers: usize) -> usize;
     /// `(loss, accuracy)` of `model` on the held-out evaluation set.
     fn evaluate(&self, model: &[f32]) -> (f64, f64);
+    /// The training objective `F(model)` on the training rows, where the workload minimises
+    /// one ([`crate::learning::Learning::objective`]). Default: none.
+    fn objective(&self, _model: &[f32]) -> Option<f64> {
+        None
+    }
     /// Whether `update` keeps state per worker between calls (a CNN's momentum buffers): runs
     /// that share such a workload must then run one after another, since concurrent runs would
     /// interleave their workers' state. Default: no state.

@@ -55,6 +55,47 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     d.deserialize_any(V)
 }
 
+/// The same for `Option<f64>`: `None` is an empty CSV field (JSON `null`).
+pub mod option {
+    use serde::{Deserializer, Serializer};
+
+    /// Serializes `None` as nothing, `Some(v)` as [`super::serialize`] does.
+    ///
+    /// # Errors
+    /// The serializer's.
+    pub fn serialize<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            None => s.serialize_none(),
+            Some(v) => super::serialize(v, s),
+        }
+    }
+
+    /// Reads nothing (an empty field, `null`) as `None`, anything else as
+    /// [`super::deserialize`] does.
+    ///
+    /// # Errors
+    /// Anything else.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Option<f64>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("nothing, a number, NaN, inf or -inf")
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                super::deserialize(d).map(Some)
+            }
+        }
+        d.deserialize_option(V)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::metrics::ProgressRow;
@@ -66,6 +107,7 @@ mod tests {
             iteration: 2.0,
             loss: f64::NAN,
             accuracy: f64::NEG_INFINITY,
+            train_objective: None,
         };
         let json = serde_json::to_string(&row).unwrap();
         assert!(
@@ -88,7 +130,62 @@ mod tests {
         let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
         assert_eq!(
             text,
-            "time,iteration,loss,accuracy\n1.5,2.0,NaN,-inf\n1.5,2.0,0.25,1.0\n"
+            "time,iteration,loss,accuracy,train_objective\n1.5,2.0,NaN,-inf,\n1.5,2.0,0.25,1.0,\n"
         );
+    }
+
+    #[test]
+    fn the_training_objective_is_empty_or_a_number_and_old_files_still_read() {
+        let rows = [
+            ProgressRow {
+                time: 0.0,
+                iteration: 0.0,
+                loss: 0.7,
+                accuracy: 0.5,
+                train_objective: Some(0.693),
+            },
+            ProgressRow {
+                time: 1.0,
+                iteration: 1.0,
+                loss: 0.6,
+                accuracy: 0.6,
+                train_objective: None,
+            },
+            ProgressRow {
+                time: 2.0,
+                iteration: 2.0,
+                loss: f64::NAN,
+                accuracy: 0.5,
+                train_objective: Some(f64::INFINITY),
+            },
+        ];
+        let mut w = csv::Writer::from_writer(vec![]);
+        for r in rows {
+            w.serialize(r).unwrap();
+        }
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(
+            text,
+            "time,iteration,loss,accuracy,train_objective\n0.0,0.0,0.7,0.5,0.693\n1.0,1.0,0.6,0.6,\n2.0,2.0,NaN,0.5,inf\n"
+        );
+        let back: Vec<ProgressRow> = csv::Reader::from_reader(text.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back[0], rows[0]);
+        assert_eq!(back[1], rows[1]);
+        assert_eq!(back[2].train_objective, Some(f64::INFINITY));
+        for r in &rows {
+            let json = serde_json::to_string(r).unwrap();
+            let b: ProgressRow = serde_json::from_str(&json).unwrap();
+            assert_eq!(b.train_objective, r.train_objective, "{json}");
+        }
+        // A progress.csv written before the column existed.
+        let old: Vec<ProgressRow> =
+            csv::Reader::from_reader("time,iteration,loss,accuracy\n0.0,0.0,0.7,0.5\n".as_bytes())
+                .deserialize()
+                .collect::<Result<_, _>>()
+                .unwrap();
+        assert_eq!(old[0].train_objective, None);
     }
 }

@@ -75,6 +75,13 @@ pub struct ProgressRow {
     /// Accuracy on the evaluation set.
     #[serde(with = "crate::metrics::float_text")]
     pub accuracy: f64,
+    /// The training objective `F(w)` the workload minimises, on its training rows, where the
+    /// workload defines one ([`crate::learning::Learning::objective`]). Computed at a run's
+    /// first and last evaluation only (a pass over the training rows each), empty elsewhere:
+    /// what the near-optimum claims read against the reference optimum `F*`, which bounds it
+    /// from below (the held-out loss has no such bound).
+    #[serde(default, with = "crate::metrics::float_text::option")]
+    pub train_objective: Option<f64>,
 }
 
 /// Everything a driver measured in one run.

@@ -89,6 +89,10 @@ impl Workload for Averaged {
         self.inner.evaluate(model)
     }
 
+    fn objective(&self, model: &[f32]) -> Option<f64> {
+        self.inner.objective(model)
+    }
+
     fn keeps_worker_state(&self) -> bool {
         self.inner.keeps_worker_state()
     }

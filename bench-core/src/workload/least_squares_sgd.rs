@@ -110,6 +110,11 @@ impl Workload for LeastSquaresSgd {
     fn evaluate(&self, model: &[f32]) -> (f64, f64) {
         self.test.objective_and_accuracy(model)
     }
+
+    /// `F(w)` on the training rows, the objective CGLS's reference optimum minimises.
+    fn objective(&self, model: &[f32]) -> Option<f64> {
+        Some(self.train.objective(model))
+    }
 }
 
 #[cfg(test)]

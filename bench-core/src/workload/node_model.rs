@@ -306,6 +306,10 @@ impl<W: Workload + ?Sized> Learning for W {
         Workload::evaluate(self, &state.view())
     }
 
+    fn objective(&self, state: &NodeModel) -> Option<f64> {
+        Workload::objective(self, &state.view())
+    }
+
     fn batch_size(&self, workers: usize) -> usize {
         Workload::batch_size(self, workers)
     }

@@ -158,6 +158,10 @@ impl<W: Workload + ?Sized> Learning for PeerLearning<W> {
         self.workload.evaluate(&state.model)
     }
 
+    fn objective(&self, state: &PeerState) -> Option<f64> {
+        self.workload.objective(&state.model)
+    }
+
     fn batch_size(&self, workers: usize) -> usize {
         self.workload.batch_size(workers)
     }

@@ -313,6 +313,13 @@ impl Workload for SvmSgd {
             model.iter().map(|&w| (w as f64) * (w as f64)).sum::<f64>() * self.cfg.lambda / 2.0;
         (loss / n as f64 + reg, correct as f64 / n as f64)
     }
+
+    /// `F(w)` on the training rows, in f64, as [`super::linear_optimum`] computes it for the
+    /// reference optimum `F*` (so `F(w) >= F*` up to the optimum's certificate).
+    fn objective(&self, model: &[f32]) -> Option<f64> {
+        let w: Vec<f64> = model.iter().map(|&x| f64::from(x)).collect();
+        Some(super::linear_optimum::objective(&self.train, &w, self.cfg.loss, self.cfg.lambda).0)
+    }
 }
 
 #[cfg(test)]

@@ -233,6 +233,14 @@ impl Learning for TaskLearning {
         }
     }
 
+    /// The workload's training objective of the coordinator's model.
+    fn objective(&self, state: &TaskNode) -> Option<f64> {
+        match state {
+            TaskNode::Coordinator(s) => self.workload.objective(&s.model),
+            TaskNode::Worker(_) => None,
+        }
+    }
+
     fn batch_size(&self, workers: usize) -> usize {
         self.workload.batch_size(workers)
     }

@@ -5,6 +5,7 @@
 
 pub mod comparison;
 pub mod format;
+pub mod near_objective;
 pub mod reference;
 pub mod sensitivity;
 pub mod verdict;

@@ -6,6 +6,7 @@
 //! reference, every compared run reaching the target). The rules themselves are in
 //! [`crate::judge::reference`]; this file only sequences them, once, for all those figures.
 
+use crate::judge::near_objective::{near_optimum_on_objective, objective_span, ObjectiveSpan};
 use crate::judge::reference::{
     comparison_target, every_run_reaches_claim, loss_span, near_reference_claim, reached_and_held,
     reference_rows, target_from_reference, Reference, ReferenceRow, ReferenceWords, COMPARISON_WAY,
@@ -39,6 +40,8 @@ pub struct JudgedRun<'r, K> {
     pub crossing: Option<&'r ProgressRow>,
     /// Its first and last held-out loss (NaN when it evaluated nothing).
     pub span: (f64, f64),
+    /// Its training objective at its first and last evaluation, where the driver computed it.
+    pub objective: Option<(f64, f64)>,
 }
 
 /// The compared runs read against the target.
@@ -111,6 +114,7 @@ impl<'a> Judge<'a> {
                 decides,
                 crossing: reached_and_held(progress, target, self.hold),
                 span: loss_span(progress),
+                objective: objective_span(progress),
             })
             .collect();
         Judged {
@@ -271,10 +275,34 @@ impl<K: Display> Judged<'_, '_, K> {
         reference_rows(part, self.judge.reference, &self.spans())
     }
 
-    /// The claim that the best run got near the reference
-    /// ([`crate::judge::reference::near_reference_claim`]).
+    /// The claim that the best run got near the reference: on the training objective against
+    /// `F*` where every run carries its objective and the reference is an optimum of it
+    /// ([`near_optimum_on_objective`]), else on the held-out loss
+    /// ([`crate::judge::reference::near_reference_claim`]: MF, LDA's sampler level).
     pub fn near_optimum_claim(&self, id: String) -> Claim {
+        if let (Some(r), Some(spans)) = (self.judge.reference, self.objective_spans()) {
+            if self.judge.words.short == ReferenceWords::OPTIMUM.short {
+                return near_optimum_on_objective(id, r, &spans);
+            }
+        }
         near_reference_claim(id, self.judge.reference, &self.spans(), self.judge.words)
+    }
+
+    /// Every run's held-out and training-objective spans, when every run has the latter.
+    pub fn objective_spans(&self) -> Option<Vec<ObjectiveSpan>> {
+        if self.runs.is_empty() {
+            return None;
+        }
+        self.runs
+            .iter()
+            .map(|r| {
+                Some(ObjectiveSpan {
+                    name: r.key.to_string(),
+                    held_out: r.span,
+                    objective: r.objective?,
+                })
+            })
+            .collect()
     }
 
     /// The claim that every run that set the target reaches it

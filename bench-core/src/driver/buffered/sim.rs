@@ -128,7 +128,7 @@ pub fn run(cfg: &BufferedConfig, setup: &BufferedSetup<'_>) -> Result<BufferedRe
         read_ns: ((bytes as f64) / cfg.copy_gbps).ceil() as u64,
         write_bytes: bytes,
     };
-    sim.evaluate(0);
+    sim.evaluate(0, true);
     for i in 0..n {
         let at = cfg.start_offset_ns(i, setup.seed);
         if at == 0 {
@@ -159,7 +159,7 @@ pub fn run(cfg: &BufferedConfig, setup: &BufferedSetup<'_>) -> Result<BufferedRe
         });
     }
     let end = sim.records.makespan;
-    sim.evaluate(end);
+    sim.evaluate(end, true);
     Ok(sim.records)
 }
 
@@ -169,7 +169,9 @@ impl Sim<'_> {
         self.queue.push(Reverse((t, self.seq, due)));
     }
 
-    fn evaluate(&mut self, t: u64) {
+    /// Evaluates the evaluated node's model, with its training objective when `objective`
+    /// (the run's first and last evaluation).
+    fn evaluate(&mut self, t: u64, objective: bool) {
         let e = self.setup.eval_node;
         let (loss, accuracy) = self.setup.workload.evaluate(&self.models[e]);
         self.records.progress.push(ProgressRow {
@@ -177,6 +179,11 @@ impl Sim<'_> {
             iteration: self.peers[e].iteration() as f64,
             loss,
             accuracy,
+            train_objective: if objective {
+                self.setup.workload.objective(&self.models[e])
+            } else {
+                None
+            },
         });
     }
 
@@ -322,6 +329,7 @@ impl Sim<'_> {
                 iteration: (r.iter + 1) as f64,
                 loss,
                 accuracy,
+                train_objective: None,
             });
         }
     }

@@ -403,6 +403,16 @@ impl<E: Endpoint> PeerThread<E> {
         out.end = self.now();
         if self.evaluator {
             self.evaluate(&model, self.peer.iteration(), &mut out);
+            // The training objective of the first and last evaluation's models, after the run
+            // so that its passes over the training rows delay no peer.
+            let initial = self.workload.objective(&self.workload.initial_model());
+            let last = self.workload.objective(&model);
+            if let Some(p) = out.progress.first_mut() {
+                p.train_objective = initial;
+            }
+            if let Some(p) = out.progress.last_mut() {
+                p.train_objective = last;
+            }
         }
         // Peers that finish early keep their endpoint's copy engine until their last writes
         // landed: dropping the endpoint joins it.
@@ -416,6 +426,7 @@ impl<E: Endpoint> PeerThread<E> {
             iteration: iteration as f64,
             loss,
             accuracy,
+            train_objective: None,
         });
     }
 }

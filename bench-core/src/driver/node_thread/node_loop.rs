@@ -159,6 +159,9 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
             self.evaluate();
         }
         self.out.end = self.now();
+        if self.ctx.evaluator {
+            self.mark_objectives();
+        }
         for i in 0..self.links.sends_to().len() {
             let to = self.links.sends_to()[i];
             self.ep.post_notify(to, Signal::Done.encode())?;
@@ -288,7 +291,28 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
             iteration: (self.applied_total * self.eval_scale) as f64 / self.workers.max(1) as f64,
             loss,
             accuracy,
+            train_objective: None,
         });
+    }
+
+    /// Adds the training objective to the first evaluation (the initial model, every node's
+    /// start) and the last (this node's final model), after the run so that the passes over
+    /// the training rows delay no node.
+    fn mark_objectives(&mut self) {
+        let last = self.ctx.workload.objective(&self.model);
+        if let Some(p) = self.out.progress.last_mut() {
+            p.train_objective = last;
+        }
+        if last.is_some() && self.out.progress.len() > 1 {
+            let initial = self
+                .ctx
+                .workload
+                .node(self.node(), self.proto.role(), self.workers);
+            let first = self.ctx.workload.objective(&initial);
+            if let Some(p) = self.out.progress.first_mut() {
+                p.train_objective = first;
+            }
+        }
     }
 
     fn send(&mut self, to: NodeId, msg: Message) -> Result<()> {

@@ -541,6 +541,7 @@ mod curve_tests {
                 iteration: time,
                 loss,
                 accuracy: f64::NAN,
+                train_objective: None,
             })
             .collect()
     }

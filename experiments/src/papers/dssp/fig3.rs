@@ -2,6 +2,7 @@
 //! communication-heavy (fully connected layers) and a computation-heavy (pure CNN) time
 //! profile (dssp.txt Fig 3 and §V), in the simulator with a CPU proxy model.
 
+use super::bound::{bound_claim, max_staleness};
 use crate::harness::data_source::DataSource;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
@@ -195,7 +196,7 @@ impl Experiment for DsspFig3 {
                     seconds_to_target: show(time_to_accuracy(r, target)),
                     target_accuracy: target,
                     best_accuracy: best_accuracy(r),
-                    max_staleness: r.iterations.iter().map(|x| x.staleness).max().unwrap_or(0),
+                    max_staleness: max_staleness(r),
                 });
                 for p in &r.progress {
                     curves.push(CurveRow {
@@ -444,7 +445,7 @@ fn claims(
     let same_as_dssp = |k: &str| runs.get(k).is_some_and(|r| r == d);
     let identical_ssp = !ssp.is_empty() && ssp.iter().all(|(k, _)| same_as_dssp(k));
     let bound = dssp.bound().unwrap_or(0);
-    let worst = d.iterations.iter().map(|x| x.staleness).max().unwrap_or(0);
+    let worst = max_staleness(d);
     let unexercised = format!(
         "DSSP and all {} SSP runs are identical, record for record (max staleness {worst}, below DSSP's bound {bound}: the bound never binds)",
         ssp.len()
@@ -478,21 +479,7 @@ fn claims(
     } else {
         vs_average
     });
-    let bound_claim = Claim::check(
-        format!("{FIGURE}/{name}/dssp-bound"),
-        format!("DSSP never exceeds s_L + r_max = {bound}"),
-        format!("<= {bound}"),
-        format!("max staleness {worst}"),
-        worst <= bound,
-    )
-    .with_value(worst as f64);
-    out.push(if worst < bound {
-        bound_claim.not_exercised(format!(
-            "the bound never binds (max staleness {worst} < {bound})"
-        ))
-    } else {
-        bound_claim
-    });
+    out.push(bound_claim(format!("{FIGURE}/{name}/dssp-bound"), dssp, d));
     let rate = |k: &str| runs.get(k).map_or(f64::NAN, RunRecords::iteration_rate);
     let ssp_rate = mean(
         &ssp.iter()
