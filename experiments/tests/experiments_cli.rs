@@ -367,6 +367,33 @@ fn a_figure_without_a_cnn_version_refuses_the_cnn_flag() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--cnn` with a configuration that trains no CNN (the figure's SVM configuration) is refused
+/// before anything is written, naming the file and the built-in CNN configuration: it would
+/// otherwise write the SVM figure's results under `<figure>-cnn/`.
+#[test]
+fn the_cnn_flag_refuses_a_configuration_without_a_cnn() {
+    let dir = tmpdir("cnnsvm");
+    let config = dir.join("svm.toml");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&config, include_str!("../configs/hop-fig12.quick.toml")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_hop-fig12"))
+        .args(["--cnn", "--seeds", "1", "--config"])
+        .arg(&config)
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("svm.toml has no CNN section")
+            && stderr.contains("hop-fig12.cnn.quick.toml"),
+        "{stderr}"
+    );
+    assert!(!dir.join("hop-fig12-cnn").exists() && !dir.join("hop-fig12").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `--device`: a device this build does not have (a GPU without the `cuda` feature, or a GPU
 /// index the machine lacks) or an unknown name is refused by name before anything runs, and
 /// nothing is written.

@@ -64,6 +64,13 @@ pub trait Experiment: Sized {
     /// A message naming the field or driver at fault.
     fn validate(cfg: &Self::Config, args: &Self::Args, drivers: &[DriverKind]) -> Result<()>;
 
+    /// Whether `cfg` trains a CNN (a figure with a CNN version, [`Experiment::CNN`], says so
+    /// from its config's CNN section): `--cnn` with a configuration that does not is refused,
+    /// rather than writing the non-CNN figure's results under `<figure>-cnn/`. Default: no.
+    fn trains_cnn(_cfg: &Self::Config) -> bool {
+        false
+    }
+
     /// Runs the experiment for one seed, writing rows, claims and notes through `run`.
     ///
     /// # Errors
@@ -178,6 +185,18 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         }
     };
     let cfg: E::Config = common.load_config(quick, paper)?;
+    if variant.is_some() && !E::trains_cnn(&cfg) {
+        bail!(
+            "--cnn runs {}'s CNN version, but {} has no CNN section ([common.cnn]): give a CNN configuration (experiments/configs/{}.cnn.{}.toml is the built-in one) or drop --cnn",
+            E::BINARY,
+            common
+                .config
+                .as_ref()
+                .map_or_else(|| "the built-in configuration".to_string(), |p| p.display().to_string()),
+            E::BINARY,
+            common.scale.label()
+        );
+    }
     let drivers = common.driver_list(E::DEFAULT_DRIVERS)?;
     let device = common.device(&drivers)?;
     let data = common.data_source().on(device);

@@ -75,6 +75,10 @@ impl Experiment for HopFig12 {
     type Config = Config;
     type Args = NoArgs;
 
+    fn trains_cnn(cfg: &Self::Config) -> bool {
+        cfg.common.cnn.is_some()
+    }
+
     fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
         cfg.common.validate()?;
         if cfg.graphs.is_empty() {

@@ -113,6 +113,10 @@ impl Experiment for HopFig13 {
     type Config = Config;
     type Args = NoArgs;
 
+    fn trains_cnn(cfg: &Self::Config) -> bool {
+        cfg.common.cnn.is_some()
+    }
+
     fn validate(cfg: &Config, _: &NoArgs, drivers: &[DriverKind]) -> anyhow::Result<()> {
         cfg.common.validate()?;
         if drivers.len() != 1 {

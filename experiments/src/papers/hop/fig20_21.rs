@@ -117,6 +117,10 @@ impl Experiment for HopFig20To21 {
     type Config = Config;
     type Args = NoArgs;
 
+    fn trains_cnn(cfg: &Self::Config) -> bool {
+        cfg.common.cnn.is_some()
+    }
+
     fn validate(cfg: &Config, _: &NoArgs, _: &[DriverKind]) -> anyhow::Result<()> {
         cfg.common.validate()?;
         if cfg.graphs.len() < 2 {
