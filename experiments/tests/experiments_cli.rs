@@ -347,18 +347,25 @@ fn assert_needs_cnn(o: &std::process::Output, dir: &Path, figure: &str) {
     assert!(!dir.join(figure).join("claims.csv").exists());
 }
 
+/// Runs `bin --cnn --seeds 1 <extra> --out dir`, asserts that it fails, and returns its stderr.
+fn refused_cnn(bin: &str, dir: &Path, extra: &[&std::ffi::OsStr]) -> String {
+    let o = Command::new(bin)
+        .args(["--cnn", "--seeds", "1"])
+        .args(extra)
+        .arg("--out")
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 /// `--cnn` on a figure without a CNN version is refused before anything is written, naming the
 /// figures that have one.
 #[test]
 fn a_figure_without_a_cnn_version_refuses_the_cnn_flag() {
     let dir = tmpdir("nocnn");
-    let o = Command::new(env!("CARGO_BIN_EXE_asap-fig6"))
-        .args(["--cnn", "--seeds", "1", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success());
+    let stderr = refused_cnn(env!("CARGO_BIN_EXE_asap-fig6"), &dir, &[]);
     assert!(
         stderr.contains("asap-fig6 has no CNN version") && stderr.contains("hop-fig12"),
         "{stderr}"
@@ -376,15 +383,11 @@ fn the_cnn_flag_refuses_a_configuration_without_a_cnn() {
     let config = dir.join("svm.toml");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(&config, include_str!("../configs/hop-fig12.quick.toml")).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_hop-fig12"))
-        .args(["--cnn", "--seeds", "1", "--config"])
-        .arg(&config)
-        .arg("--out")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success());
+    let stderr = refused_cnn(
+        env!("CARGO_BIN_EXE_hop-fig12"),
+        &dir,
+        &["--config".as_ref(), config.as_os_str()],
+    );
     assert!(
         stderr.contains("svm.toml has no CNN section")
             && stderr.contains("hop-fig12.cnn.quick.toml"),
