@@ -158,6 +158,11 @@ fn every_mode_learns_under_every_driver_and_notify_ack_stays_whole() {
                 "{driver} {}: loss {first} -> {last}",
                 mode.label()
             );
+            // The training objective at the first evaluation (hinge F(0) = 1) and the last.
+            let (f0, f1) = bench_core::metrics::objective_span(&r.progress).unwrap();
+            assert!(f0 == 1.0 && f1 < f0, "{driver}: objective {f0} -> {f1}");
+            let inner = &r.progress[1..r.progress.len() - 1];
+            assert!(inner.iter().all(|p| p.train_objective.is_none()));
             assert_eq!(r.bytes_sent.len(), PEERS);
             assert!(r.bytes_sent.iter().all(|&b| b > 0));
             if mode == ReduceSync::NotifyAck {

@@ -5,7 +5,7 @@ use bench_core::data::Rcv1Shape;
 use bench_core::driver::sim::{self, SimConfig};
 use bench_core::driver::threads::{self, ThreadsConfig};
 use bench_core::driver::{ComputeModel, NetworkModel};
-use bench_core::metrics::RunRecords;
+use bench_core::metrics::{objective_span, RunRecords};
 use bench_core::protocol::ps::modes::BspBackup;
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::{SlowWorker, StragglerConfig};
@@ -107,6 +107,16 @@ fn check(r: &RunRecords, mode: SyncMode, driver: &str) {
     let last = r.progress.last().unwrap().loss;
     assert!(last < first, "{driver} {mode:?}: loss {first} -> {last}");
     assert!(r.bytes_sent.iter().sum::<u64>() > 0);
+    // The training objective at the first evaluation (the zero model: hinge F(0) = 1) and at
+    // the last, below it, and at no other.
+    let (f0, f1) = objective_span(&r.progress).expect("a training objective at both ends");
+    assert_eq!(f0, 1.0, "{driver} {mode:?}");
+    assert!(f1 < f0, "{driver} {mode:?}: objective {f0} -> {f1}");
+    let inner = &r.progress[1..r.progress.len() - 1];
+    assert!(
+        inner.iter().all(|p| p.train_objective.is_none()),
+        "{driver}"
+    );
 }
 
 #[test]

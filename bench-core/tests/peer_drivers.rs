@@ -6,7 +6,7 @@ use bench_core::data::Rcv1Shape;
 use bench_core::driver::sim::{self, SimConfig};
 use bench_core::driver::threads::{self, ThreadsConfig};
 use bench_core::driver::{ComputeModel, NetworkModel};
-use bench_core::metrics::RunRecords;
+use bench_core::metrics::{objective_span, RunRecords};
 use bench_core::protocol::peer::{PeerMode, PeerSettings};
 use bench_core::straggler::{RandomSlowdown, StragglerConfig};
 use bench_core::topology::TopologyKind;
@@ -74,6 +74,10 @@ fn check(r: &RunRecords, what: &str) {
     let first = r.progress.first().unwrap().loss;
     let last = r.progress.last().unwrap().loss;
     assert!(last < 0.95 * first, "{what}: loss {first} -> {last}");
+    // The training objective at the first evaluation (log loss F(0) = ln 2) and the last.
+    let (f0, f1) = objective_span(&r.progress).expect("a training objective at both ends");
+    assert!((f0 - std::f64::consts::LN_2).abs() < 1e-12, "{what}: {f0}");
+    assert!(f1 < f0, "{what}: objective {f0} -> {f1}");
 }
 
 #[test]

@@ -187,8 +187,6 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
         });
     }
 
-    /// Evaluates the learning's chosen node, else the server's model, else peer 0's (the
-    /// threads driver picks the same node, so progress means the same under both).
     /// The node progress.csv evaluates: the learning's chosen node, else the server, else peer 0
     /// (the threads driver picks the same node, so progress means the same under both).
     fn eval_node(&self) -> NodeId {

@@ -50,7 +50,7 @@ pub trait Learning: Send + Sync {
     fn evaluate(&self, state: &Self::Node) -> (f64, f64);
 
     /// The training objective `F(w)` of the node's model on the training rows, where the
-    /// learning minimises one whose optimum a figure can compute (the SVM workloads); `None`
+    /// learning minimises one whose optimum a figure can compute (SVM, least squares); `None`
     /// otherwise. A pass over the training data: drivers call it at a run's first and last
     /// evaluation only ([`crate::metrics::ProgressRow::train_objective`]).
     fn objective(&self, _state: &Self::Node) -> Option<f64> {

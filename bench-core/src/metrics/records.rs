@@ -84,6 +84,15 @@ pub struct ProgressRow {
     pub train_objective: Option<f64>,
 }
 
+/// A run's training objective at its first and last evaluation, where the driver computed both
+/// ([`ProgressRow::train_objective`]; None for a workload without one).
+pub fn objective_span(progress: &[ProgressRow]) -> Option<(f64, f64)> {
+    Some((
+        progress.first()?.train_objective?,
+        progress.last()?.train_objective?,
+    ))
+}
+
 /// Everything a driver measured in one run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunRecords {

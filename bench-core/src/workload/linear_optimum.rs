@@ -39,6 +39,10 @@ pub struct LinearOptimum {
     pub certificate: f64,
     /// Passes (hinge: epochs of coordinate descent; log: Newton steps).
     pub passes: usize,
+    /// An upper bound on `objective - min F`: the duality gap (hinge), or `|grad F(w)|^2 /
+    /// (2 lambda)` (log: `F` is lambda-strongly convex). A run's objective below `objective` by
+    /// more than this would mean the solver did not find the optimum.
+    pub gap_bound: f64,
 }
 
 fn dot(m: &CsrMatrix, r: usize, w: &[f64]) -> f64 {
@@ -105,6 +109,14 @@ pub fn linear_optimum(
     };
     let (objective, train_accuracy) = self::objective(train, &w, loss, lambda);
     let (test_objective, test_accuracy) = self::objective(test, &w, loss, lambda);
+    let gap_bound = match loss {
+        // The certificate is the gap relative to the primal objective.
+        Loss::Hinge => certificate * objective.abs(),
+        Loss::Log => {
+            let (g, _) = log_gradient(train, &w, lambda);
+            g.iter().map(|x| x * x).sum::<f64>() / (2.0 * lambda)
+        }
+    };
     LinearOptimum {
         w,
         objective,
@@ -113,6 +125,7 @@ pub fn linear_optimum(
         train_accuracy,
         certificate,
         passes,
+        gap_bound,
     }
 }
 
@@ -310,6 +323,11 @@ mod tests {
         let (train, test) = data();
         let o = linear_optimum(&train, &test, Loss::Hinge, 1e-3, 1e-6, 2000, 1);
         assert!(o.certificate <= 1e-6, "gap {}", o.certificate);
+        assert!(
+            o.gap_bound >= 0.0 && o.gap_bound <= 1e-6 * o.objective,
+            "{}",
+            o.gap_bound
+        );
         is_minimum(&train, Loss::Hinge, 1e-3, &o);
         assert!(o.test_accuracy > 0.75, "{}", o.test_accuracy);
         // Far below the zero model.
@@ -323,6 +341,8 @@ mod tests {
         let o = linear_optimum(&train, &test, Loss::Log, 1e-3, 1e-8, 100, 1);
         assert!(o.certificate <= 1e-8, "gradient {}", o.certificate);
         assert!(o.passes < 30, "Newton takes few steps: {}", o.passes);
+        // |g|^2 / (2 lambda) with |g| at most 1e-8 of the start's.
+        assert!(o.gap_bound < 1e-9, "{}", o.gap_bound);
         is_minimum(&train, Loss::Log, 1e-3, &o);
         assert!((o.objective - std::f64::consts::LN_2).abs() > 0.01);
     }

@@ -40,7 +40,7 @@ pub use mf_optimum::MfOptimum;
 pub use mf_tables::{MfTables, ITEM_TABLE, USER_TABLE};
 pub use node_model::NodeModel;
 pub use peer_learning::{PeerLearning, PeerState};
-pub use svm::{Loss, SvmConfig, SvmSgd};
+pub use svm::{Loss, SvmConfig, SvmSgd, MIN_REFERENCE_LAMBDA};
 pub use table_reference::{sequential_reference, SequentialReference};
 pub use tables::{ClockSteps, TableLearning, TableModel, TableNode};
 pub use task_learning::{CoordinatorState, TaskLearning, TaskNode, TaskWorkerState};

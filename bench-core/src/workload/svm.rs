@@ -111,6 +111,10 @@ impl SvmConfig {
     }
 }
 
+/// The smallest `lambda` the reference optimum is solved with (the solver needs `lambda > 0`;
+/// a configuration may set 0), and so the one [`SvmSgd`]'s training objective uses.
+pub const MIN_REFERENCE_LAMBDA: f64 = 1e-12;
+
 /// SGD on a training matrix partitioned contiguously over workers; evaluation on a test matrix.
 #[derive(Debug)]
 pub struct SvmSgd {
@@ -315,10 +319,12 @@ impl Workload for SvmSgd {
     }
 
     /// `F(w)` on the training rows, in f64, as [`super::linear_optimum`] computes it for the
-    /// reference optimum `F*` (so `F(w) >= F*` up to the optimum's certificate).
+    /// reference optimum `F*` (so `F(w) >= F*` up to the solver's gap bound). `lambda` is
+    /// floored at [`MIN_REFERENCE_LAMBDA`] as the reference solver's is.
     fn objective(&self, model: &[f32]) -> Option<f64> {
         let w: Vec<f64> = model.iter().map(|&x| f64::from(x)).collect();
-        Some(super::linear_optimum::objective(&self.train, &w, self.cfg.loss, self.cfg.lambda).0)
+        let lambda = self.cfg.lambda.max(MIN_REFERENCE_LAMBDA);
+        Some(super::linear_optimum::objective(&self.train, &w, self.cfg.loss, lambda).0)
     }
 }
 

@@ -66,9 +66,10 @@ pub trait Experiment: Sized {
 
     /// Whether `cfg` trains a CNN (a figure with a CNN version, [`Experiment::CNN`], says so
     /// from its config's CNN section): `--cnn` with a configuration that does not is refused,
-    /// rather than writing the non-CNN figure's results under `<figure>-cnn/`. Default: no.
+    /// rather than writing the non-CNN figure's results under `<figure>-cnn/`. Default: whether
+    /// the figure has a CNN version at all (so one that does not override this is not checked).
     fn trains_cnn(_cfg: &Self::Config) -> bool {
-        false
+        Self::CNN.is_some()
     }
 
     /// Runs the experiment for one seed, writing rows, claims and notes through `run`.

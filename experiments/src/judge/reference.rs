@@ -20,6 +20,9 @@ pub struct Reference {
     pub certificate: f64,
     /// Passes the solver took.
     pub passes: usize,
+    /// How far `objective` may sit above the true minimum (the solver's gap bound; NaN where
+    /// none is known: MF's stationary point, LDA's level, CGLS).
+    pub objective_gap: f64,
 }
 
 /// A run counts as converged when `loss - loss* <= NEAR_OPTIMUM (loss_0 - loss*)`: it covered
@@ -59,6 +62,7 @@ impl Reference {
             test_accuracy: f64::NAN,
             certificate: o.certificate,
             passes: o.sweeps,
+            objective_gap: f64::NAN,
         }
     }
 
@@ -232,7 +236,7 @@ pub fn loss_spans<'a, N: ToString>(
 
 /// How a near-reference claim names the loss its curves plot and the reference they are read
 /// against.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReferenceWords {
     /// The loss, e.g. "held-out loss".
     pub loss: &'static str,
@@ -409,6 +413,7 @@ pub(crate) mod tests {
             test_accuracy: 0.9,
             certificate: 1e-5,
             passes: 10,
+            objective_gap: f64::NAN,
         }
     }
 

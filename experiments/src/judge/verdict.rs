@@ -279,13 +279,37 @@ impl<K: Display> Judged<'_, '_, K> {
     /// `F*` where every run carries its objective and the reference is an optimum of it
     /// ([`near_optimum_on_objective`]), else on the held-out loss
     /// ([`crate::judge::reference::near_reference_claim`]: MF, LDA's sampler level).
+    ///
+    /// A run without its objective among runs with one (a driver that did not compute it) puts
+    /// the claim on the held-out reading, and the claim says so.
     pub fn near_optimum_claim(&self, id: String) -> Claim {
-        if let (Some(r), Some(spans)) = (self.judge.reference, self.objective_spans()) {
-            if self.judge.words.short == ReferenceWords::OPTIMUM.short {
+        let optimum = self.judge.words == ReferenceWords::OPTIMUM;
+        if let (Some(r), true) = (self.judge.reference, optimum) {
+            if let Some(spans) = self.objective_spans() {
                 return near_optimum_on_objective(id, r, &spans);
             }
         }
-        near_reference_claim(id, self.judge.reference, &self.spans(), self.judge.words)
+        let claim = near_reference_claim(id, self.judge.reference, &self.spans(), self.judge.words);
+        let missing: Vec<String> = self
+            .runs
+            .iter()
+            .filter(|r| r.objective.is_none())
+            .map(|r| r.key.to_string())
+            .collect();
+        if optimum
+            && self.judge.reference.is_some()
+            && !missing.is_empty()
+            && missing.len() < self.runs.len()
+        {
+            let mut claim = claim;
+            claim.measured_value.push_str(&format!(
+                " [held-out reading: no training objective for {}]",
+                missing.join(", ")
+            ));
+            claim
+        } else {
+            claim
+        }
     }
 
     /// Every run's held-out and training-objective spans, when every run has the latter.
@@ -348,6 +372,7 @@ mod tests {
             test_accuracy: 0.9,
             certificate: 1e-5,
             passes: 10,
+            objective_gap: f64::NAN,
         };
         let (a, b, c) = (
             curve(&[1.0, 0.9, 0.45]),
@@ -420,6 +445,7 @@ mod tests {
             test_accuracy: 0.9,
             certificate: 1e-5,
             passes: 10,
+            objective_gap: f64::NAN,
         };
         let a = curve(&[1.0, 0.6, 0.4, 0.05, 0.005]);
         let b = curve(&[1.0, 0.9, 0.8, 0.7, 0.08]);

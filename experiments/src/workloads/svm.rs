@@ -104,7 +104,7 @@ impl SparseData {
             &train,
             &test,
             svm.loss,
-            svm.lambda.max(1e-12),
+            svm.lambda.max(bench_core::workload::MIN_REFERENCE_LAMBDA),
             1e-4,
             300,
             seed,
@@ -115,6 +115,7 @@ impl SparseData {
             test_accuracy: o.test_accuracy,
             certificate: o.certificate,
             passes: o.passes,
+            objective_gap: o.gap_bound,
         })
     }
 

@@ -128,7 +128,7 @@ pub fn run(cfg: &BufferedConfig, setup: &BufferedSetup<'_>) -> Result<BufferedRe
         read_ns: ((bytes as f64) / cfg.copy_gbps).ceil() as u64,
         write_bytes: bytes,
     };
-    sim.evaluate(0, true);
+    sim.evaluate(0);
     for i in 0..n {
         let at = cfg.start_offset_ns(i, setup.seed);
         if at == 0 {
@@ -159,7 +159,7 @@ pub fn run(cfg: &BufferedConfig, setup: &BufferedSetup<'_>) -> Result<BufferedRe
         });
     }
     let end = sim.records.makespan;
-    sim.evaluate(end, true);
+    sim.evaluate(end);
     Ok(sim.records)
 }
 
@@ -169,9 +169,9 @@ impl Sim<'_> {
         self.queue.push(Reverse((t, self.seq, due)));
     }
 
-    /// Evaluates the evaluated node's model, with its training objective when `objective`
-    /// (the run's first and last evaluation).
-    fn evaluate(&mut self, t: u64, objective: bool) {
+    /// Evaluates the evaluated node's model at the run's start or end, with its training
+    /// objective (the evaluations every `eval_every` reduces, in `finish_reduce`, have none).
+    fn evaluate(&mut self, t: u64) {
         let e = self.setup.eval_node;
         let (loss, accuracy) = self.setup.workload.evaluate(&self.models[e]);
         self.records.progress.push(ProgressRow {
@@ -179,11 +179,7 @@ impl Sim<'_> {
             iteration: self.peers[e].iteration() as f64,
             loss,
             accuracy,
-            train_objective: if objective {
-                self.setup.workload.objective(&self.models[e])
-            } else {
-                None
-            },
+            train_objective: self.setup.workload.objective(&self.models[e]),
         });
     }
 

@@ -403,12 +403,15 @@ impl<E: Endpoint> PeerThread<E> {
         out.end = self.now();
         if self.evaluator {
             self.evaluate(&model, self.peer.iteration(), &mut out);
-            // The training objective of the first and last evaluation's models, after the run
-            // so that its passes over the training rows delay no peer.
-            let initial = self.workload.objective(&self.workload.initial_model());
+            // The training objective of the first and last evaluation's models, after this
+            // peer's end time (a pass over the training rows each, as the held-out evaluation
+            // is one over the test rows), not before its first iteration.
             let last = self.workload.objective(&model);
-            if let Some(p) = out.progress.first_mut() {
-                p.train_objective = initial;
+            if last.is_some() {
+                let initial = self.workload.objective(&self.workload.initial_model());
+                if let Some(p) = out.progress.first_mut() {
+                    p.train_objective = initial;
+                }
             }
             if let Some(p) = out.progress.last_mut() {
                 p.train_objective = last;

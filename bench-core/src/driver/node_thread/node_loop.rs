@@ -296,8 +296,10 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
     }
 
     /// Adds the training objective to the first evaluation (the initial model, every node's
-    /// start) and the last (this node's final model), after the run so that the passes over
-    /// the training rows delay no node.
+    /// start) and the last (this node's final model). Computed after this node's end time, not
+    /// before its first iteration: a pass over the training rows each, as the final held-out
+    /// evaluation is one over the test rows, before the node says done (a server still
+    /// answering late reads answers them that much later).
     fn mark_objectives(&mut self) {
         let last = self.ctx.workload.objective(&self.model);
         if let Some(p) = self.out.progress.last_mut() {

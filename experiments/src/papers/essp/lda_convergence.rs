@@ -75,6 +75,7 @@ pub fn run(
         test_accuracy: f64::NAN,
         certificate: seq.drift,
         passes: seq.losses.len() - 1,
+        objective_gap: f64::NAN,
     });
     let judge = Judge::new(reference.as_ref()).with_words(ReferenceWords {
         loss: "negative word log-likelihood per token",

@@ -184,6 +184,7 @@ impl MatrixLearning {
                         test_accuracy,
                         certificate: o.relative_residual,
                         passes: o.iterations,
+                        objective_gap: f64::NAN,
                     })
                 };
                 (Arc::new(ls), reference)
