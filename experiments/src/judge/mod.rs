@@ -4,6 +4,7 @@
 //! written into claims and notes.
 
 pub mod comparison;
+pub mod curve_area;
 pub mod format;
 pub mod near_objective;
 pub mod reference;

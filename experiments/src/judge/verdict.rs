@@ -6,6 +6,8 @@
 //! reference, every compared run reaching the target). The rules themselves are in
 //! [`crate::judge::reference`]; this file only sequences them, once, for all those figures.
 
+use crate::judge::comparison::{Allows, PaperComparison};
+use crate::judge::curve_area::{mean_remaining_way, same_curve, Axis};
 use crate::judge::near_objective::{near_optimum_on_objective, objective_span, ObjectiveSpan};
 use crate::judge::reference::{
     comparison_target, every_run_reaches_claim, loss_span, near_reference_claim, reached_and_held,
@@ -210,6 +212,63 @@ impl<K: Display + PartialEq> Judged<'_, '_, K> {
             Some(why) => claim.not_exercised(why),
             None => claim,
         }
+    }
+}
+
+impl<K: Display + PartialEq> Judged<'_, '_, K> {
+    /// The claim `id`, whole-curve twin of a time claim ([`crate::judge::curve_area`]): `ours`
+    /// against `theirs` by their mean remaining way to the reference optimum over the window
+    /// both cover on `axis`, read in the time claim's `words` (lower better). By convention its
+    /// id is the time claim's with `-area` after the claim's name; its deciding number is
+    /// theirs over ours (above 1: ours nearer).
+    /// `None` where the target is not optimum-relative (no reference, or the fallback rule:
+    /// no way to measure) or a key is not among the runs; not exercised when the two runs are
+    /// identical record for record.
+    pub fn area_claim(
+        &self,
+        id: String,
+        words: &PaperComparison,
+        axis: Axis,
+        ours: &K,
+        theirs: &K,
+    ) -> Option<Claim> {
+        let r = self.judge.reference.filter(|_| self.relative)?;
+        let start = r.test_loss + (self.target - r.test_loss) / (1.0 - COMPARISON_WAY);
+        let (a, b) = (self.run(ours)?, self.run(theirs)?);
+        let end = |run: &JudgedRun<'_, K>| run.progress.last().map(|p| axis.at(p));
+        let horizon = end(a)?.min(end(b)?);
+        let mean = |run: &JudgedRun<'_, K>| {
+            mean_remaining_way(run.progress, axis, start, r.test_loss, horizon)
+        };
+        let (ma, mb) = (mean(a)?, mean(b)?);
+        let (holds, how) = words.judge(Some(ma), Some(mb));
+        let pct = 100.0 * words.tolerance;
+        let allowed = match words.allows {
+            Allows::Better => format!("below {theirs}'s by more than {pct:.0}%"),
+            Allows::BetterOrEquivalent => format!("below {theirs}'s or within {pct:.0}% of it"),
+        };
+        let claim = Claim::check(
+            id,
+            format!(
+                "over the first {horizon:.4} {unit}, {ours}'s mean remaining way to the \
+                 {reference}'s {loss} {:.4} (every target at once) is {allowed}",
+                r.test_loss,
+                unit = axis.unit(),
+                reference = self.judge.words.reference,
+                loss = self.judge.words.loss,
+            ),
+            words.cite(),
+            format!("{ours} {ma:.4}, {theirs} {mb:.4}: {how}"),
+            holds,
+        )
+        .with_value(if ma > 0.0 { mb / ma } else { f64::NAN });
+        Some(if same_curve(a.progress, b.progress) {
+            claim.not_exercised(format!(
+                "{ours} and {theirs} are identical record for record"
+            ))
+        } else {
+            claim
+        })
     }
 }
 
@@ -470,5 +529,90 @@ mod tests {
             .judge([("a", &a[..])])
             .way_rows("p")
             .is_empty());
+    }
+
+    /// The whole-curve twin of a time claim: hand-computed areas, the paper's words deciding,
+    /// identical runs not exercised, and no claim without an optimum-relative target.
+    #[test]
+    fn area_claims_read_the_whole_curve() {
+        use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
+        use crate::judge::curve_area::Axis;
+        use bench_core::claims::Verdict;
+        const FASTER: PaperComparison = PaperComparison {
+            quote: "a converges faster",
+            source: "paper.txt:1",
+            allows: Allows::Better,
+            tolerance: DEFAULT_TOLERANCE,
+        };
+        let r = Reference {
+            objective: 0.1,
+            test_loss: 0.0,
+            test_accuracy: 0.9,
+            certificate: 1e-5,
+            passes: 10,
+            objective_gap: f64::NAN,
+        };
+        let a = curve(&[1.0, 0.6, 0.4, 0.05, 0.005]);
+        let b = curve(&[1.0, 0.9, 0.8, 0.7, 0.08]);
+        let c = b.clone();
+        let judged = Judge::new(Some(&r)).judge([("a", &a[..]), ("b", &b[..]), ("c", &c[..])]);
+        // a: (0.8 + 0.5 + 0.225 + 0.0275) / 4; b: (0.95 + 0.85 + 0.75 + 0.39) / 4.
+        let (ma, mb) = (1.5525 / 4.0, 2.94 / 4.0);
+        let ab = judged
+            .area_claim(
+                "f/a-before-b-area".into(),
+                &FASTER,
+                Axis::Seconds,
+                &"a",
+                &"b",
+            )
+            .unwrap();
+        assert_eq!(ab.claim_id, "f/a-before-b-area");
+        assert_eq!(ab.verdict, Verdict::Pass, "{}", ab.measured_value);
+        assert!((ab.value.unwrap() - mb / ma).abs() < 1e-9, "{:?}", ab.value);
+        assert!(
+            ab.measured_value.starts_with("a 0.3881, b 0.7350: better"),
+            "{}",
+            ab.measured_value
+        );
+        let ba = judged
+            .area_claim(
+                "f/b-before-a-area".into(),
+                &FASTER,
+                Axis::Iterations,
+                &"b",
+                &"a",
+            )
+            .unwrap();
+        assert_eq!(ba.verdict, Verdict::Fail, "{}", ba.measured_value);
+        let same = judged
+            .area_claim(
+                "f/b-before-c-area".into(),
+                &FASTER,
+                Axis::Seconds,
+                &"b",
+                &"c",
+            )
+            .unwrap();
+        assert_eq!(same.verdict, Verdict::NotExercised);
+        assert!(judged
+            .area_claim(
+                "f/a-before-x-area".into(),
+                &FASTER,
+                Axis::Seconds,
+                &"a",
+                &"x"
+            )
+            .is_none());
+        assert!(Judge::new(None)
+            .judge([("a", &a[..]), ("b", &b[..])])
+            .area_claim(
+                "f/a-before-b-area".into(),
+                &FASTER,
+                Axis::Seconds,
+                &"a",
+                &"b"
+            )
+            .is_none());
     }
 }

@@ -6,6 +6,7 @@ use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
+use crate::judge::curve_area::Axis;
 use crate::judge::format::show;
 use crate::judge::verdict::Judge;
 use crate::runs::peers::{graph, run_peers, PeerCommon};
@@ -292,6 +293,16 @@ impl Experiment for AsapFig6 {
                             &[root.0.clone(), ar.0.clone()],
                         ),
                     );
+                    // The same comparison on the whole curve (every target at once).
+                    if let Some(c) = judged.area_claim(
+                        format!("{FIGURE}/{tag}/root-not-slower-than-all-reduce-area"),
+                        words,
+                        Axis::Seconds,
+                        &root.0,
+                        &ar.0,
+                    ) {
+                        out.claim(c);
+                    }
                 }
                 if let (Some(chain), Some(root)) = (find("chain"), find("root-expander")) {
                     let compared = [chain.0.clone(), root.0.clone()];
@@ -316,6 +327,17 @@ impl Experiment for AsapFig6 {
                         (Some(a), Some(b)) if b > 0.0 => a / b,
                         _ => f64::NAN,
                     }), &compared));
+                    // On the whole curve, per iteration (epochs are iterations over a
+                    // node's shard, the same for every graph).
+                    if let Some(c) = judged.area_claim(
+                        format!("{FIGURE}/{tag}/chain-needs-more-epochs-area"),
+                        &CHAIN_MORE_EPOCHS,
+                        Axis::Iterations,
+                        &root.0,
+                        &chain.0,
+                    ) {
+                        out.claim(c);
+                    }
                 }
             }
         }

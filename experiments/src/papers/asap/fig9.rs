@@ -5,6 +5,7 @@
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
+use crate::judge::curve_area::Axis;
 use crate::judge::format::show;
 use crate::judge::sensitivity::{self, Knob, Sensitivity};
 use crate::judge::verdict::{Judge, Judged};
@@ -253,6 +254,14 @@ fn mode_claims(tag: &str, judged: &Judged<'_, '_, &'static str>, runs: &ModeRuns
             &compared,
         ),
     );
+    // The same comparison on the whole curve (every target at once).
+    claims.extend(judged.area_claim(
+        format!("{FIGURE}/notify-ack-before-bsp-area/{tag}"),
+        &FASTER_THAN_BSP,
+        Axis::Seconds,
+        &compared[0],
+        &compared[1],
+    ));
     let async_best = asy.progress.iter().map(|p| p.loss).fold(f64::NAN, f64::min);
     claims.push(
         Claim::check(

@@ -7,6 +7,7 @@ pub mod fig3;
 pub mod lda_convergence;
 
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
+use crate::judge::curve_area::Axis;
 use crate::judge::verdict::Judged;
 use bench_core::claims::Claim;
 use std::fmt::Display;
@@ -36,18 +37,29 @@ pub struct ConvergenceWords {
 
 /// ESSP against SSP at one staleness, by clocks and by time to the judged target, read in
 /// essp.txt's words ([`FASTER_OR_COMPARABLE`]) and not exercised when either run crosses the
-/// target at once; `ssp` and `essp` are the runs' keys in `judged`.
+/// target at once, each followed by its whole-curve twin where the target is optimum-relative
+/// ([`Judged::area_claim`]: per clock and per second); `ssp` and `essp` are the runs' keys in
+/// `judged`.
 pub fn convergence_claims<K: Display + PartialEq>(
     judged: &Judged<'_, '_, K>,
     ssp: K,
     essp: K,
     words: ConvergenceWords,
-) -> [Claim; 2] {
+) -> Vec<Claim> {
     let (s, e) = (judged.crossing(&ssp), judged.crossing(&essp));
     let (si, ei) = (s.map(|h| h.iteration), e.map(|h| h.iteration));
     let (st, et) = (s.map(|h| h.time), e.map(|h| h.time));
-    let compared = [ssp, essp];
     let [clocks_id, time_id] = words.ids;
+    let areas = [(&clocks_id, Axis::Iterations), (&time_id, Axis::Seconds)].map(|(id, axis)| {
+        judged.area_claim(
+            format!("{id}-area"),
+            &FASTER_OR_COMPARABLE,
+            axis,
+            &essp,
+            &ssp,
+        )
+    });
+    let compared = [ssp, essp];
     let [clocks_statement, time_statement] = words.statements;
     let (clocks_hold, clocks_how) = FASTER_OR_COMPARABLE.judge(ei, si);
     let (time_hold, time_how) = FASTER_OR_COMPARABLE.judge(et, st);
@@ -89,4 +101,8 @@ pub fn convergence_claims<K: Display + PartialEq>(
             &compared,
         ),
     ]
+    .into_iter()
+    .zip(areas)
+    .flat_map(|(time, area)| std::iter::once(time).chain(area))
+    .collect()
 }

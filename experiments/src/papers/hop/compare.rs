@@ -8,6 +8,7 @@ use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::judge::comparison::PaperComparison;
+use crate::judge::curve_area::Axis;
 use crate::judge::format::show;
 use crate::judge::verdict::Judge;
 use crate::runs::peers::{graph, run_peers, seconds_per_iteration, PeerCommon};
@@ -352,6 +353,16 @@ pub fn run<E: Experiment<Config = CompareConfig>>(
                         &[standard.label(), s.label()],
                     ),
                 );
+                // The same comparison on the whole curve (every target at once).
+                if let Some(c) = judged.area_claim(
+                    format!("{figure}/{tag}/{}-time-to-target-area", s.label()),
+                    &before_standard,
+                    Axis::Seconds,
+                    &s.label(),
+                    &standard.label(),
+                ) {
+                    out.claim(c);
+                }
                 if let Some(limit) = cfg.max_step_ratio {
                     out.claim(step_cost_claim(
                         format!("{figure}/{tag}/{}-per-step-cost", s.label()),
@@ -404,6 +415,15 @@ pub fn run<E: Experiment<Config = CompareConfig>>(
                         &[a.clone(), b.clone()],
                     ),
                 );
+                if let Some(c) = judged.area_claim(
+                    format!("{figure}/{tag}/{a}-not-slower-than-{b}-area"),
+                    &pair_words,
+                    Axis::Seconds,
+                    a,
+                    b,
+                ) {
+                    out.claim(c);
+                }
             }
             if let Some(free) = &cfg.straggler_free {
                 pb.set_message(format!("standard without stragglers {}", g.name()));

@@ -6,6 +6,7 @@ use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::harness::runner::{run_ps, RunSettings};
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
+use crate::judge::curve_area::Axis;
 use crate::judge::format::show;
 use crate::judge::reference::{Reference, ReferenceRow};
 use crate::judge::sensitivity::{self, Knob, KnobValue, Sensitivity};
@@ -295,6 +296,14 @@ fn compare(cfg: &Config, setup: &Setup<'_>, show_progress: bool) -> anyhow::Resu
             &["decentralized", "ps-bsp"],
         ),
     );
+    // The same comparison on the whole curve (every target at once).
+    claims.extend(judged.area_claim(
+        format!("{FIGURE}/decentralized-before-ps-area"),
+        &MUCH_FASTER_THAN_PS,
+        Axis::Seconds,
+        &"decentralized",
+        &"ps-bsp",
+    ));
     Ok(Comparison {
         dec,
         ps,

@@ -5,6 +5,7 @@ use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
+use crate::judge::curve_area::Axis;
 use crate::judge::format::show;
 use crate::judge::verdict::Judge;
 use crate::papers::hop::compare::iterations_to_loss;
@@ -265,34 +266,50 @@ impl Experiment for HopFig20To21 {
                 // Three outcomes, as the paper words it (a run that never gets there loses to
                 // one that does).
                 let (holds, how) = HIERARCHICAL_BETTER.judge(t, tb);
-                out.claim(
-                    Claim::check(
-                        driver_tag(
-                            &format!("{FIGURE}/{}-before-{}", g.name(), graphs[0].name()),
-                            "/",
-                            driver,
-                            &drivers,
-                        ),
-                        format!(
-                            "{} reaches loss {target:.4} {} under the two-level network",
-                            g.name(),
-                            HIERARCHICAL_BETTER.before(graphs[0].name())
-                        ),
-                        HIERARCHICAL_BETTER.cite(),
-                        format!(
-                            "{} {} s, {} {} s: {how}",
-                            g.name(),
-                            show(t),
-                            graphs[0].name(),
-                            show(tb)
-                        ),
-                        holds,
-                    )
-                    .with_value(match (t, tb) {
-                        (Some(a), Some(b)) if a > 0.0 => b / a,
-                        _ => f64::NAN,
-                    }),
+                let id = driver_tag(
+                    &format!("{FIGURE}/{}-before-{}", g.name(), graphs[0].name()),
+                    "/",
+                    driver,
+                    &drivers,
                 );
+                let (ours, theirs) = (g.name().to_string(), graphs[0].name().to_string());
+                // The same comparison on the whole curve (every target at once).
+                let area = judged.area_claim(
+                    format!("{id}-area"),
+                    &HIERARCHICAL_BETTER,
+                    Axis::Seconds,
+                    &ours,
+                    &theirs,
+                );
+                out.claim(
+                    judged.gate(
+                        Claim::check(
+                            id,
+                            format!(
+                                "{} reaches loss {target:.4} {} under the two-level network",
+                                g.name(),
+                                HIERARCHICAL_BETTER.before(graphs[0].name())
+                            ),
+                            HIERARCHICAL_BETTER.cite(),
+                            format!(
+                                "{} {} s, {} {} s: {how}",
+                                g.name(),
+                                show(t),
+                                graphs[0].name(),
+                                show(tb)
+                            ),
+                            holds,
+                        )
+                        .with_value(match (t, tb) {
+                            (Some(a), Some(b)) if a > 0.0 => b / a,
+                            _ => f64::NAN,
+                        }),
+                        &[ours, theirs],
+                    ),
+                );
+                if let Some(c) = area {
+                    out.claim(c);
+                }
             }
         }
         pb.finish_and_clear();
