@@ -19,8 +19,11 @@ use bench_core::metrics::ProgressRow;
 pub enum Axis {
     /// Seconds (wall or simulated), `ProgressRow::time`.
     Seconds,
-    /// Iterations, clocks or epochs: `ProgressRow::iteration`.
+    /// Iterations (or epochs, a constant multiple of them): `ProgressRow::iteration`.
     Iterations,
+    /// Clocks of a parameter server's workers, which the table drivers write as
+    /// `ProgressRow::iteration`.
+    Clocks,
 }
 
 impl Axis {
@@ -28,7 +31,7 @@ impl Axis {
     pub fn at(self, row: &ProgressRow) -> f64 {
         match self {
             Axis::Seconds => row.time,
-            Axis::Iterations => row.iteration,
+            Axis::Iterations | Axis::Clocks => row.iteration,
         }
     }
 
@@ -37,6 +40,7 @@ impl Axis {
         match self {
             Axis::Seconds => "s",
             Axis::Iterations => "iterations",
+            Axis::Clocks => "clocks",
         }
     }
 }
@@ -83,6 +87,38 @@ pub fn mean_remaining_way(
     }
     area += y0 * (horizon - x0);
     Some(area / horizon)
+}
+
+/// What a curve does inside the window `[0, horizon]` besides its mean: whether it learns at
+/// all and whether it diverges there. Two runs that both stay near the whole way have means
+/// near 1 whose ratio reads "equivalent"; the twin must not pass on that.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowReading {
+    /// The least remaining way at any evaluation in the window (1 when there is none).
+    pub least: f64,
+    /// Where on the axis the first loss that is not a number (or infinite) sits, if any.
+    pub diverged_at: Option<f64>,
+}
+
+/// Reads `progress` over `[0, horizon]` on `axis` (see [`WindowReading`]).
+pub fn read_window(
+    progress: &[ProgressRow],
+    axis: Axis,
+    start: f64,
+    optimum: f64,
+    horizon: f64,
+) -> WindowReading {
+    let mut reading = WindowReading {
+        least: 1.0,
+        diverged_at: None,
+    };
+    for p in progress.iter().filter(|p| axis.at(p) <= horizon) {
+        if !p.loss.is_finite() && reading.diverged_at.is_none() {
+            reading.diverged_at = Some(axis.at(p));
+        }
+        reading.least = reading.least.min(remaining_way(p.loss, start, optimum));
+    }
+    reading
 }
 
 /// Whether two runs drew the same held-out curve, evaluation for evaluation, bit for bit (a
@@ -148,6 +184,20 @@ mod tests {
         d[1].loss = 0.25;
         assert!(!same_curve(&c, &d));
         assert!(!same_curve(&c, &d[..1]));
+    }
+
+    /// The window reading: the least remaining way inside the window only, and the first
+    /// non-number's place.
+    #[test]
+    fn the_window_reading_sees_learning_and_divergence() {
+        let c = curve(&[(1.0, 0.8), (2.0, f64::NAN), (3.0, 0.2), (5.0, 0.0)]);
+        let r = read_window(&c, Axis::Seconds, 1.0, 0.0, 4.0);
+        assert_eq!(r.diverged_at, Some(2.0));
+        assert!((r.least - 0.2).abs() < 1e-12, "{r:?}");
+        let r = read_window(&c, Axis::Seconds, 1.0, 0.0, 1.5);
+        assert_eq!(r.diverged_at, None);
+        assert!((r.least - 0.8).abs() < 1e-12, "{r:?}");
+        assert_eq!(read_window(&[], Axis::Seconds, 1.0, 0.0, 1.0).least, 1.0);
     }
 
     /// The area is the mean time to every target: a falling step curve that covers the whole

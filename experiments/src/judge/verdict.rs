@@ -7,7 +7,7 @@
 //! [`crate::judge::reference`]; this file only sequences them, once, for all those figures.
 
 use crate::judge::comparison::{Allows, PaperComparison};
-use crate::judge::curve_area::{mean_remaining_way, same_curve, Axis};
+use crate::judge::curve_area::{mean_remaining_way, read_window, same_curve, Axis, WindowReading};
 use crate::judge::near_objective::{near_optimum_on_objective, objective_span, ObjectiveSpan};
 use crate::judge::reference::{
     comparison_target, every_run_reaches_claim, loss_span, near_reference_claim, reached_and_held,
@@ -223,7 +223,10 @@ impl<K: Display + PartialEq> Judged<'_, '_, K> {
     /// theirs over ours (above 1: ours nearer).
     /// `None` where the target is not optimum-relative (no reference, or the fallback rule:
     /// no way to measure) or a key is not among the runs; not exercised when the two runs are
-    /// identical record for record.
+    /// identical record for record. It fails, whatever the means, when `ours` diverges in the
+    /// window or when neither run gets [`COMPARISON_WAY`] of the way there (as the time claim
+    /// fails when neither gets there): two curves that both stay near the whole way have
+    /// means whose ratio would read "equivalent".
     pub fn area_claim(
         &self,
         id: String,
@@ -241,7 +244,31 @@ impl<K: Display + PartialEq> Judged<'_, '_, K> {
             mean_remaining_way(run.progress, axis, start, r.test_loss, horizon)
         };
         let (ma, mb) = (mean(a)?, mean(b)?);
-        let (holds, how) = words.judge(Some(ma), Some(mb));
+        // Means near the whole way for both runs read "equivalent"; a twin decides only where
+        // a run learns, and never for a run that diverges in the window.
+        let read =
+            |run: &JudgedRun<'_, K>| read_window(run.progress, axis, start, r.test_loss, horizon);
+        let (ra, rb) = (read(a), read(b));
+        let reached = |w: &WindowReading| w.least <= 1.0 - COMPARISON_WAY;
+        let (holds, how) = if let Some(x) = ra.diverged_at {
+            (
+                false,
+                format!(
+                    "{ours} diverges (a loss that is not a number at {x:.4} {})",
+                    axis.unit()
+                ),
+            )
+        } else if !reached(&ra) && !reached(&rb) {
+            (
+                false,
+                format!(
+                    "neither gets {:.0}% of the way in the window",
+                    100.0 * COMPARISON_WAY
+                ),
+            )
+        } else {
+            words.judge(Some(ma), Some(mb))
+        };
         let pct = 100.0 * words.tolerance;
         let allowed = match words.allows {
             Allows::Better => format!("below {theirs}'s by more than {pct:.0}%"),
@@ -595,6 +622,55 @@ mod tests {
             )
             .unwrap();
         assert_eq!(same.verdict, Verdict::NotExercised);
+        // "Faster or comparable" between runs that do not learn, or against a diverging
+        // ours, fails although the means are within the tolerance of each other.
+        const COMPARABLE: PaperComparison = PaperComparison {
+            allows: Allows::BetterOrEquivalent,
+            ..FASTER
+        };
+        let flat = curve(&[1.0, 0.99, 0.98, 0.97, 0.97]);
+        let flatter = curve(&[1.0, 1.0, 0.99, 0.99, 0.98]);
+        let nan = curve(&[1.0, 0.6, f64::NAN, 0.05, 0.005]);
+        let judged = Judge::new(Some(&r)).judge([
+            ("flat", &flat[..]),
+            ("flatter", &flatter[..]),
+            ("nan", &nan[..]),
+            ("b", &b[..]),
+        ]);
+        let claim = |ours: &'static str, theirs: &'static str| {
+            judged
+                .area_claim(
+                    format!("f/{ours}-{theirs}-area"),
+                    &COMPARABLE,
+                    Axis::Seconds,
+                    &ours,
+                    &theirs,
+                )
+                .unwrap()
+        };
+        let neither = claim("flatter", "flat");
+        assert_eq!(neither.verdict, Verdict::Fail, "{}", neither.measured_value);
+        assert!(
+            neither
+                .measured_value
+                .contains("neither gets 90% of the way"),
+            "{}",
+            neither.measured_value
+        );
+        let diverged = claim("nan", "flat");
+        assert_eq!(
+            diverged.verdict,
+            Verdict::Fail,
+            "{}",
+            diverged.measured_value
+        );
+        assert!(
+            diverged.measured_value.contains("nan diverges"),
+            "{}",
+            diverged.measured_value
+        );
+        // The same words pass where ours learns and theirs is comparable or worse.
+        assert_eq!(claim("b", "flat").verdict, Verdict::Pass);
         assert!(judged
             .area_claim(
                 "f/a-before-x-area".into(),

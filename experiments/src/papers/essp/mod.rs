@@ -50,7 +50,7 @@ pub fn convergence_claims<K: Display + PartialEq>(
     let (si, ei) = (s.map(|h| h.iteration), e.map(|h| h.iteration));
     let (st, et) = (s.map(|h| h.time), e.map(|h| h.time));
     let [clocks_id, time_id] = words.ids;
-    let areas = [(&clocks_id, Axis::Iterations), (&time_id, Axis::Seconds)].map(|(id, axis)| {
+    let areas = [(&clocks_id, Axis::Clocks), (&time_id, Axis::Seconds)].map(|(id, axis)| {
         judged.area_claim(
             format!("{id}-area"),
             &FASTER_OR_COMPARABLE,

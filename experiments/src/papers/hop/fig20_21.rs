@@ -266,16 +266,13 @@ impl Experiment for HopFig20To21 {
                 // Three outcomes, as the paper words it (a run that never gets there loses to
                 // one that does).
                 let (holds, how) = HIERARCHICAL_BETTER.judge(t, tb);
-                let id = driver_tag(
-                    &format!("{FIGURE}/{}-before-{}", g.name(), graphs[0].name()),
-                    "/",
-                    driver,
-                    &drivers,
-                );
+                let name = format!("{FIGURE}/{}-before-{}", g.name(), graphs[0].name());
+                let id = driver_tag(&name, "/", driver, &drivers);
                 let (ours, theirs) = (g.name().to_string(), graphs[0].name().to_string());
-                // The same comparison on the whole curve (every target at once).
+                // The same comparison on the whole curve (every target at once); `-area` after
+                // the claim's name, before any driver tag, as every twin's id.
                 let area = judged.area_claim(
-                    format!("{id}-area"),
+                    driver_tag(&format!("{name}-area"), "/", driver, &drivers),
                     &HIERARCHICAL_BETTER,
                     Axis::Seconds,
                     &ours,
