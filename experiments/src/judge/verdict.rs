@@ -224,9 +224,8 @@ impl<K: Display + PartialEq> Judged<'_, '_, K> {
     /// `None` where the target is not optimum-relative (no reference, or the fallback rule:
     /// no way to measure) or a key is not among the runs; not exercised when the two runs are
     /// identical record for record. It fails, whatever the means, when `ours` diverges in the
-    /// window or when neither run gets [`COMPARISON_WAY`] of the way there (as the time claim
-    /// fails when neither gets there): two curves that both stay near the whole way have
-    /// means whose ratio would read "equivalent".
+    /// window or when neither run gets [`AREA_LEARNS_WAY`] of the way there: two curves that
+    /// both stay near the whole way have means whose ratio would read "equivalent".
     pub fn area_claim(
         &self,
         id: String,
@@ -249,7 +248,7 @@ impl<K: Display + PartialEq> Judged<'_, '_, K> {
         let read =
             |run: &JudgedRun<'_, K>| read_window(run.progress, axis, start, r.test_loss, horizon);
         let (ra, rb) = (read(a), read(b));
-        let reached = |w: &WindowReading| w.least <= 1.0 - COMPARISON_WAY;
+        let learns = |w: &WindowReading| w.least <= 1.0 - AREA_LEARNS_WAY;
         let (holds, how) = if let Some(x) = ra.diverged_at {
             (
                 false,
@@ -258,12 +257,12 @@ impl<K: Display + PartialEq> Judged<'_, '_, K> {
                     axis.unit()
                 ),
             )
-        } else if !reached(&ra) && !reached(&rb) {
+        } else if !learns(&ra) && !learns(&rb) {
             (
                 false,
                 format!(
                     "neither gets {:.0}% of the way in the window",
-                    100.0 * COMPARISON_WAY
+                    100.0 * AREA_LEARNS_WAY
                 ),
             )
         } else {
@@ -298,6 +297,14 @@ impl<K: Display + PartialEq> Judged<'_, '_, K> {
         })
     }
 }
+
+/// The share of the way to the optimum that one of a whole-curve twin's runs must cover inside
+/// the window for the twin to decide: below it both curves stay near the whole way, and their
+/// means' ratio reads "equivalent" without either learning. Halfway, not the time claims'
+/// [`COMPARISON_WAY`]: the window ends at the earlier run's last evaluation, where a run the
+/// time claim sees reaching the target later may not yet have (asap-fig9 at 10 Gbit/s:
+/// NOTIFY-ACK's mean remaining way 0.35 against BSP's 0.60, neither at 90% in the window).
+pub const AREA_LEARNS_WAY: f64 = 0.5;
 
 /// Shares of the way from the initial held-out loss to the reference optimum's at which
 /// `ways.csv` reports every run's crossing: early, the claims' own target, and the flat tail.
@@ -653,7 +660,7 @@ mod tests {
         assert!(
             neither
                 .measured_value
-                .contains("neither gets 90% of the way"),
+                .contains("neither gets 50% of the way"),
             "{}",
             neither.measured_value
         );
