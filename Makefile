@@ -80,14 +80,15 @@ build:
 JOBS       ?= 2
 WALL_CLOCK := asap-fig7 ps-modes sim-validation
 LONG_FIRST := dssp-fig3 essp-fig3 asap-fig8 dssp-table1
-RUN_LOGS   := target/reproduce-logs
+# Per results directory, so that two reproductions into different RESULTS do not share lists.
+RUN_LOGS    = target/reproduce-logs/$(subst /,_,$(RESULTS))
 
 reproduce-all: build
-	@mkdir -p $(RUN_LOGS) && rm -f $(RUN_LOGS)/*.log && : > $(RUN_LOGS)/parallel.tsv && : > $(RUN_LOGS)/serial.tsv; \
+	@mkdir -p "$(RUN_LOGS)" && rm -f "$(RUN_LOGS)"/*.log && : > $(RUN_LOGS)/parallel.tsv && : > $(RUN_LOGS)/serial.tsv; \
 	  job() { extra=""; if [ -n "$(CNN_ON)" ] && echo " $(CNN_HEADLINE) " | grep -q " $$1 "; then extra=" --config experiments/configs/$$1.cnn.$(SCALE).toml"; fi; \
 	    list=parallel; if echo " $(WALL_CLOCK) " | grep -q " $$1 "; then list=serial; fi; \
 	    printf '%s\t%s\n' "$$1" "$(BIN)/$$1 $(EXP)$$extra" >> $(RUN_LOGS)/$$list.tsv; }; \
-	  for b in $(filter $(LONG_FIRST),$(BINARIES)); do job $$b; done; \
+	  for b in $(filter $(BINARIES),$(LONG_FIRST)); do job $$b; done; \
 	  for b in $(if $(CNN_ON),$(CNN_HALVES)); do printf '%s\t%s\n' "$$b-cnn" "$(BIN)/$$b $(EXP) --cnn" >> $(RUN_LOGS)/parallel.tsv; done; \
 	  for b in $(filter-out $(LONG_FIRST),$(BINARIES)); do job $$b; done; \
 	  s=$$(date +%s); LOGS=$(RUN_LOGS) scripts/run-jobs.sh $(JOBS) $(RUN_LOGS)/parallel.tsv $(RUN_LOGS)/serial.tsv || exit 1; \

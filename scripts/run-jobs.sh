@@ -18,6 +18,10 @@ jobs_max=${1:?JOBS}
 parallel=${2:?a file of parallel jobs}
 serial=${3:?a file of serial jobs}
 logs=${LOGS:-target/reproduce-logs}
+if ! [[ $jobs_max =~ ^[1-9][0-9]*$ ]]; then
+  echo "JOBS must be a positive whole number, not '$jobs_max'" >&2
+  exit 2
+fi
 mkdir -p "$logs"
 
 # `wait -n -p` (which job ended) needs bash 5.1; an older bash runs the jobs one at a time.
@@ -44,7 +48,7 @@ finish() {
 
 # Waits for any running job and finishes it.
 reap() {
-  local pid code
+  local pid="" code
   if [ "$jobs_max" -gt 1 ]; then
     wait -n -p pid
     code=$?
@@ -53,8 +57,21 @@ reap() {
     wait "$pid"
     code=$?
   fi
+  if [ -z "$pid" ] || [ -z "${label_of[$pid]-}" ]; then
+    echo "run-jobs: lost track of a job (wait returned $code)" >&2
+    exit 1
+  fi
   finish "$pid" "$code"
 }
+
+# Interrupted (Ctrl-C, or a TERM from an outer timeout): stop the running jobs and wait for
+# them, so that none is left writing its results after make has returned.
+stop_all() {
+  [ "$running" -eq 0 ] || kill -TERM "${!label_of[@]}" 2>/dev/null
+  wait
+  exit 130
+}
+trap stop_all INT TERM
 
 start() {
   local label=$1 command=$2

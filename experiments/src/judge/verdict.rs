@@ -253,7 +253,7 @@ impl<K: Display + PartialEq> Judged<'_, '_, K> {
             (
                 false,
                 format!(
-                    "{ours} diverges (a loss that is not a number at {x:.4} {})",
+                    "{ours} diverges (a loss that is not finite at {x:.4} {})",
                     axis.unit()
                 ),
             )

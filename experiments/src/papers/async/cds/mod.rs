@@ -300,7 +300,15 @@ pub fn run<E: Experiment<Config = CdsConfig>>(
                 conv.claim(c);
             }
             let wait = run.out_for(wait_fig);
-            wait_claims(wait, wait_fig, &tag, cfg, &points, (sync_l, async_l));
+            wait_claims(
+                wait,
+                wait_fig,
+                &tag,
+                cfg,
+                driver,
+                &points,
+                (sync_l, async_l),
+            )?;
         }
     }
     pb.finish_and_clear();
