@@ -9,7 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
-cargo build --release -q -p experiments --features cnn --bin syncbench
+# The Makefile's build (`make build`), so that a `make reproduce-all` before it is reused: a -p
+# build unifies features differently and would compile burn and bench-core again.
+cargo build --release -q --workspace --bins --features experiments/cnn
 torch_env=$(scripts/torch-env.sh)
 eval "$torch_env"
 mkdir -p results/bench
