@@ -120,11 +120,13 @@ fn mismatched_sets_and_bad_settings_are_refused_by_name() {
 fn every_quick_model_learns_the_twin() {
     let (train, test) = twin(1500, 16, 10, 11);
     // Learning rates from a sweep over {0.003, 0.01, 0.03, 0.05} at seed 2: the networks without
-    // normalisation (Hop's CNN, AlexNet) stall at 0.03 and above.
+    // normalisation (Hop's CNN, AlexNet) stall at 0.03 and above. VGG (batch-normalised) at 0.01
+    // ended at 0.75-0.79 accuracy, moved by rounding alone (our convolution and fused batch norm
+    // against burn's); at 0.03 it reaches 0.96.
     for (model, lr) in [
         (CnnModel::HopCnn, 0.01),
         (CnnModel::AlexnetSmall, 0.01),
-        (CnnModel::Vgg11, 0.01),
+        (CnnModel::Vgg11, 0.03),
         (CnnModel::Resnet8, 0.03),
         (CnnModel::Resnet20, 0.03),
         (CnnModel::Resnet50, 0.03),

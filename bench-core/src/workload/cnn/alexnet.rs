@@ -3,8 +3,8 @@
 //! not given; we keep AlexNet's kernel pattern (5x5, 5x5, 3x3) and channel growth (w, 2w, 2w),
 //! each convolution followed by 2x2 max pooling, then fc (hidden) and fc (classes).
 
+use super::conv_op::Conv;
 use super::layers::{conv, flat, pool, pooled};
-use burn::nn::conv::Conv2d;
 use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
@@ -12,9 +12,9 @@ use burn::tensor::activation::relu;
 /// The network.
 #[derive(Module, Debug)]
 pub struct AlexnetSmall {
-    c1: Conv2d,
-    c2: Conv2d,
-    c3: Conv2d,
+    c1: Conv,
+    c2: Conv,
+    c3: Conv,
     f1: Linear,
     out: Linear,
 }

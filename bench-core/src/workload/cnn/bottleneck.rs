@@ -5,9 +5,9 @@
 //! 3x3 convolution, a 1x1 projection shortcut with normalisation wherever the shape changes
 //! (option B), global average pooling and one fully connected layer of 32w inputs.
 
+use super::conv_op::Conv;
 use super::layers::conv;
 use super::norm::BatchStatNorm;
-use burn::nn::conv::Conv2d;
 use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
@@ -20,18 +20,18 @@ const EXPANSION: usize = 4;
 /// The 1x1 convolution and normalisation of a shortcut that changes shape.
 #[derive(Module, Debug)]
 pub struct Projection {
-    conv: Conv2d,
+    conv: Conv,
     norm: BatchStatNorm,
 }
 
 /// Three convolutions (1x1, 3x3, 1x1) and a shortcut.
 #[derive(Module, Debug)]
 pub struct Bottleneck {
-    c1: Conv2d,
+    c1: Conv,
     n1: BatchStatNorm,
-    c2: Conv2d,
+    c2: Conv,
     n2: BatchStatNorm,
-    c3: Conv2d,
+    c3: Conv,
     n3: BatchStatNorm,
     projection: Option<Projection>,
 }
@@ -68,7 +68,7 @@ impl Bottleneck {
 /// The network.
 #[derive(Module, Debug)]
 pub struct Resnet50 {
-    stem: Conv2d,
+    stem: Conv,
     stem_norm: BatchStatNorm,
     blocks: Vec<Bottleneck>,
     out: Linear,

@@ -97,7 +97,7 @@ impl CnnDevice {
     /// A line for manifests: the device and its backend.
     pub fn describe(self) -> String {
         match self {
-            CnnDevice::Cpu => "cpu (burn 0.22 flex backend, one thread)".into(),
+            CnnDevice::Cpu => "cpu (burn 0.22 flex backend with syncbench's convolution and batch-norm kernels, one thread)".into(),
             CnnDevice::Cuda(n) => format!(
                 "cuda:{n} (burn 0.22 LibTorch backend{}; not bitwise reproducible: a seed does not fix the bytes)",
                 cudnn()

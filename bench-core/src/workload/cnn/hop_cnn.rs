@@ -1,8 +1,8 @@
 //! Hop's CNN, taken as TensorFlow's CIFAR-10 tutorial network (see [`super::CnnModel::HopCnn`]):
 //! conv 5x5 (w) - pool - conv 5x5 (w) - pool - fc (hidden) - fc (hidden / 2) - fc (classes).
 
+use super::conv_op::Conv;
 use super::layers::{conv, flat, pool, pooled};
-use burn::nn::conv::Conv2d;
 use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
@@ -10,8 +10,8 @@ use burn::tensor::activation::relu;
 /// The network.
 #[derive(Module, Debug)]
 pub struct HopCnn {
-    c1: Conv2d,
-    c2: Conv2d,
+    c1: Conv,
+    c2: Conv,
     f1: Linear,
     f2: Linear,
     out: Linear,

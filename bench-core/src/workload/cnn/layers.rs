@@ -1,19 +1,14 @@
 //! Building blocks the networks share: a 3x3 or 5x5 "same" convolution, 2x2 max pooling, and
 //! flattening to the fully connected layers.
 
-use burn::nn::conv::{Conv2d, Conv2dConfig};
+use super::conv_op::Conv;
 use burn::nn::pool::MaxPool2dConfig;
-use burn::nn::PaddingConfig2d;
 use burn::prelude::*;
 
 /// A `k`x`k` convolution from `from` to `to` channels with stride `stride` that keeps the
 /// spatial size at stride 1 (padding `k / 2`).
-pub fn conv(from: usize, to: usize, k: usize, stride: usize, bias: bool, d: &Device) -> Conv2d {
-    Conv2dConfig::new([from, to], [k, k])
-        .with_stride([stride, stride])
-        .with_padding(PaddingConfig2d::Explicit(k / 2, k / 2, k / 2, k / 2))
-        .with_bias(bias)
-        .init(d)
+pub fn conv(from: usize, to: usize, k: usize, stride: usize, bias: bool, d: &Device) -> Conv {
+    Conv::new(from, to, k, stride, bias, d)
 }
 
 /// 2x2 max pooling with stride 2 (a no-op below 2 pixels, so a network built for 32x32 images

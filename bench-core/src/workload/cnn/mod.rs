@@ -13,6 +13,13 @@ mod alexnet;
 #[cfg(feature = "cnn")]
 mod bottleneck;
 mod config;
+#[cfg(feature = "cnn")]
+pub mod conv_kernels;
+#[cfg(feature = "cnn")]
+// burn 0.22 deprecates burn-tch, whose LibTorch backend the `cuda` feature's convolution names
+// (device.rs says why we use it); the backend extension's generated code names it too.
+#[allow(deprecated)]
+mod conv_op;
 mod device;
 #[cfg(feature = "cnn")]
 mod flat;
@@ -24,6 +31,10 @@ mod layers;
 mod network;
 #[cfg(feature = "cnn")]
 mod norm;
+#[cfg(feature = "cnn")]
+mod norm_kernels;
+#[cfg(feature = "cnn")]
+mod norm_op;
 #[cfg(feature = "cnn")]
 mod resnet;
 #[cfg(feature = "cnn")]

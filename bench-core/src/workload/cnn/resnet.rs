@@ -5,9 +5,9 @@
 //! global average pooling and one fully connected layer. w = 16 is the paper's network
 //! (ResNet-110: 1.7 M parameters).
 
+use super::conv_op::Conv;
 use super::layers::conv;
 use super::norm::BatchStatNorm;
-use burn::nn::conv::Conv2d;
 use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
@@ -15,16 +15,16 @@ use burn::tensor::activation::relu;
 /// The 1x1 convolution and normalisation of a shortcut that changes shape.
 #[derive(Module, Debug)]
 pub struct Projection {
-    conv: Conv2d,
+    conv: Conv,
     norm: BatchStatNorm,
 }
 
 /// Two convolutions and a shortcut.
 #[derive(Module, Debug)]
 pub struct BasicBlock {
-    c1: Conv2d,
+    c1: Conv,
     n1: BatchStatNorm,
-    c2: Conv2d,
+    c2: Conv,
     n2: BatchStatNorm,
     projection: Option<Projection>,
 }
@@ -57,7 +57,7 @@ impl BasicBlock {
 /// The network.
 #[derive(Module, Debug)]
 pub struct Resnet {
-    stem: Conv2d,
+    stem: Conv,
     stem_norm: BatchStatNorm,
     blocks: Vec<BasicBlock>,
     out: Linear,

@@ -4,9 +4,9 @@
 //! `hidden` and `classes` units. At w = 64 and hidden = 512 it has 9.8 M parameters on 32x32
 //! images (asap.txt says 7.5 M; it does not give its layer sizes).
 
+use super::conv_op::Conv;
 use super::layers::{conv, flat, pool, pooled};
 use super::norm::BatchStatNorm;
-use burn::nn::conv::Conv2d;
 use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
@@ -17,7 +17,7 @@ const BLOCKS: [&[usize]; 5] = [&[1], &[2], &[4, 4], &[8, 8], &[8, 8]];
 /// One convolution with its normalisation.
 #[derive(Module, Debug)]
 pub struct ConvNorm {
-    conv: Conv2d,
+    conv: Conv,
     norm: BatchStatNorm,
 }
 
