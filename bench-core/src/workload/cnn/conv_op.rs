@@ -10,6 +10,7 @@
 //! initialised by burn's own `Conv2dConfig` (so a seed draws the same weights), calling it.
 
 use super::conv_kernels::{self, ConvShape};
+use super::flex_data::{floats, tensor as flex};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
@@ -21,8 +22,6 @@ use burn::module::Param;
 use burn::nn::conv::Conv2dConfig;
 use burn::nn::PaddingConfig2d;
 use burn::prelude::*;
-use burn::tensor::TensorData;
-use std::borrow::Cow;
 
 /// A square `k`x`k` convolution with stride `stride` and zero padding `k / 2`, with or without
 /// a bias: burn's `Conv2d` parameters, our operation.
@@ -141,23 +140,6 @@ fn shape_of(x: &[usize], weight: &[usize], stride: usize, pad: usize) -> ConvSha
     }
 }
 
-/// A flex tensor's floats, borrowed where they are already contiguous `f32`.
-fn floats(t: &FloatTensor<Flex>) -> Cow<'_, [f32]> {
-    match t.as_slice::<f32>() {
-        Some(s) => Cow::Borrowed(s),
-        None => Cow::Owned(
-            t.to_contiguous()
-                .as_slice::<f32>()
-                .unwrap_or_else(|| panic!("convolution on a {:?} tensor: only f32", t.dtype()))
-                .to_vec(),
-        ),
-    }
-}
-
-fn flex(values: Vec<f32>, shape: &[usize]) -> FloatTensor<Flex> {
-    FloatTensor::<Flex>::from_data(TensorData::new(values, shape.to_vec()))
-}
-
 impl ConvKernels for Flex {
     fn forward(
         x: FloatTensor<Self>,
@@ -198,26 +180,33 @@ impl ConvKernels for Flex {
     }
 }
 
-impl ConvBackend for Flex {
-    fn syncbench_conv2d(
-        x: FloatTensor<Self>,
-        weight: FloatTensor<Self>,
-        stride: usize,
-        pad: usize,
-    ) -> FloatTensor<Self> {
-        <Self as ConvKernels>::forward(x, weight, None, stride, pad)
-    }
+/// A concrete backend's [`ConvBackend`]: its own [`ConvKernels::forward`].
+macro_rules! concrete_conv_backend {
+    ($backend:ty) => {
+        impl ConvBackend for $backend {
+            fn syncbench_conv2d(
+                x: FloatTensor<Self>,
+                weight: FloatTensor<Self>,
+                stride: usize,
+                pad: usize,
+            ) -> FloatTensor<Self> {
+                <Self as ConvKernels>::forward(x, weight, None, stride, pad)
+            }
 
-    fn syncbench_conv2d_bias(
-        x: FloatTensor<Self>,
-        weight: FloatTensor<Self>,
-        bias: FloatTensor<Self>,
-        stride: usize,
-        pad: usize,
-    ) -> FloatTensor<Self> {
-        <Self as ConvKernels>::forward(x, weight, Some(bias), stride, pad)
-    }
+            fn syncbench_conv2d_bias(
+                x: FloatTensor<Self>,
+                weight: FloatTensor<Self>,
+                bias: FloatTensor<Self>,
+                stride: usize,
+                pad: usize,
+            ) -> FloatTensor<Self> {
+                <Self as ConvKernels>::forward(x, weight, Some(bias), stride, pad)
+            }
+        }
+    };
 }
+
+concrete_conv_backend!(Flex);
 
 #[cfg(feature = "cuda")]
 mod libtorch {
@@ -273,36 +262,47 @@ mod libtorch {
         }
     }
 
-    #[allow(deprecated)]
-    impl ConvBackend for LibTorch {
-        fn syncbench_conv2d(
-            x: FloatTensor<Self>,
-            weight: FloatTensor<Self>,
-            stride: usize,
-            pad: usize,
-        ) -> FloatTensor<Self> {
-            <Self as ConvKernels>::forward(x, weight, None, stride, pad)
-        }
+    concrete_conv_backend!(LibTorch);
+}
 
-        fn syncbench_conv2d_bias(
-            x: FloatTensor<Self>,
-            weight: FloatTensor<Self>,
-            bias: FloatTensor<Self>,
-            stride: usize,
-            pad: usize,
-        ) -> FloatTensor<Self> {
-            <Self as ConvKernels>::forward(x, weight, Some(bias), stride, pad)
+/// The checkpointed input and weight, the stride and the padding.
+type ConvState = (NodeId, NodeId, usize, usize);
+
+/// Registers the gradients for the output gradient `dy` of the parents that want one: `ids`
+/// are the input's, the weight's and the bias's nodes (the bias's `None` without one).
+fn register_grads<B: ConvKernels>(
+    ids: [Option<NodeId>; 3],
+    dy: FloatTensor<B>,
+    state: ConvState,
+    grads: &mut Gradients,
+    checkpointer: &mut Checkpointer,
+) {
+    let [x_id, weight_id, bias_id] = ids;
+    let (x_state, weight_state, stride, pad) = state;
+    let x = checkpointer.retrieve_node_output::<FloatTensor<B>>(x_state);
+    let weight = checkpointer.retrieve_node_output::<FloatTensor<B>>(weight_state);
+    let g = B::backward(
+        x,
+        weight,
+        dy,
+        stride,
+        pad,
+        x_id.is_some(),
+        bias_id.is_some(),
+    );
+    for (id, grad) in [(x_id, g.x), (weight_id, Some(g.weight)), (bias_id, g.bias)] {
+        if let (Some(id), Some(grad)) = (id, grad) {
+            grads.register::<B>(id, grad);
         }
     }
 }
 
-/// The recorded convolution's backward pass: parents (x, weight[, bias]).
+/// The recorded convolution's backward pass: parents (x, weight, bias).
 #[derive(Debug)]
 struct ConvStep;
 
 impl<B: ConvKernels> Backward<B, 3> for ConvStep {
-    /// The checkpointed input and weight, stride, padding, whether there is a bias.
-    type State = (NodeId, NodeId, usize, usize);
+    type State = ConvState;
 
     fn backward(
         self,
@@ -310,37 +310,18 @@ impl<B: ConvKernels> Backward<B, 3> for ConvStep {
         grads: &mut Gradients,
         checkpointer: &mut Checkpointer,
     ) {
-        let [node_x, node_weight, node_bias] = ops.parents;
+        let ids = ops.parents.map(|p| p.map(|n| n.id));
         let dy = grads.consume::<B>(&ops.node);
-        let (x_state, weight_state, stride, pad) = ops.state;
-        let x = checkpointer.retrieve_node_output::<FloatTensor<B>>(x_state);
-        let weight = checkpointer.retrieve_node_output::<FloatTensor<B>>(weight_state);
-        let g = B::backward(
-            x,
-            weight,
-            dy,
-            stride,
-            pad,
-            node_x.is_some(),
-            node_bias.is_some(),
-        );
-        if let (Some(node), Some(gx)) = (node_x, g.x) {
-            grads.register::<B>(node.id, gx);
-        }
-        if let Some(node) = node_weight {
-            grads.register::<B>(node.id, g.weight);
-        }
-        if let (Some(node), Some(gb)) = (node_bias, g.bias) {
-            grads.register::<B>(node.id, gb);
-        }
+        register_grads::<B>(ids, dy, ops.state, grads, checkpointer);
     }
 }
 
+/// As [`ConvStep`] without a bias: parents (x, weight).
 #[derive(Debug)]
 struct ConvStepNoBias;
 
 impl<B: ConvKernels> Backward<B, 2> for ConvStepNoBias {
-    type State = (NodeId, NodeId, usize, usize);
+    type State = ConvState;
 
     fn backward(
         self,
@@ -348,18 +329,9 @@ impl<B: ConvKernels> Backward<B, 2> for ConvStepNoBias {
         grads: &mut Gradients,
         checkpointer: &mut Checkpointer,
     ) {
-        let [node_x, node_weight] = ops.parents;
+        let [x, weight] = ops.parents.map(|p| p.map(|n| n.id));
         let dy = grads.consume::<B>(&ops.node);
-        let (x_state, weight_state, stride, pad) = ops.state;
-        let x = checkpointer.retrieve_node_output::<FloatTensor<B>>(x_state);
-        let weight = checkpointer.retrieve_node_output::<FloatTensor<B>>(weight_state);
-        let g = B::backward(x, weight, dy, stride, pad, node_x.is_some(), false);
-        if let (Some(node), Some(gx)) = (node_x, g.x) {
-            grads.register::<B>(node.id, gx);
-        }
-        if let Some(node) = node_weight {
-            grads.register::<B>(node.id, g.weight);
-        }
+        register_grads::<B>([x, weight, None], dy, ops.state, grads, checkpointer);
     }
 }
 
@@ -430,6 +402,7 @@ impl<B: ConvKernels, C: CheckpointStrategy> ConvBackend for Autodiff<B, C> {
 mod tests {
     use super::*;
     use burn::nn::conv::Conv2d;
+    use burn::tensor::TensorData;
 
     fn values(len: usize, seed: u64) -> Vec<f32> {
         (0..len)

@@ -24,6 +24,8 @@ mod device;
 #[cfg(feature = "cnn")]
 mod flat;
 #[cfg(feature = "cnn")]
+mod flex_data;
+#[cfg(feature = "cnn")]
 mod hop_cnn;
 #[cfg(feature = "cnn")]
 mod layers;

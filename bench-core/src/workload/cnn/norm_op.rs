@@ -3,6 +3,7 @@
 //! extension as [`super::conv_op`] explains. Only flex has it: on LibTorch the layer composes
 //! burn's tensor operations (LibTorch runs each as one kernel).
 
+use super::flex_data::{floats, tensor as flex};
 use super::norm_kernels::{self, NormShape, Stats};
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
@@ -14,8 +15,6 @@ use burn::backend::{
     backend_extension, Autodiff, Backend, Dispatch, DispatchDevice, Flex, TensorMetadata,
 };
 use burn::prelude::*;
-use burn::tensor::TensorData;
-use std::borrow::Cow;
 
 /// Whether `x` lives on the backend that has the fused operation.
 pub fn fused_on(x: &Tensor<4>) -> bool {
@@ -46,22 +45,6 @@ pub trait NormBackend: Backend {
     ) -> FloatTensor<Self>;
 }
 
-fn floats(t: &FloatTensor<Flex>) -> Cow<'_, [f32]> {
-    match t.as_slice::<f32>() {
-        Some(s) => Cow::Borrowed(s),
-        None => Cow::Owned(
-            t.to_contiguous()
-                .as_slice::<f32>()
-                .unwrap_or_else(|| panic!("batch norm on a {:?} tensor: only f32", t.dtype()))
-                .to_vec(),
-        ),
-    }
-}
-
-fn flex(values: Vec<f32>, shape: Vec<usize>) -> FloatTensor<Flex> {
-    FloatTensor::<Flex>::from_data(TensorData::new(values, shape))
-}
-
 fn shape_of(x: &FloatTensor<Flex>) -> NormShape {
     let d = x.shape();
     assert_eq!(d.num_dims(), 4, "batch norm of a {d:?} tensor");
@@ -75,7 +58,7 @@ fn shape_of(x: &FloatTensor<Flex>) -> NormShape {
 /// The forward pass on flex, with the statistics the backward pass reuses.
 fn forward(x: &FloatTensor<Flex>, scale: &[f32], shift: &[f32]) -> (FloatTensor<Flex>, Stats) {
     let (y, st) = norm_kernels::forward(&shape_of(x), &floats(x), scale, shift);
-    (flex(y, x.shape().to_vec()), st)
+    (flex(y, &x.shape()), st)
 }
 
 impl NormBackend for Flex {
@@ -109,13 +92,13 @@ impl Backward<Flex, 3> for NormStep {
         let s = shape_of(&x);
         let g = norm_kernels::backward(&s, &floats(&x), &scale, &st, &floats(&dy));
         if let Some(node) = node_x {
-            grads.register::<Flex>(node.id, flex(g.x, x.shape().to_vec()));
+            grads.register::<Flex>(node.id, flex(g.x, &x.shape()));
         }
         if let Some(node) = node_scale {
-            grads.register::<Flex>(node.id, flex(g.scale, vec![s.c]));
+            grads.register::<Flex>(node.id, flex(g.scale, &[s.c]));
         }
         if let Some(node) = node_shift {
-            grads.register::<Flex>(node.id, flex(g.shift, vec![s.c]));
+            grads.register::<Flex>(node.id, flex(g.shift, &[s.c]));
         }
     }
 }
