@@ -3,20 +3,27 @@
 //! convolution is built. burn's flex backend implements only the forward convolution; its
 //! gradients take burn's generic defaults (the weight gradient as a convolution whose kernel is
 //! the whole output gradient, the input gradient as a transposed convolution), which made a
-//! training step 2-5x slower than PyTorch's on one thread (`make bench-cnn`). Here all three
-//! are products of the same column matrix:
+//! training step 2-5x slower than PyTorch's on one thread (`make bench-cnn`). Here each pass is
+//! one matrix product per group of images:
 //!
-//! - forward: `y[co][p] = sum_k w[co][k] * cols[k][p] + b[co]`,
-//! - weight gradient: `dw[co][k] = sum_(image, p) dy[co][p] * cols[k][p]`,
+//! - forward: `y[co][p] = sum_k w[co][k] * cols[k][p] + b[co]`, with `cols` the image's windows
+//!   one row per `k` (im2col);
+//! - weight gradient: `dw[co][k'] = sum_(image, p) dy[co][p] * rows[p][k']`, with `rows` the same
+//!   windows one row per output pixel (im2row, `k'` in (kernel row, kernel column, channel)
+//!   order, from a channels-last copy of the image), since gemm reads an operand whose summed
+//!   index is contiguous element by element; `dw` is put back in the weight's order at the end;
 //! - input gradient: `dcols[k][p] = sum_co w[co][k] * dy[co][p]`, folded back onto the image
 //!   (col2im), adding where windows overlap.
 //!
 //! `k` runs over (input channel, kernel row, kernel column) and `p` over output pixels. Images
 //! with few output pixels are put side by side in one column matrix ([`ConvShape::group`]), so
 //! that each product is wide enough to run near the machine's speed. Every loop's order is
-//! fixed by the shapes alone, so a run gives the same bytes every time.
+//! fixed by the shapes alone and gemm runs on one thread, so a run gives the same bytes every
+//! time on a machine (gemm picks its blocking from the caches it detects, and AVX-512 or AVX2 at
+//! run time, so two machines may round differently).
 
 use gemm::Parallelism;
+use std::cell::RefCell;
 
 /// Output pixels a product should span at least: images with fewer are grouped.
 const MIN_COLUMNS: usize = 512;
@@ -209,7 +216,9 @@ fn im2col(s: &ConvShape, x: &[f32], n0: usize, g: usize, cols: &mut [f32]) {
                         line[..lo].fill(0.0);
                         line[hi..].fill(0.0);
                         let src = &image[iy * s.w..][..s.w];
-                        if s.stride == 1 {
+                        if lo == hi {
+                            // no output column reads inside the image (a kernel wider than it)
+                        } else if s.stride == 1 {
                             let first = lo + kx - s.pad;
                             line[lo..hi].copy_from_slice(&src[first..first + (hi - lo)]);
                         } else {
@@ -244,7 +253,9 @@ fn col2im(s: &ConvShape, cols: &[f32], n0: usize, g: usize, dx: &mut [f32]) {
                         }
                         let line = &from[oy * wo..][..wo];
                         let dst = &mut image[iy * s.w..][..s.w];
-                        if s.stride == 1 {
+                        if lo == hi {
+                            // no output column reads inside the image
+                        } else if s.stride == 1 {
                             let first = lo + kx - s.pad;
                             let dst = &mut dst[first..first + (hi - lo)];
                             dst.iter_mut().zip(&line[lo..hi]).for_each(|(d, v)| *d += v);
@@ -342,18 +353,53 @@ fn im2row(s: &ConvShape, x: &[f32], n0: usize, g: usize, nhwc: &mut [f32], rows:
     }
 }
 
+/// Work buffers a thread reuses from one call to the next, so that a training step does not
+/// allocate and zero its column matrices for every layer: every element a pass reads from them
+/// it has written first in the same call, so reuse never changes a result.
+#[derive(Default)]
+struct Scratch {
+    cols: Vec<f32>,
+    rows: Vec<f32>,
+    dcols: Vec<f32>,
+    grouped: Vec<f32>,
+    nhwc: Vec<f32>,
+    dw_rows: Vec<f32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// The first `len` floats of `v`, grown (never shrunk) as needed.
+fn sized(v: &mut Vec<f32>, len: usize) -> &mut [f32] {
+    if v.len() < len {
+        v.resize(len, 0.0);
+    }
+    &mut v[..len]
+}
+
 /// The convolution of `x` (`[n, ci, h, w]`) with `weight` (`[co, ci, kh, kw]`) plus `bias`
 /// (`[co]`), as `[n, co, ho, wo]`.
 ///
 /// # Panics
 /// When the slices' lengths do not match `s`.
 pub fn forward(s: &ConvShape, x: &[f32], weight: &[f32], bias: Option<&[f32]>) -> Vec<f32> {
+    SCRATCH.with_borrow_mut(|scratch| forward_with(s, x, weight, bias, scratch))
+}
+
+fn forward_with(
+    s: &ConvShape,
+    x: &[f32],
+    weight: &[f32],
+    bias: Option<&[f32]>,
+    scratch: &mut Scratch,
+) -> Vec<f32> {
     s.check(x, weight);
     let (p, k, g) = (s.p(), s.k(), s.group());
     let mut y = vec![0.0; s.n * s.co * p];
     let direct = s.pointwise() && g == 1;
-    let mut cols = vec![0.0; if direct { 0 } else { k * g * p }];
-    let mut grouped = vec![0.0; if g > 1 { s.co * g * p } else { 0 }];
+    let cols = sized(&mut scratch.cols, if direct { 0 } else { k * g * p });
+    let grouped = sized(&mut scratch.grouped, if g > 1 { s.co * g * p } else { 0 });
     let mut n0 = 0;
     while n0 < s.n {
         let g = g.min(s.n - n0);
@@ -431,19 +477,39 @@ pub fn backward(
     want_x: bool,
     want_bias: bool,
 ) -> ConvGrads {
+    SCRATCH.with_borrow_mut(|scratch| backward_with(s, x, weight, dy, want_x, want_bias, scratch))
+}
+
+fn backward_with(
+    s: &ConvShape,
+    x: &[f32],
+    weight: &[f32],
+    dy: &[f32],
+    want_x: bool,
+    want_bias: bool,
+    scratch: &mut Scratch,
+) -> ConvGrads {
     s.check(x, weight);
     let (p, k, g) = (s.p(), s.k(), s.group());
     assert_eq!(dy.len(), s.n * s.co * p, "output gradient of {s:?}");
     let mut dw = vec![0.0; s.co * k];
     let mut dx = want_x.then(|| vec![0.0; x.len()]);
     let direct = s.pointwise() && g == 1;
-    let mut dcols = vec![0.0; if want_x && !direct { k * g * p } else { 0 }];
+    let Scratch {
+        cols: _,
+        rows,
+        dcols,
+        grouped,
+        nhwc,
+        dw_rows,
+    } = scratch;
+    let dcols = sized(dcols, if want_x && !direct { k * g * p } else { 0 });
     // The weight gradient sums over pixels: its column operand is built pixel-major (im2row),
     // since gemm would otherwise gather a pixels-contiguous operand element by element.
-    let mut rows = vec![0.0; k * g * p];
-    let mut nhwc = vec![0.0; s.ci * s.h * s.w];
-    let mut dw_rows = vec![0.0; s.co * k];
-    let mut grouped = vec![0.0; if g > 1 { s.co * g * p } else { 0 }];
+    let rows = sized(rows, k * g * p);
+    let nhwc = sized(nhwc, s.ci * s.h * s.w);
+    let dw_rows = sized(dw_rows, s.co * k);
+    let grouped = sized(grouped, if g > 1 { s.co * g * p } else { 0 });
     let mut n0 = 0;
     while n0 < s.n {
         let g = g.min(s.n - n0);
@@ -457,12 +523,12 @@ pub fn backward(
         };
         // dw' += dy (co x width) * rows (width x k), in (ky, kx, c) order
         let rows = &mut rows[..k * width];
-        im2row(s, x, n0, g, &mut nhwc, rows);
+        im2row(s, x, n0, g, nhwc, rows);
         matmul(
             s.co,
             k,
             width,
-            &mut dw_rows,
+            dw_rows,
             n0 > 0,
             dyg,
             View::rows(width),
@@ -642,8 +708,20 @@ mod tests {
     #[test]
     fn five_by_five_kernels_match_the_definition() {
         check(shape(2, 3, 6, 4, 5, 1, 2));
-        // the kernel as large as the padded image: one output pixel
+        // the kernel as tall as the padded image: one output row of two pixels
         check(shape(2, 1, 1, 3, 5, 1, 2));
+        // an image narrower than the padding: the outer kernel columns read no pixel at all
+        check(ConvShape {
+            n: 2,
+            ci: 1,
+            h: 3,
+            w: 1,
+            co: 2,
+            kh: 5,
+            kw: 5,
+            stride: 1,
+            pad: 2,
+        });
     }
 
     #[test]
@@ -654,6 +732,18 @@ mod tests {
         check(shape(5, 3, 4, 4, 1, 1, 0));
         // 1x1 stride 2 (a residual shortcut): columns are built
         check(shape(3, 4, 6, 8, 1, 2, 0));
+    }
+
+    #[test]
+    fn several_groups_and_a_partial_last_one_match_the_definition() {
+        // 12x13 pixels: groups of 4 images, then 3
+        let s = shape(7, 2, 12, 3, 3, 1, 1);
+        assert_eq!(s.group(), 4);
+        check(s);
+        // stride 2, 5x5 output pixels: groups of 21, then 9
+        let s = shape(30, 2, 9, 3, 3, 2, 1);
+        assert_eq!(s.group(), 21);
+        check(s);
     }
 
     #[test]

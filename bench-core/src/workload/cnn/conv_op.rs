@@ -1,7 +1,7 @@
 //! The networks' convolution as a burn operation of our own, so that on the CPU backend both
 //! its passes run [`super::conv_kernels`] (im2col and matrix products) instead of flex's
-//! forward and burn's generic gradients; on LibTorch (feature `cuda`) it is LibTorch's own
-//! convolution and gradients (cuDNN on a GPU).
+//! forward and burn's generic gradients; on LibTorch (feature `cuda`) it is LibTorch's
+//! convolution with burn's generic gradients built from LibTorch's operations, as before.
 //!
 //! burn 0.22's way to add an operation with its own backward pass is a backend extension: a
 //! trait implemented for each concrete backend and, by hand, for `Autodiff<B>`, which records

@@ -2,7 +2,8 @@
 //! slices ([`super::conv_op`], [`super::norm_op`]).
 
 use burn::backend::tensor::FloatTensor;
-use burn::backend::Flex;
+use burn::backend::{DispatchDevice, Flex};
+use burn::prelude::*;
 use burn::tensor::TensorData;
 use std::borrow::Cow;
 
@@ -27,4 +28,13 @@ pub fn floats(t: &FloatTensor<Flex>) -> Cow<'_, [f32]> {
 /// A flex tensor of `shape` holding `values`.
 pub fn tensor(values: Vec<f32>, shape: &[usize]) -> FloatTensor<Flex> {
     FloatTensor::<Flex>::from_data(TensorData::new(values, shape.to_vec()))
+}
+
+/// Whether `x` lives on flex, the backend that has our operations (on LibTorch the layers use
+/// burn's own).
+pub fn on_flex(x: &Tensor<4>) -> bool {
+    matches!(
+        x.device().as_dispatch().clone().inner(),
+        DispatchDevice::Flex(_)
+    )
 }

@@ -2,6 +2,8 @@
 //! flattening to the fully connected layers.
 
 use super::conv_op::Conv;
+use super::flex_data::on_flex;
+use super::pool_op;
 use burn::nn::pool::MaxPool2dConfig;
 use burn::prelude::*;
 
@@ -12,11 +14,15 @@ pub fn conv(from: usize, to: usize, k: usize, stride: usize, bias: bool, d: &Dev
 }
 
 /// 2x2 max pooling with stride 2 (a no-op below 2 pixels, so a network built for 32x32 images
-/// also runs on smaller quick-scale ones).
+/// also runs on smaller quick-scale ones): ours on the CPU backend ([`pool_op`], the same bits
+/// as burn's), burn's elsewhere.
 pub fn pool(x: Tensor<4>) -> Tensor<4> {
     let [_, _, h, w] = x.dims();
     if h < 2 || w < 2 {
         return x;
+    }
+    if on_flex(&x) {
+        return pool_op::max_pool(x);
     }
     MaxPool2dConfig::new([2, 2])
         .with_strides([2, 2])

@@ -38,6 +38,8 @@ mod norm_kernels;
 #[cfg(feature = "cnn")]
 mod norm_op;
 #[cfg(feature = "cnn")]
+mod pool_op;
+#[cfg(feature = "cnn")]
 mod resnet;
 #[cfg(feature = "cnn")]
 mod vgg;

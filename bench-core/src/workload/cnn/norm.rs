@@ -7,6 +7,7 @@
 //! [`super::workload::EVAL_BATCH`]). The scale is parameterised as `1 + gamma` so that every
 //! one-dimensional parameter of the networks starts at zero.
 
+use super::flex_data::on_flex;
 use super::norm_op;
 use burn::module::{Module, Param};
 use burn::prelude::*;
@@ -33,7 +34,7 @@ impl BatchStatNorm {
     /// Normalises `x` over the batch and the spatial positions of each channel: one fused
     /// operation on the CPU backend ([`super::norm_op`]), burn's tensor operations elsewhere.
     pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
-        if norm_op::fused_on(&x) {
+        if on_flex(&x) {
             return norm_op::batch_norm(x, self.gamma.val().add_scalar(1.0), self.beta.val());
         }
         self.composed(x)
@@ -98,7 +99,7 @@ mod tests {
                 .require_grad()
         };
         let (xf, xc) = (x(), x());
-        assert!(norm_op::fused_on(&xf));
+        assert!(on_flex(&xf));
         let (yf, yc) = (layer.forward(xf.clone()), layer.composed(xc.clone()));
         let r = Tensor::<4>::from_data(TensorData::new(values(120, 2), [2, 3, 4, 5]), &d);
         close("y", yf.clone().flatten(0, 3), yc.clone().flatten(0, 3));

@@ -11,18 +11,8 @@ use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::autodiff::NodeId;
 use burn::backend::tensor::FloatTensor;
-use burn::backend::{
-    backend_extension, Autodiff, Backend, Dispatch, DispatchDevice, Flex, TensorMetadata,
-};
+use burn::backend::{backend_extension, Autodiff, Backend, Dispatch, Flex, TensorMetadata};
 use burn::prelude::*;
-
-/// Whether `x` lives on the backend that has the fused operation.
-pub fn fused_on(x: &Tensor<4>) -> bool {
-    matches!(
-        x.device().as_dispatch().clone().inner(),
-        DispatchDevice::Flex(_)
-    )
-}
 
 /// `(x - mean) / sqrt(var + eps) * scale + shift` with the batch's per-channel statistics.
 pub fn batch_norm(x: Tensor<4>, scale: Tensor<1>, shift: Tensor<1>) -> Tensor<4> {
