@@ -6,8 +6,8 @@
 #   make fig-asap-fig3            one figure (experiment + render + report)
 #   make fig-mode-matrix CONFIG=experiments/configs/mode-matrix.mf.quick.toml
 #                                 one figure from another configuration (--config)
-#   make fig-hop-fig12-cnn         a figure's CNN version: results/<id>-cnn/ for hop-fig12, hop-fig13,
-#                                 hop-fig20-21 (in reproduce-all too), results/cnn/<id>/ for the others
+#   make fig-hop-fig12-cnn         a figure's CNN version: results/<id>-cnn/ for Hop's figures
+#                                 (in reproduce-all too), results/cnn/<id>/ for the others
 #   make reproduce-all CNN=0       the lean build: no CNNs (asap-fig8 n.a., the DSSP figures on a proxy)
 #   make test | make test-cnn | make bench | make bench-libsvm | make bench-transport | make bench-scale | make lint
 #   make gpu-build                 target/gpu/syncbench with the cuda feature (LibTorch), for a GPU machine
@@ -43,7 +43,7 @@ FEATURES = $(if $(CNN_ON),--features experiments/cnn)
 CNN_HEADLINE := dssp-fig3 dssp-table1
 # Binaries whose figure's CNN half is a figure of its own (catalogue id <binary>-cnn, `--cnn`):
 # with CNN on, reproduce-all runs them a second time, into $(RESULTS)/<id>-cnn/.
-CNN_HALVES := hop-fig12 hop-fig13 hop-fig20-21
+CNN_HALVES := hop-fig12 hop-fig13 hop-fig14-16 hop-fig17 hop-fig18-19 hop-fig20-21
 cnn_config_of = $(if $(and $(CNN_ON),$(filter $(1),$(CNN_HEADLINE))),--config experiments/configs/$(1).cnn.$(SCALE).toml)
 CARGO   ?= cargo
 # CONFIG=path: `make fig-<id>` runs the figure's binary on this configuration instead of its
@@ -116,11 +116,11 @@ figures:
 	@printf '%s\n' $(FIGS)
 
 # A figure's CNN version, with the feature `cnn`. Hop's CNN halves in the catalogue (hop-fig12,
-# hop-fig13, hop-fig20-21: `<binary> --cnn`) are figures of their own, $(RESULTS)/<id>-cnn/, in
-# `make reproduce-all` too (CNN_HALVES). The others (hop-fig14-16, hop-fig17, hop-fig18-19:
-# Hop's CNN halves; mode-matrix: every mode training a CNN; dssp-fig3 and dssp-table1, already
-# on CNNs in `make fig-<id>`) run from configs/<binary>.cnn.<scale>.toml into
-# $(RESULTS)/cnn/<id>/. `make fig-hop-fig12-cnn`.
+# hop-fig13, hop-fig14-16, hop-fig17, hop-fig18-19, hop-fig20-21: `<binary> --cnn`) are figures
+# of their own, $(RESULTS)/<id>-cnn/, in `make reproduce-all` too (CNN_HALVES). The others
+# (mode-matrix: every mode training a CNN; dssp-fig3 and dssp-table1, already on CNNs in
+# `make fig-<id>`) run from configs/<binary>.cnn.<scale>.toml into $(RESULTS)/cnn/<id>/.
+# `make fig-hop-fig12-cnn`.
 fig-%-cnn:
 	@$(MAKE) --no-print-directory $(if $(call bin_of,$*-cnn),fig-one FIG=$*-cnn CNN=1,fig-cnn-dir FIG=$*)
 

@@ -140,6 +140,9 @@ pub trait Comparison {
     /// The paper's statement the configuration's `faster_than` pairs read
     /// (`{a}-not-slower-than-{b}`); none where the paper compares no two settings.
     const FASTER_THAN: Option<PaperComparison> = None;
+    /// The built-in configurations of the figure's CNN half (quick, paper; `--cnn`, into
+    /// `<figure>-cnn/`): hop.txt ran Figs 14-19 on its CNN as well as (or only on) the SVM.
+    const CNN: Option<(&'static str, &'static str)> = None;
 }
 
 /// The experiment of comparison `C`.
@@ -150,9 +153,14 @@ impl<C: Comparison> Experiment for Compare<C> {
     const ABOUT: &'static str = C::ABOUT;
     const QUICK: &'static str = C::QUICK;
     const PAPER: &'static str = C::PAPER;
+    const CNN: Option<(&'static str, &'static str)> = C::CNN;
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
     type Config = CompareConfig;
     type Args = NoArgs;
+
+    fn trains_cnn(cfg: &CompareConfig) -> bool {
+        cfg.common.cnn.is_some()
+    }
 
     fn validate(cfg: &CompareConfig, _: &NoArgs, _: &[DriverKind]) -> Result<()> {
         validate(cfg)?;

@@ -17,9 +17,13 @@ const BACKUP_FASTER: PaperComparison = PaperComparison {
 
 impl Comparison for HopFig14To16 {
     const BINARY: &'static str = "hop-fig14-16";
-    const ABOUT: &'static str = "Hop: Backup workers (1, with token queues) against the standard protocol on ring-based and double-ring graphs under random slowdown (hop.txt Figs 14-16). SVM with log loss on a synthetic webspam twin, 16 peers, every computation 6x slower with probability 1/16. Writes results/hop-fig14-16/: summary.csv (time per iteration, time to an optimum-relative loss target (90% of the way from the initial held-out loss to the reference optimum's: the near-optimum line)), curves.csv, claims.csv, manifest.json.";
+    const ABOUT: &'static str = "Hop: Backup workers (1, with token queues) against the standard protocol on ring-based and double-ring graphs under random slowdown (hop.txt Figs 14-16). SVM with log loss on a synthetic webspam twin, 16 peers, every computation 6x slower with probability 1/16. Writes results/hop-fig14-16/: summary.csv (time per iteration, time to an optimum-relative loss target (90% of the way from the initial held-out loss to the reference optimum's: the near-optimum line)), curves.csv, claims.csv, manifest.json. The CNN half (Hop's CNN on a CIFAR-10 twin; the cnn feature): `hop-fig14-16 --cnn`, into results/hop-fig14-16-cnn/.";
     const QUICK: &'static str = include_str!("../../../configs/hop-fig14-16.quick.toml");
     const PAPER: &'static str = include_str!("../../../configs/hop-fig14-16.paper.toml");
+    const CNN: Option<(&'static str, &'static str)> = Some((
+        include_str!("../../../configs/hop-fig14-16.cnn.quick.toml"),
+        include_str!("../../../configs/hop-fig14-16.cnn.paper.toml"),
+    ));
     const BEFORE_STANDARD: PaperComparison = BACKUP_FASTER;
 }
 

@@ -17,9 +17,13 @@ const BOTH_OUTPERFORM: PaperComparison = PaperComparison {
 
 impl Comparison for HopFig17 {
     const BINARY: &'static str = "hop-fig17";
-    const ABOUT: &'static str = "Hop: Bounded staleness (s = 5) against the standard protocol on the ring-based graph under random slowdown (hop.txt Fig 17). SVM with log loss on a synthetic webspam twin, 16 peers, every computation 6x slower with probability 1/16. Writes results/hop-fig17/: summary.csv (time per iteration, time to an optimum-relative loss target (90% of the way from the initial held-out loss to the reference optimum's: the near-optimum line)), curves.csv, claims.csv, manifest.json.";
+    const ABOUT: &'static str = "Hop: Bounded staleness (s = 5) against the standard protocol on the ring-based graph under random slowdown (hop.txt Fig 17). SVM with log loss on a synthetic webspam twin, 16 peers, every computation 6x slower with probability 1/16. Writes results/hop-fig17/: summary.csv (time per iteration, time to an optimum-relative loss target (90% of the way from the initial held-out loss to the reference optimum's: the near-optimum line)), curves.csv, claims.csv, manifest.json. The CNN half (Hop's CNN on a CIFAR-10 twin; the cnn feature): `hop-fig17 --cnn`, into results/hop-fig17-cnn/.";
     const QUICK: &'static str = include_str!("../../../configs/hop-fig17.quick.toml");
     const PAPER: &'static str = include_str!("../../../configs/hop-fig17.paper.toml");
+    const CNN: Option<(&'static str, &'static str)> = Some((
+        include_str!("../../../configs/hop-fig17.cnn.quick.toml"),
+        include_str!("../../../configs/hop-fig17.cnn.paper.toml"),
+    ));
     const BEFORE_STANDARD: PaperComparison = BOTH_OUTPERFORM;
 }
 

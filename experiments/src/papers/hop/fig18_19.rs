@@ -19,9 +19,13 @@ const SKIPPING_FASTEST: PaperComparison = PaperComparison {
 
 impl Comparison for HopFig18To19 {
     const BINARY: &'static str = "hop-fig18-19";
-    const ABOUT: &'static str = "Hop: Skipping iterations (maximum jump 2 and 10) against the standard protocol with one worker deterministically 4x slower (hop.txt Figs 18-19). SVM with log loss on a synthetic webspam twin, 16 peers, worker 0 4x slower throughout. Writes results/hop-fig18-19/: summary.csv (time per iteration, time to an optimum-relative loss target (90% of the way from the initial held-out loss to the reference optimum's: the near-optimum line)), curves.csv, claims.csv, manifest.json.";
+    const ABOUT: &'static str = "Hop: Skipping iterations (maximum jump 2 and 10) against the standard protocol with one worker deterministically 4x slower (hop.txt Figs 18-19). SVM with log loss on a synthetic webspam twin, 16 peers, worker 0 4x slower throughout. Writes results/hop-fig18-19/: summary.csv (time per iteration, time to an optimum-relative loss target (90% of the way from the initial held-out loss to the reference optimum's: the near-optimum line)), curves.csv, claims.csv, manifest.json. The CNN half (Hop's CNN on a CIFAR-10 twin; the cnn feature): `hop-fig18-19 --cnn`, into results/hop-fig18-19-cnn/.";
     const QUICK: &'static str = include_str!("../../../configs/hop-fig18-19.quick.toml");
     const PAPER: &'static str = include_str!("../../../configs/hop-fig18-19.paper.toml");
+    const CNN: Option<(&'static str, &'static str)> = Some((
+        include_str!("../../../configs/hop-fig18-19.cnn.quick.toml"),
+        include_str!("../../../configs/hop-fig18-19.cnn.paper.toml"),
+    ));
     const BEFORE_STANDARD: PaperComparison = SKIPPING_FASTEST;
     const FASTER_THAN: Option<PaperComparison> = Some(SKIPPING_FASTEST);
 }
