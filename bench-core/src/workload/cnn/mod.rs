@@ -26,6 +26,8 @@ mod flat;
 #[cfg(feature = "cnn")]
 mod flex_data;
 #[cfg(feature = "cnn")]
+mod heap;
+#[cfg(feature = "cnn")]
 mod hop_cnn;
 #[cfg(feature = "cnn")]
 mod layers;

@@ -25,7 +25,10 @@ pub enum Network {
 
 impl Network {
     /// The network `cfg` names, for `side`-pixel images of `classes` classes, on `device`.
+    /// Building one also keeps the memory its steps free for the next ones
+    /// ([`super::heap::keep_freed_memory`]).
     pub fn new(cfg: &CnnConfig, side: usize, classes: usize, device: &Device) -> Self {
+        super::heap::keep_freed_memory();
         let (w, h) = (cfg.width, cfg.hidden);
         match cfg.model {
             CnnModel::HopCnn => Network::Hop(HopCnn::new(w, h, side, classes, device)),
