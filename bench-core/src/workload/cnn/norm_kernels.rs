@@ -6,7 +6,81 @@
 //!
 //! Layout NCHW: `x[i][c][q]` for image `i`, channel `c` and pixel `q`; the statistics of
 //! channel `c` run over every image and pixel (`m = n * hw` values), summed in `f64` in a fixed
-//! order, so a run gives the same bytes every time.
+//! order, so a run gives the same bytes every time. Each plane's sum is one running sum, element
+//! after element, which waits an addition's latency per element; [`PLANES_AT_ONCE`] planes are
+//! summed side by side so that their additions overlap, each in its own order, so the bits are
+//! those of summing the planes one after another.
+
+/// Planes summed side by side (their running sums independent, so they overlap in the
+/// pipeline; each plane's own order, so its bits, unchanged).
+pub const PLANES_AT_ONCE: usize = 4;
+
+/// `sum over planes p (in order) of sum over p's elements (in order) of f(element)`, in f64,
+/// both sums starting from `-0.0` as `Iterator::sum` does: bit for bit
+/// `planes.map(|p| p.iter().map(f).sum::<f64>()).sum::<f64>()`, with [`PLANES_AT_ONCE`] plane
+/// sums running side by side.
+fn sum_of_planes<'a>(planes: impl Iterator<Item = &'a [f32]>, f: impl Fn(f32) -> f64) -> f64 {
+    let planes: Vec<&[f32]> = planes.collect();
+    let mut total = -0.0f64;
+    for group in planes.chunks(PLANES_AT_ONCE) {
+        if let [a, b, c, d] = group {
+            let mut acc = [-0.0f64; PLANES_AT_ONCE];
+            for (((va, vb), vc), vd) in a.iter().zip(*b).zip(*c).zip(*d) {
+                acc[0] += f(*va);
+                acc[1] += f(*vb);
+                acc[2] += f(*vc);
+                acc[3] += f(*vd);
+            }
+            acc.iter().for_each(|v| total += v);
+        } else {
+            for p in group {
+                total += p.iter().map(|v| f(*v)).sum::<f64>();
+            }
+        }
+    }
+    total
+}
+
+/// The backward pass's two sums over `x`'s and `dy`'s planes of one channel: per plane, in
+/// `f32` from `0.0`, `sum dy` and `sum dy * (x - mu) * inv`, element after element; the planes'
+/// sums added in order in `f64` from `0.0`. [`PLANES_AT_ONCE`] planes side by side, each in its
+/// own order (the bits of one plane after another).
+fn backward_sums<'a>(
+    xs: impl Iterator<Item = &'a [f32]>,
+    dys: impl Iterator<Item = &'a [f32]>,
+    mu: f32,
+    inv: f32,
+) -> (f64, f64) {
+    let pairs: Vec<(&[f32], &[f32])> = xs.zip(dys).collect();
+    let one = |(a, b): (f32, f32), (v, d): (&f32, &f32)| (a + d, b + d * (v - mu) * inv);
+    let (mut sum, mut dot) = (0.0f64, 0.0f64);
+    for group in pairs.chunks(PLANES_AT_ONCE) {
+        let mut acc = [(0.0f32, 0.0f32); PLANES_AT_ONCE];
+        if let [(x0, d0), (x1, d1), (x2, d2), (x3, d3)] = group {
+            for ((((v0, e0), (v1, e1)), (v2, e2)), (v3, e3)) in x0
+                .iter()
+                .zip(*d0)
+                .zip(x1.iter().zip(*d1))
+                .zip(x2.iter().zip(*d2))
+                .zip(x3.iter().zip(*d3))
+            {
+                acc[0] = one(acc[0], (v0, e0));
+                acc[1] = one(acc[1], (v1, e1));
+                acc[2] = one(acc[2], (v2, e2));
+                acc[3] = one(acc[3], (v3, e3));
+            }
+        } else {
+            for (j, (xp, dp)) in group.iter().enumerate() {
+                acc[j] = xp.iter().zip(*dp).fold((0.0f32, 0.0f32), one);
+            }
+        }
+        for (a, b) in &acc[..group.len()] {
+            sum += f64::from(*a);
+            dot += f64::from(*b);
+        }
+    }
+    (sum, dot)
+}
 
 /// Added to the variance before its square root, as burn's and PyTorch's batch norms do.
 pub const EPSILON: f64 = 1e-5;
@@ -58,16 +132,8 @@ pub fn stats(s: &NormShape, x: &[f32]) -> Stats {
     let mut mean = Vec::with_capacity(s.c);
     let mut inv_std = Vec::with_capacity(s.c);
     for ch in 0..s.c {
-        let mu = s
-            .planes(x, ch)
-            .map(|p| p.iter().map(|v| f64::from(*v)).sum::<f64>())
-            .sum::<f64>()
-            / m;
-        let var = s
-            .planes(x, ch)
-            .map(|p| p.iter().map(|v| (f64::from(*v) - mu).powi(2)).sum::<f64>())
-            .sum::<f64>()
-            / m;
+        let mu = sum_of_planes(s.planes(x, ch), f64::from) / m;
+        let var = sum_of_planes(s.planes(x, ch), |v| (f64::from(v) - mu).powi(2)) / m;
         mean.push(mu as f32);
         inv_std.push((1.0 / (var + EPSILON).sqrt()) as f32);
     }
@@ -83,16 +149,13 @@ pub fn forward(s: &NormShape, x: &[f32], scale: &[f32], shift: &[f32]) -> (Vec<f
     s.check(x, scale);
     s.check(x, shift);
     let st = stats(s, x);
-    let mut y = vec![0.0f32; x.len()];
-    for (i, (out, from)) in y
-        .chunks_exact_mut(s.hw)
-        .zip(x.chunks_exact(s.hw))
-        .enumerate()
-    {
+    // Written once each, in order: no zeroing pass first.
+    let mut y = Vec::with_capacity(x.len());
+    for (i, from) in x.chunks_exact(s.hw).enumerate() {
         let ch = i % s.c;
         let a = st.inv_std[ch] * scale[ch];
         let b = shift[ch] - st.mean[ch] * a;
-        out.iter_mut().zip(from).for_each(|(o, v)| *o = v * a + b);
+        y.extend(from.iter().map(|v| v * a + b));
     }
     (y, st)
 }
@@ -123,32 +186,22 @@ pub fn backward(s: &NormShape, x: &[f32], scale: &[f32], st: &Stats, dy: &[f32])
     let mut d_scale = vec![0.0f32; s.c];
     for ch in 0..s.c {
         let (mu, inv) = (st.mean[ch], st.inv_std[ch]);
-        let (mut sum, mut dot) = (0.0f64, 0.0f64);
-        for (xp, dp) in s.planes(x, ch).zip(s.planes(dy, ch)) {
-            let (a, b) = xp.iter().zip(dp).fold((0.0f32, 0.0f32), |(a, b), (v, d)| {
-                (a + d, b + d * (v - mu) * inv)
-            });
-            sum += f64::from(a);
-            dot += f64::from(b);
-        }
+        let (sum, dot) = backward_sums(s.planes(x, ch), s.planes(dy, ch), mu, inv);
         d_shift[ch] = sum as f32;
         d_scale[ch] = dot as f32;
     }
-    let mut dx = vec![0.0f32; x.len()];
-    for (i, ((out, xp), dp)) in dx
-        .chunks_exact_mut(s.hw)
-        .zip(x.chunks_exact(s.hw))
-        .zip(dy.chunks_exact(s.hw))
-        .enumerate()
-    {
+    let mut dx = Vec::with_capacity(x.len());
+    for (i, (xp, dp)) in x.chunks_exact(s.hw).zip(dy.chunks_exact(s.hw)).enumerate() {
         let ch = i % s.c;
         let (mu, inv) = (st.mean[ch], st.inv_std[ch]);
         let k = scale[ch] * inv;
         let mean_dy = (f64::from(d_shift[ch]) / m) as f32;
         let mean_dyh = (f64::from(d_scale[ch]) / m) as f32;
-        for ((o, v), d) in out.iter_mut().zip(xp).zip(dp) {
-            *o = k * (d - mean_dy - (v - mu) * inv * mean_dyh);
-        }
+        dx.extend(
+            xp.iter()
+                .zip(dp)
+                .map(|(v, d)| k * (d - mean_dy - (v - mu) * inv * mean_dyh)),
+        );
     }
     NormGrads {
         x: dx,
@@ -216,6 +269,45 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Summing planes side by side gives the bits of summing them one after another (the
+    /// forward statistics and the backward sums), for 1 to 9 planes (whole groups, a partial
+    /// last one, none whole) and planes of zeros of either sign.
+    #[test]
+    fn planes_side_by_side_give_the_bits_of_one_after_another() {
+        for n in 1..=9 {
+            let s = NormShape { n, c: 3, hw: 37 };
+            let mut x = values(n * 3 * 37, 5);
+            let dy = values(n * 3 * 37, 6);
+            x[..37].iter_mut().for_each(|v| *v = -0.0);
+            for ch in 0..3 {
+                let plain: f64 = s
+                    .planes(&x, ch)
+                    .map(|p| p.iter().map(|v| f64::from(*v)).sum::<f64>())
+                    .sum();
+                let ours = sum_of_planes(s.planes(&x, ch), f64::from);
+                assert_eq!(plain.to_bits(), ours.to_bits(), "n {n} channel {ch}");
+                let (mu, inv) = (0.3f32, 1.7f32);
+                let (mut sum, mut dot) = (0.0f64, 0.0f64);
+                for (xp, dp) in s.planes(&x, ch).zip(s.planes(&dy, ch)) {
+                    let (a, b) = xp.iter().zip(dp).fold((0.0f32, 0.0f32), |(a, b), (v, d)| {
+                        (a + d, b + d * (v - mu) * inv)
+                    });
+                    sum += f64::from(a);
+                    dot += f64::from(b);
+                }
+                let (s2, d2) = backward_sums(s.planes(&x, ch), s.planes(&dy, ch), mu, inv);
+                assert_eq!((sum.to_bits(), dot.to_bits()), (s2.to_bits(), d2.to_bits()));
+            }
+        }
+        let zeros = [-0.0f32; 8];
+        let plain: f64 = [&zeros[..]; 5]
+            .iter()
+            .map(|p| p.iter().map(|v| f64::from(*v)).sum::<f64>())
+            .sum();
+        let ours = sum_of_planes([&zeros[..]; 5].into_iter(), f64::from);
+        assert_eq!(plain.to_bits(), ours.to_bits(), "all -0.0");
     }
 
     /// The analytic gradients against central differences of the f64 objective.
