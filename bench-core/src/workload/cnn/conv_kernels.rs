@@ -181,6 +181,7 @@ fn matmul(
 }
 
 /// Output columns `[lo, hi)` whose input column `ow * stride - pad + kx` lies inside `0..w`.
+#[inline(always)]
 fn valid(out: usize, w: usize, stride: usize, pad: usize, kx: usize) -> (usize, usize) {
     // ow * stride + kx >= pad  and  ow * stride + kx < w + pad
     let lo = pad.saturating_sub(kx).div_ceil(stride);
@@ -192,9 +193,15 @@ fn valid(out: usize, w: usize, stride: usize, pad: usize, kx: usize) -> (usize, 
     (lo.min(out), hi.min(out).max(lo.min(out)))
 }
 
-/// Writes images `n0..n0 + g` of `x` as columns: `cols[k][j * p + q]` for image `j`, output
-/// pixel `q` and row `k = (c, ky, kx)`.
-fn im2col(s: &ConvShape, x: &[f32], n0: usize, g: usize, cols: &mut [f32]) {
+super::simd::avx2_or_baseline! {
+    /// Writes images `n0..n0 + g` of `x` as columns: `cols[k][j * p + q]` for image `j`, output
+    /// pixel `q` and row `k = (c, ky, kx)`.
+    fn im2col(s: &ConvShape, x: &[f32], n0: usize, g: usize, cols: &mut [f32]) => im2col_body
+}
+
+/// [`im2col`]'s loops.
+#[inline(always)]
+fn im2col_body(s: &ConvShape, x: &[f32], n0: usize, g: usize, cols: &mut [f32]) {
     let (ho, wo, p) = (s.ho(), s.wo(), s.p());
     let width = g * p;
     let plane = s.h * s.w;
@@ -233,8 +240,14 @@ fn im2col(s: &ConvShape, x: &[f32], n0: usize, g: usize, cols: &mut [f32]) {
     }
 }
 
-/// Adds columns back onto images `n0..n0 + g` of `dx` (the transpose of [`im2col`]).
-fn col2im(s: &ConvShape, cols: &[f32], n0: usize, g: usize, dx: &mut [f32]) {
+super::simd::avx2_or_baseline! {
+    /// Adds columns back onto images `n0..n0 + g` of `dx` (the transpose of [`im2col`]).
+    fn col2im(s: &ConvShape, cols: &[f32], n0: usize, g: usize, dx: &mut [f32]) => col2im_body
+}
+
+/// [`col2im`]'s loops.
+#[inline(always)]
+fn col2im_body(s: &ConvShape, cols: &[f32], n0: usize, g: usize, dx: &mut [f32]) {
     let (ho, wo, p) = (s.ho(), s.wo(), s.p());
     let width = g * p;
     let plane = s.h * s.w;
@@ -293,6 +306,7 @@ fn scatter(c: usize, p: usize, n0: usize, g: usize, grouped: &[f32], images: &mu
 
 /// Writes the `r` x `c` row-major matrix `a` transposed into `t` (`c` x `r`): eight rows read
 /// side by side, eight consecutive floats written per column.
+#[inline(always)]
 fn transpose(r: usize, c: usize, a: &[f32], t: &mut [f32]) {
     const B: usize = 8;
     let t = &mut t[..r * c];
@@ -314,11 +328,24 @@ fn transpose(r: usize, c: usize, a: &[f32], t: &mut [f32]) {
     }
 }
 
-/// Writes images `n0..n0 + g` of `x` as rows, one per output pixel: `rows[j * p + q][k']` for
-/// image `j`, output pixel `q` and `k' = (ky, kx, c)` (channels innermost, unlike
-/// [`im2col`]'s `(c, ky, kx)`). Each image is first transposed to channels-last (`nhwc`, `h *
-/// w * ci` floats), so that a kernel row's `kw * ci` inputs are one contiguous copy.
-fn im2row(s: &ConvShape, x: &[f32], n0: usize, g: usize, nhwc: &mut [f32], rows: &mut [f32]) {
+super::simd::avx2_or_baseline! {
+    /// Writes images `n0..n0 + g` of `x` as rows, one per output pixel: `rows[j * p + q][k']` for
+    /// image `j`, output pixel `q` and `k' = (ky, kx, c)` (channels innermost, unlike
+    /// [`im2col`]'s `(c, ky, kx)`). Each image is first transposed to channels-last (`nhwc`, `h *
+    /// w * ci` floats), so that a kernel row's `kw * ci` inputs are one contiguous copy.
+    fn im2row(
+        s: &ConvShape,
+        x: &[f32],
+        n0: usize,
+        g: usize,
+        nhwc: &mut [f32],
+        rows: &mut [f32],
+    ) => im2row_body
+}
+
+/// [`im2row`]'s loops.
+#[inline(always)]
+fn im2row_body(s: &ConvShape, x: &[f32], n0: usize, g: usize, nhwc: &mut [f32], rows: &mut [f32]) {
     let (ho, wo, p, k) = (s.ho(), s.wo(), s.p(), s.k());
     let (plane, ci) = (s.h * s.w, s.ci);
     let span = s.kw * ci;

@@ -44,6 +44,8 @@ mod pool_op;
 #[cfg(feature = "cnn")]
 mod resnet;
 #[cfg(feature = "cnn")]
+mod simd;
+#[cfg(feature = "cnn")]
 mod vgg;
 #[cfg(feature = "cnn")]
 mod workload;

@@ -19,6 +19,7 @@ pub const PLANES_AT_ONCE: usize = 4;
 /// both sums starting from `-0.0` as `Iterator::sum` does: bit for bit
 /// `planes.map(|p| p.iter().map(f).sum::<f64>()).sum::<f64>()`, with [`PLANES_AT_ONCE`] plane
 /// sums running side by side.
+#[inline(always)]
 fn sum_of_planes<'a>(planes: impl Iterator<Item = &'a [f32]>, f: impl Fn(f32) -> f64) -> f64 {
     let planes: Vec<&[f32]> = planes.collect();
     let mut total = -0.0f64;
@@ -45,6 +46,7 @@ fn sum_of_planes<'a>(planes: impl Iterator<Item = &'a [f32]>, f: impl Fn(f32) ->
 /// `f32` from `0.0`, `sum dy` and `sum dy * (x - mu) * inv`, element after element; the planes'
 /// sums added in order in `f64` from `0.0`. [`PLANES_AT_ONCE`] planes side by side, each in its
 /// own order (the bits of one plane after another).
+#[inline(always)]
 fn backward_sums<'a>(
     xs: impl Iterator<Item = &'a [f32]>,
     dys: impl Iterator<Item = &'a [f32]>,
@@ -127,6 +129,7 @@ impl NormShape {
 }
 
 /// The batch statistics of `x`.
+#[inline(always)]
 pub fn stats(s: &NormShape, x: &[f32]) -> Stats {
     let m = (s.n * s.hw) as f64;
     let mut mean = Vec::with_capacity(s.c);
@@ -140,12 +143,23 @@ pub fn stats(s: &NormShape, x: &[f32]) -> Stats {
     Stats { mean, inv_std }
 }
 
-/// `(x - mean) * inv_std * scale + shift` per channel, with the batch's statistics, which it
-/// also returns.
-///
-/// # Panics
-/// When the slices' lengths do not match `s`.
-pub fn forward(s: &NormShape, x: &[f32], scale: &[f32], shift: &[f32]) -> (Vec<f32>, Stats) {
+super::simd::avx2_or_baseline! {
+    /// `(x - mean) * inv_std * scale + shift` per channel, with the batch's statistics, which it
+    /// also returns.
+    ///
+    /// # Panics
+    /// When the slices' lengths do not match `s`.
+    pub fn forward(
+        s: &NormShape,
+        x: &[f32],
+        scale: &[f32],
+        shift: &[f32],
+    ) -> (Vec<f32>, Stats) => forward_body
+}
+
+/// [`forward`]'s loops.
+#[inline(always)]
+fn forward_body(s: &NormShape, x: &[f32], scale: &[f32], shift: &[f32]) -> (Vec<f32>, Stats) {
     s.check(x, scale);
     s.check(x, shift);
     let st = stats(s, x);
@@ -171,14 +185,26 @@ pub struct NormGrads {
     pub shift: Vec<f32>,
 }
 
-/// The gradients of [`forward`] (with the statistics it returned) for the output gradient `dy`:
-/// with `h = (x - mean) * inv_std`, `d shift = sum dy`, `d scale = sum dy * h`, and
-/// `dx = scale * inv_std * (dy - d shift / m - h * d scale / m)`, the statistics' own
-/// dependence on `x` included.
-///
-/// # Panics
-/// When the slices' lengths do not match `s`.
-pub fn backward(s: &NormShape, x: &[f32], scale: &[f32], st: &Stats, dy: &[f32]) -> NormGrads {
+super::simd::avx2_or_baseline! {
+    /// The gradients of [`forward`] (with the statistics it returned) for the output gradient `dy`:
+    /// with `h = (x - mean) * inv_std`, `d shift = sum dy`, `d scale = sum dy * h`, and
+    /// `dx = scale * inv_std * (dy - d shift / m - h * d scale / m)`, the statistics' own
+    /// dependence on `x` included.
+    ///
+    /// # Panics
+    /// When the slices' lengths do not match `s`.
+    pub fn backward(
+        s: &NormShape,
+        x: &[f32],
+        scale: &[f32],
+        st: &Stats,
+        dy: &[f32],
+    ) -> NormGrads => backward_body
+}
+
+/// [`backward`]'s loops.
+#[inline(always)]
+fn backward_body(s: &NormShape, x: &[f32], scale: &[f32], st: &Stats, dy: &[f32]) -> NormGrads {
     s.check(x, scale);
     assert_eq!(dy.len(), x.len(), "output gradient of {s:?}");
     let m = (s.n * s.hw) as f64;

@@ -1,0 +1,36 @@
+//! The kernels' own loops (im2col, col2im, im2row, batch norm) compiled a second time for AVX2,
+//! chosen at run time where the CPU has it.
+//!
+//! The crate is built for the x86-64 baseline (SSE2), so those loops ran four floats to an
+//! instruction; gemm and flex choose their own instructions at run time, our loops did not.
+//! AVX2 runs eight. The loops are copies, elementwise sums and sums in a fixed order: the
+//! compiler vectorises only what keeps each result's order (it never reorders a floating-point
+//! sum, nor fuses a multiply and an add without being asked, and AVX2 is asked for without
+//! FMA), so both versions give the same bits; `make reproduce-all` reads the same bytes either
+//! way.
+
+/// Defines `fn $name(args) -> ret` running `$body(args)`, compiled for AVX2 where the CPU has
+/// it (checked at every call: a cached flag) and for the baseline elsewhere. `$body` must be
+/// `#[inline(always)]`, with every function it calls in its loops, so that the AVX2 copy
+/// really is compiled for AVX2.
+macro_rules! avx2_or_baseline {
+    ($(#[$m:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $body:path) => {
+        $(#[$m])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
+                    $body($($arg),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2, checked just above.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            $body($($arg),*)
+        }
+    };
+}
+
+pub(crate) use avx2_or_baseline;
