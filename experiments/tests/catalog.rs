@@ -95,7 +95,7 @@ fn per_figure_arguments_select_one_figure() {
     for e in entries().into_iter().filter(|e| !e.args.is_empty()) {
         let cnn_half = e.args.iter().any(|a| a == "--cnn");
         if cnn_half && cfg!(feature = "cnn") {
-            // A CNN half trains for about half a minute at quick scale; its shortened run is
+            // A CNN half trains for 20-70 s at quick scale; its shortened run is
             // experiments_cli's (cnn_hop_fig20_21_on_a_short_run).
             continue;
         }

@@ -384,25 +384,35 @@ fn a_figure_without_a_cnn_version_refuses_the_cnn_flag() {
 
 /// `--cnn` with a configuration that trains no CNN (the figure's SVM configuration) is refused
 /// before anything is written, naming the file and the built-in CNN configuration: it would
-/// otherwise write the SVM figure's results under `<figure>-cnn/`.
+/// otherwise write the SVM figure's results under `<figure>-cnn/`. Checked on hop-fig12 (an
+/// experiment of its own) and hop-fig17 (one of Hop's comparison figures, `Compare`).
 #[test]
 fn the_cnn_flag_refuses_a_configuration_without_a_cnn() {
-    let dir = tmpdir("cnnsvm");
-    let config = dir.join("svm.toml");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(&config, include_str!("../configs/hop-fig12.quick.toml")).unwrap();
-    let stderr = refused_cnn(
-        env!("CARGO_BIN_EXE_hop-fig12"),
-        &dir,
-        &["--config".as_ref(), config.as_os_str()],
-    );
-    assert!(
-        stderr.contains("svm.toml has no CNN section")
-            && stderr.contains("hop-fig12.cnn.quick.toml"),
-        "{stderr}"
-    );
-    assert!(!dir.join("hop-fig12-cnn").exists() && !dir.join("hop-fig12").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
+    for (figure, bin, svm) in [
+        (
+            "hop-fig12",
+            env!("CARGO_BIN_EXE_hop-fig12"),
+            include_str!("../configs/hop-fig12.quick.toml"),
+        ),
+        (
+            "hop-fig17",
+            env!("CARGO_BIN_EXE_hop-fig17"),
+            include_str!("../configs/hop-fig17.quick.toml"),
+        ),
+    ] {
+        let dir = tmpdir(&format!("cnnsvm-{figure}"));
+        let config = dir.join("svm.toml");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&config, svm).unwrap();
+        let stderr = refused_cnn(bin, &dir, &["--config".as_ref(), config.as_os_str()]);
+        assert!(
+            stderr.contains("svm.toml has no CNN section")
+                && stderr.contains(&format!("{figure}.cnn.quick.toml")),
+            "{figure}: {stderr}"
+        );
+        assert!(!dir.join(format!("{figure}-cnn")).exists() && !dir.join(figure).exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
 
 /// `--device`: a device this build does not have (a GPU without the `cuda` feature, or a GPU

@@ -67,7 +67,8 @@ pub struct CommonArgs {
     /// with `syncbench datasets fetch NAME`; default at paper scale).
     #[arg(long, value_enum)]
     pub data: Option<crate::harness::data_source::DataMode>,
-    /// Run the figure's CNN version (Hop's CNN halves: hop-fig12, hop-fig13, hop-fig20-21):
+    /// Run the figure's CNN version (Hop's CNN halves: hop-fig12, hop-fig13, hop-fig14-16,
+    /// hop-fig17, hop-fig18-19, hop-fig20-21):
     /// its built-in CNN configuration for the scale (experiments/configs/<binary>.cnn.<scale>.toml;
     /// `--config` replaces it), written as `<out>/<figure>-cnn/` with claim ids
     /// `<figure>-cnn/...`, beside the figure's own results. Needs the `cnn` feature.

@@ -220,7 +220,7 @@ pub const ALL: &[FigureDef] = &[
     },
     FigureDef {
         id: "hop-fig17",
-        title: "Hop Fig 17 (SVM part): bounded staleness 5 (and backup workers) vs standard on ring-based under random slowdown",
+        title: "Hop Fig 17 (SVM in place of the CNN): bounded staleness 5 (and backup workers) vs standard on ring-based under random slowdown",
         paper: "bounded staleness similar to backup workers; both beat standard",
         render: hop_gaps::fig17,
     },

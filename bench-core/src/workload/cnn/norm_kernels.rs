@@ -299,7 +299,8 @@ mod tests {
 
     /// Summing planes side by side gives the bits of summing them one after another (the
     /// forward statistics and the backward sums), for 1 to 9 planes (whole groups, a partial
-    /// last one, none whole) and planes of zeros of either sign.
+    /// last one, none whole), a plane of `-0.0` among others, and planes of nothing but zeros
+    /// of either sign.
     #[test]
     fn planes_side_by_side_give_the_bits_of_one_after_another() {
         for n in 1..=9 {
@@ -327,13 +328,40 @@ mod tests {
                 assert_eq!((sum.to_bits(), dot.to_bits()), (s2.to_bits(), d2.to_bits()));
             }
         }
-        let zeros = [-0.0f32; 8];
-        let plain: f64 = [&zeros[..]; 5]
-            .iter()
-            .map(|p| p.iter().map(|v| f64::from(*v)).sum::<f64>())
-            .sum();
-        let ours = sum_of_planes([&zeros[..]; 5].into_iter(), f64::from);
-        assert_eq!(plain.to_bits(), ours.to_bits(), "all -0.0");
+        for zero in [-0.0f32, 0.0] {
+            let zeros = [zero; 8];
+            let plain: f64 = [&zeros[..]; 5]
+                .iter()
+                .map(|p| p.iter().map(|v| f64::from(*v)).sum::<f64>())
+                .sum();
+            let ours = sum_of_planes([&zeros[..]; 5].into_iter(), f64::from);
+            assert_eq!(plain.to_bits(), ours.to_bits(), "all {zero:?}");
+        }
+    }
+
+    /// The AVX2 copy of the passes (what [`forward`] and [`backward`] run on a CPU that has
+    /// it) and the baseline copy (the bodies called directly) give the same bits.
+    #[test]
+    fn the_avx2_passes_give_the_baseline_bits() {
+        let s = NormShape { n: 6, c: 3, hw: 37 };
+        let x = values(6 * 3 * 37, 8);
+        let dy = values(6 * 3 * 37, 9);
+        let (scale, shift) = (vec![1.5, 0.7, 1.0], vec![0.1, -0.2, 0.3]);
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        let (ya, sa) = forward(&s, &x, &scale, &shift);
+        let (yb, sb) = forward_body(&s, &x, &scale, &shift);
+        assert_eq!(
+            (bits(&ya), bits(&sa.mean), bits(&sa.inv_std)),
+            (bits(&yb), bits(&sb.mean), bits(&sb.inv_std))
+        );
+        let (ga, gb) = (
+            backward(&s, &x, &scale, &sa, &dy),
+            backward_body(&s, &x, &scale, &sb, &dy),
+        );
+        assert_eq!(
+            (bits(&ga.x), bits(&ga.scale), bits(&ga.shift)),
+            (bits(&gb.x), bits(&gb.scale), bits(&gb.shift))
+        );
     }
 
     /// The analytic gradients against central differences of the f64 objective.

@@ -3,16 +3,19 @@
 //!
 //! The crate is built for the x86-64 baseline (SSE2), so those loops ran four floats to an
 //! instruction; gemm and flex choose their own instructions at run time, our loops did not.
-//! AVX2 runs eight. The loops are copies, elementwise sums and sums in a fixed order: the
-//! compiler vectorises only what keeps each result's order (it never reorders a floating-point
-//! sum, nor fuses a multiply and an add without being asked, and AVX2 is asked for without
-//! FMA), so both versions give the same bits; `make reproduce-all` reads the same bytes either
-//! way.
+//! AVX2 runs eight. The loops are copies, elementwise sums and products and sums in a fixed
+//! order: the compiler vectorises only what keeps each result's order (it never reorders a
+//! floating-point sum, nor fuses a multiply and an add without being asked, and AVX2 is asked
+//! for without FMA), so both versions give the same bits (tests compare them bit for bit, and
+//! `make reproduce-all` reads the same bytes either way).
 
 /// Defines `fn $name(args) -> ret` running `$body(args)`, compiled for AVX2 where the CPU has
 /// it (checked at every call: a cached flag) and for the baseline elsewhere. `$body` must be
-/// `#[inline(always)]`, with every function it calls in its loops, so that the AVX2 copy
-/// really is compiled for AVX2.
+/// `#[inline(always)]` (so is each of our helpers its loops call; the standard library's
+/// iterator adapters and closures are left to the compiler's inlining, and `fill` and
+/// `copy_from_slice` stay calls to the C library's memset and memcpy), so that the AVX2 copy
+/// really is compiled for AVX2. The bits do not depend on which copy runs; only the speed
+/// does.
 macro_rules! avx2_or_baseline {
     ($(#[$m:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $body:path) => {
         $(#[$m])*

@@ -141,7 +141,8 @@ pub trait Comparison {
     /// (`{a}-not-slower-than-{b}`); none where the paper compares no two settings.
     const FASTER_THAN: Option<PaperComparison> = None;
     /// The built-in configurations of the figure's CNN half (quick, paper; `--cnn`, into
-    /// `<figure>-cnn/`): hop.txt ran Figs 14-19 on its CNN as well as (or only on) the SVM.
+    /// `<figure>-cnn/`): hop.txt trains its CNN in Figs 14-19 (Figs 14, 15 and 19 on the SVM
+    /// as well; Figs 16, 17 and 18 on the CNN only).
     const CNN: Option<(&'static str, &'static str)> = None;
 }
 
