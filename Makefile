@@ -166,9 +166,10 @@ bench-transport: build
 	mkdir -p $(RESULTS)
 	$(BIN)/syncbench transport-bench --json $(RESULTS)/transport-bench.json --csv $(RESULTS)/transport-bench.csv
 
-# The simulator at scale (issue 19's targets): wall time, events/s and peak memory against the
-# worker count for ps-modes' SVM under SSP, the SVM on ring-based peers and control-only
-# learning, each point in a process of its own, into $(RESULTS)/bench-scale/ (figure, claims).
+# The simulator at scale, against the scale targets: wall time, events/s and peak memory
+# against the worker count for ps-modes' SVM under SSP, the SVM on ring-based peers and
+# control-only learning, each point in a process of its own, into $(RESULTS)/bench-scale/
+# (figure, claims).
 # Seeds are repetitions, run one at a time. Not part of reproduce-all.
 bench-scale: build
 	$(BIN)/bench-scale $(EXP)

@@ -27,7 +27,7 @@ for _ in range(rounds):
     ours.append(r["parse_seconds"])
     t = time.perf_counter()
     X, y = load_svmlight_file(path, n_features=47236)
-    X.indices = X.indices.astype(np.int32)  # as the issue asks: int32 indices before use
+    X.indices = X.indices.astype(np.int32)  # 32-bit indices, as our reader holds them, before use
     theirs.append(time.perf_counter() - t)
     assert X.shape[0] == r["rows"] and X.nnz == r["nnz"], (X.shape, X.nnz, r)
 res = {

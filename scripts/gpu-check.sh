@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check (issue 44): run on a machine with an NVIDIA GPU and PyTorch, from one prebuilt
+# The GPU check: run on a machine with an NVIDIA GPU and PyTorch, from one prebuilt
 # stripped binary (`make gpu-build` writes target/gpu/syncbench: the `cuda` feature, linked
 # against PyTorch 2.11's libtorch), without cargo. Into $OUT (default results/gpu-check/):
 #   device.txt        the GPU, driver, CUDA, PyTorch and cuDNN versions

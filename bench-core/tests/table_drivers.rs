@@ -213,10 +213,10 @@ fn essp_reads_fresher_rows_than_ssp() {
     }
 }
 
-/// essp.txt §4: under ESSP "threads usually observe parameters with staleness 1". That needs
-/// at least Bösen's in-clock reads: a clock that reads every row when it begins sees the copy pushed
-/// when the clock before last completed, one that reads rows as it goes sees the push that
-/// lands during the clock.
+/// ESSP §"ESSPTable: An efficient ESSP System": under ESSP "threads usually observe parameters with
+/// staleness 1". That needs at least Bösen's in-clock reads: a clock that reads every row when it
+/// begins sees the copy pushed when the clock before last completed, one that reads rows as it goes
+/// sees the push that lands during the clock.
 #[test]
 fn essp_in_clock_reads_concentrate_at_minus_one() {
     let share_at_minus_one = |steps: ClockSteps| {
@@ -225,7 +225,7 @@ fn essp_in_clock_reads_concentrate_at_minus_one() {
             spec(SyncMode::essp(2), 1, &tables).build().unwrap(),
             &*tables,
             &sim_cfg(),
-            // Per-clock jitter, no persistent straggler (essp.txt Fig 2's setting): with one
+            // Per-clock jitter, no persistent straggler (ESSP Fig 2's setting): with one
             // slow worker the others wait at the bound and read at -s-1 whatever the reads.
             &StragglerConfig {
                 slow: vec![],
@@ -425,10 +425,11 @@ impl TableModel for Digit {
     }
 }
 
-/// The digit rules for one read at bound `s`: every digit is 0 or 1 (no INC counted twice);
-/// the reader's own clocks before its clock `c` are in (read-my-writes) and the others are
-/// not; another worker's clocks `<= c - s - 1` are in (SSP's guarantee, essp.txt §3) and its
-/// clocks `>= c + s` are not (past the window essp.txt's noisy view allows).
+/// The digit rules for one read at bound `s`: every digit is 0 or 1 (no INC counted twice); the
+/// reader's own clocks before its clock `c` are in (read-my-writes) and the others are not; another
+/// worker's clocks `<= c - s - 1` are in (SSP's guarantee,
+/// ESSP §"Consistency Models for Parameter Servers") and its clocks `>= c + s` are not (past the
+/// window the noisy view of ESSP §"Theoretical Analysis" allows).
 fn check_digit_read(x: DigitRead, workers: usize, clocks: u64, s: u64, what: &str) {
     let (w, c, _, value) = x;
     assert!(

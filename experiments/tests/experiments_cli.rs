@@ -653,7 +653,7 @@ fn cnn_short_run(tag: &str, bin: &str, figure: &str, text: String, check: impl F
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// hop-fig20-21's CNN half (hop.txt Fig 20 is on CNN; `--cnn`), shortened: the 8 peers on 3
+/// hop-fig20-21's CNN half (Hop's Fig 20 is on CNN; `--cnn`), shortened: the 8 peers on 3
 /// machines train Hop's CNN on each graph and the time claims are written, as a figure of its
 /// own: its directory, manifest and every claim id are `hop-fig20-21-cnn`, and the SVM half's
 /// results are not touched.

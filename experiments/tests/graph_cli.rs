@@ -229,7 +229,7 @@ fn hop_fig21_gap_of_the_eight_node_ring_based_graph() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // hop.txt Fig 21 gives 0.6667 for this graph.
+    // Hop's Fig 21 (§7.3.6) gives 0.6667 for this graph.
     let g = v["spectral_gap_laplacian"].as_f64().unwrap();
     assert!((g - 2.0 / 3.0).abs() < 1e-6, "{g}");
     let text = bin()

@@ -29,14 +29,14 @@ stragglers = { jitter_sigma = 0.05, slow = [{ worker = 0, factor = 3.0 }] }
 
 [[headlines]]
 name = "asgd-slow"
-paper = "async.txt: ASGD beats SGD with a straggler"
+paper = "ASYNC §6.3: ASGD beats SGD with a straggler"
 pattern = "slow"
 mode = "async/asp"
 than = "ps/bsp"
 
 [[headlines]]
 name = "ring-bytes"
-paper = "asap.txt: a sparse graph sends fewer bytes than all-reduce"
+paper = "ASAP §6.1: a sparse graph sends fewer bytes than all-reduce"
 pattern = "none"
 mode = "peer/ring/standard"
 than = "peer/complete/standard"

@@ -1,7 +1,6 @@
 //! Min-max bands over seeds: a figure of a several-seed run draws the first seed's curves
 //! (the CSVs at the top of its results directory) with, under each line, the band from the
-//! smallest to the largest value any seed had at that x (issue 15: "figures draw the median
-//! with a min-max band").
+//! smallest to the largest value any seed had at that x.
 //!
 //! The other seeds' drawings come from the same figure code run on `seeds/<seed>/`; a line
 //! series is matched by panel position and label, and each seed's curve is interpolated

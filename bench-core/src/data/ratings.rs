@@ -77,10 +77,11 @@ impl RatingsShape {
     }
 }
 
-/// Partitions `ratings` by user over `parts` workers, as essp.txt stores `D_obs` on the
-/// workers: sorted by user, so each contiguous share of `len / parts` ratings (the share
-/// [`crate::workload::MatrixFactorization`] gives a worker) holds whole users except at its
-/// edges, then shuffled within each share from `seed`, so mini-batches mix that worker's users.
+/// Partitions `ratings` by user over `parts` workers, as
+/// ESSP §"SGD for Low Rank Matrix Factorization" stores `D_obs` on the workers: sorted by user, so
+/// each contiguous share of `len / parts` ratings (the share
+/// [`crate::workload::MatrixFactorization`] gives a worker) holds whole users except at its edges,
+/// then shuffled within each share from `seed`, so mini-batches mix that worker's users.
 pub fn partition_by_user(ratings: &mut [Rating], parts: usize, seed: u64) {
     ratings.sort_by_key(|r| r.user);
     let share = (ratings.len() / parts.max(1)).max(1);

@@ -48,8 +48,9 @@ pub struct NetworkModel {
     /// Software cost of sending one message, in nanoseconds, paid by the sender before its NIC
     /// takes the bytes and serialised with its other sends (0: none). Models a framework's
     /// per-message work, e.g. Spark's serialisation and launch of each task that ASYNC's
-    /// coordinator dispatches (async.txt's waits run from a result's submission to the next
-    /// task's arrival: two such sends). ASAP's control queue (ACKs) does not pay it.
+    /// coordinator dispatches (the waits of ASYNC §6.3, Fig 4 run from a result's submission
+    /// to the next task's arrival: two such sends). ASAP's control queue (ACKs) does not pay
+    /// it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub send_overhead_ns: u64,
 }

@@ -1,11 +1,11 @@
-//! ASAP's receive-buffer reduce (asap.txt §4-6): every peer owns one receive buffer per
+//! ASAP's receive-buffer reduce (ASAP §4-6): every peer owns one receive buffer per
 //! in-neighbour; senders overwrite it with one-sided writes, and a reduce reads the buffers as they
 //! are at that moment, checking each one's header and footer versions and averaging only the whole
 //! ones. Three synchronization modes decide when a peer may write and when it may reduce:
 //!
 //! * [`ReduceSync::Bsp`]: write to every out-neighbour, enter a global barrier, reduce when it
 //!   releases. The writes are asynchronous, so the barrier says nothing about whether they
-//!   landed, and a fast peer's next writes may land while a slow one still reads (asap.txt §4:
+//!   landed, and a fast peer's next writes may land while a slow one still reads (ASAP §4:
 //!   "just using a barrier gives no information if the recipient has finished receiving and
 //!   consuming the model updates").
 //! * [`ReduceSync::Async`]: write and reduce with no synchronization at all.

@@ -49,7 +49,7 @@ pub enum Event {
         differentials: Vec<(i64, u64)>,
     },
     /// An ASYNC worker received task `iter` `wait` ns after it submitted its previous result
-    /// (after the start of the run for its first task): async.txt's wait time.
+    /// (after the start of the run for its first task): the wait time of ASYNC §6.3, Fig 4.
     TaskWait {
         /// 0-based worker index.
         worker: usize,

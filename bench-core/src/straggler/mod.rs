@@ -43,7 +43,7 @@ pub struct StragglerConfig {
     pub trace: Option<TraceReplay>,
 }
 
-/// Random slowdown (hop.txt §7: each worker 6x slower with probability 1/n per iteration).
+/// Random slowdown (Hop §7.3.1: each worker 6x slower with probability 1/n per iteration).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RandomSlowdown {

@@ -1,4 +1,4 @@
-//! Production-cluster stragglers (PCS, async.txt §6.3): a share of the workers straggle, most
+//! Production-cluster stragglers (PCS, ASYNC §6.3): a share of the workers straggle, most
 //! of them moderately and the rest with long-tail delays, drawn per task from a fixed seed.
 
 use crate::error::{CoreError, Result};

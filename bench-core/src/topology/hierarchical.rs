@@ -1,4 +1,4 @@
-//! Hierarchical graphs for workers placed unevenly on machines (hop.txt §7.3.6, Fig 21): an
+//! Hierarchical graphs for workers placed unevenly on machines (Hop §7.3.6, Fig 21): an
 //! all-reduce (complete graph) inside every machine and a bidirectional ring between machines.
 
 use super::Topology;

@@ -82,7 +82,7 @@ pub fn spectral_gap_eig(t: &Topology) -> Result<f64> {
 /// The gap the Hop paper's numbers use: `1 - lambda_2(D^-1 A)` with `A` *without* self-loops
 /// and `lambda_2` the second largest eigenvalue by real part (for an undirected graph, the
 /// smallest non-zero eigenvalue of the normalised Laplacian). It reproduces the paper's 0.6667
-/// for the 8-node ring-based graph and 0.2682 / 0.2688 for its two hierarchical graphs (hop.txt
+/// for the 8-node ring-based graph and 0.2682 / 0.2688 for its two hierarchical graphs (Hop §7.3.6,
 /// Fig 21), which its footnote's `|lambda_1(W)| - |lambda_2(W)|` does not for any `W` we tried.
 ///
 /// # Errors

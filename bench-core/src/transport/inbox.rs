@@ -6,11 +6,11 @@
 //! bounded queue): a push claims a position with one compare-and-swap and publishes the cell
 //! with one exchange, a pop is loads and a release store. A notification thus crosses cores as
 //! one cache line, with no lock taken on either side, which is what keeps the threads backend's
-//! one-way latency near a cache-line ping-pong (issue 19: the mutex-guarded deque it replaces
-//! took six atomic read-modify-writes and two contended lines per notification).
+//! one-way latency near a cache-line ping-pong (a mutex-guarded deque takes six atomic
+//! read-modify-writes and two contended lines per notification).
 //!
 //! The queue never refuses a push: a receiver that computes while fast senders keep notifying
-//! (ASYNC's torn-buffer runs) may fall behind by any amount, as with the unbounded deque before.
+//! (ASYNC's torn-buffer runs) may fall behind by any amount, as with an unbounded deque.
 //! When the ring is full, pushes go to an overflow deque under the lock; once anything is
 //! there, every push goes there until the receiver has drained it, and the receiver takes the
 //! ring's entries first. Each producer's notifications therefore arrive in the order it pushed

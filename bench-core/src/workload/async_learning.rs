@@ -1,4 +1,4 @@
-//! SGD/ASGD and SAGA/ASAGA on least squares, as async.txt Algorithms 1-4 run them under the
+//! SGD/ASGD and SAGA/ASAGA on least squares, as Algorithms 1-4 of ASYNC §5.2 run them under the
 //! ASYNC coordinator ([`crate::protocol::coord`]).
 //!
 //! Workers own a contiguous partition of the rows (worker `w` of `P`: rows
@@ -9,7 +9,7 @@
 //! `w -= eta_t * (sum of results / sum of counts)`, with MLlib's `eta_t = eta / sqrt(t)` when
 //! decay is on, `t` = 1 + results applied so far / P (so one synchronous round and P
 //! asynchronous results advance the schedule alike). Optionally each result is weighted by
-//! `1 / staleness` (async.txt Listing 1). The step given here is the run's: the experiments pass
+//! `1 / staleness` (ASYNC §5.3, Listing 1). The step given here is the run's: the experiments pass
 //! the tuned synchronous step and, for ASGD/ASAGA, that step divided by P (the paper's
 //! heuristic).
 //!

@@ -1,4 +1,4 @@
-//! LDA topic modelling by collapsed Gibbs sampling on row tables (essp.txt's LDA on Bösen).
+//! LDA topic modelling by collapsed Gibbs sampling on row tables (ESSP's LDA on Bösen).
 //!
 //! Table 0 holds the word-topic counts `n_wk` (one row of K counts per word), table 1 a single
 //! row of topic totals `n_k`. Documents are split contiguously over the workers, and each

@@ -1,4 +1,4 @@
-//! Least squares, the problem of the ASYNC experiments (async.txt eq. 4), with a reference
+//! Least squares, the problem of the ASYNC experiments (ASYNC §2, Eq 4), with a reference
 //! optimum so that errors are `objective - optimum` as the paper plots.
 
 use crate::data::{sparse_dot, CsrMatrix};

@@ -1,5 +1,5 @@
 //! Least squares trained by mini-batch SGD as a per-worker [`Workload`]: ASYNC's problem
-//! (async.txt eq. 4, [`LeastSquares`]) in the form every family of modes can train, so that the
+//! (ASYNC §2, Eq 4, [`LeastSquares`]) in the form every family of modes can train, so that the
 //! mode matrix can put it beside the SVM. Under ASYNC's own experiments least squares is a
 //! coordinator task workload ([`super::AsyncLearning`]); here a worker's update is the same
 //! MLlib gradient, `diff * x` per row, averaged over its mini-batch.
@@ -14,7 +14,7 @@ use crate::error::{CoreError, Result};
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LsSgdConfig {
-    /// Constant step size (async.txt runs SGD at a fixed step).
+    /// Constant step size (ASYNC §6.1 runs SGD at a fixed step).
     pub step: f64,
     /// Rows per mini-batch.
     pub batch: usize,

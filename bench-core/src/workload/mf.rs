@@ -1,4 +1,4 @@
-//! Low-rank matrix factorisation by SGD (essp.txt §"SGD for Low Rank Matrix Factorization").
+//! Low-rank matrix factorisation by SGD (ESSP §"SGD for Low Rank Matrix Factorization").
 //!
 //! Parameters are `L` (users x K) followed by `R` (items x K), row-major, in one vector. A
 //! worker's update for a clock is the change a sequential SGD pass over its next mini-batch

@@ -1,4 +1,4 @@
-//! Matrix factorisation on row-level parameter-server tables (essp.txt's MF on Bösen).
+//! Matrix factorisation on row-level parameter-server tables (ESSP's MF on Bösen).
 //!
 //! Table 0 holds the user factors `L` (one row per user), table 1 the item factors `R` (one
 //! row per item), each row K floats, sharded by [`RowKey::shard`]. At clock `c` a worker goes

@@ -1,4 +1,4 @@
-//! The learning side of decentralized peers (hop.txt Fig 4, parallel approach): a peer sends
+//! The learning side of decentralized peers (Hop §4.1, Fig 4, parallel approach): a peer sends
 //! its parameters x_k, computes its update on x_k, and at the Reduce replaces its parameters by
 //! the weighted average of its own and the received ones, plus its update (Appl). In the serial
 //! approach ([`PeerLearning::serial`]) the update is applied as soon as it is computed, the new
@@ -37,8 +37,8 @@ impl<W: Workload + ?Sized> PeerLearning<W> {
         self
     }
 
-    /// Applies each update when it is computed (hop.txt §3's serial approach) instead of after
-    /// the Reduce; pair with [`crate::protocol::peer::PeerSettings::serial`].
+    /// Applies each update when it is computed (the serial approach of Hop §3.2, Fig 2(a)) instead
+    /// of after the Reduce; pair with [`crate::protocol::peer::PeerSettings::serial`].
     pub fn serial(mut self, serial: bool) -> Self {
         self.serial = serial;
         self

@@ -6,14 +6,14 @@
 //! A task of worker `w` numbered `k` on model version `v` computes the workload's additive
 //! update `workload.update(x_v, w, P, k)` (its own mini-batch and step schedule, exactly as a
 //! parameter-server worker's iteration `k`), and returns it. The coordinator adds each collected
-//! result, optionally weighted by `1 / staleness` (async.txt Listing 1), and at a commit moves
+//! result, optionally weighted by `1 / staleness` (ASYNC §5.3, Listing 1), and at a commit moves
 //! the model by the sum ([`Aggregation::Sum`]) or by the sum over `P`
 //! ([`Aggregation::Mean`]).
 //!
 //! With `Mean`, a synchronous round (BSP barrier, [`crate::protocol::coord::Collect::Round`])
 //! is averaged mini-batch SGD, the same step as a parameter server's BSP clock under mean
 //! aggregation; an asynchronous commit of one result moves the model by `update / P`, which is
-//! async.txt's heuristic for ASGD (the synchronous step divided by P), so no step is re-tuned
+//! ASYNC §6.1's heuristic for ASGD (the synchronous step divided by P), so no step is re-tuned
 //! between the synchronous and asynchronous runs. Unlike [`super::AsyncLearning`] there is no
 //! SAGA here: history needs the gradients of single rows, which a generic workload does not
 //! expose.

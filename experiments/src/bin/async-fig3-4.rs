@@ -1,5 +1,5 @@
 //! async-fig3-4: SGD vs ASGD on least squares with one controlled-delay straggler among 8 workers
-//! (async.txt §6.3, Figures 3 and 4).
+//! (ASYNC §6.3, Figures 3 and 4).
 //!
 //! The experiment is [`experiments::papers::r#async::fig3_4`], compiled once in the library.
 

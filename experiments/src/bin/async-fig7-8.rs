@@ -1,5 +1,5 @@
 //! async-fig7-8: SGD vs ASGD and SAGA vs ASAGA on 32 workers with production-cluster
-//! stragglers (async.txt §6.3, Figures 7 and 8, Table 3).
+//! stragglers (ASYNC §6.3, Figures 7 and 8, Table 3).
 //!
 //! The experiment is [`experiments::papers::r#async::fig7_8`], compiled once in the library.
 

@@ -1,4 +1,4 @@
-//! bench-scale: how the simulator's cost grows with the worker count (issue 19's scale
+//! bench-scale: how the simulator's cost grows with the worker count (the scale
 //! targets). For every case of the configuration (ps-modes' SVM under SSP on a parameter
 //! server, the same SVM on decentralized ring-based peers, control-only learning) and every
 //! worker count, one sim run in a process of its own: wall time, events/s and peak memory.

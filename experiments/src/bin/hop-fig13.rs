@@ -1,5 +1,5 @@
 //! hop-fig13: decentralized training on the ring-based graph against a BSP parameter server
-//! (hop.txt Fig 13, SVM part), on the same workload, compute and network models.
+//! (Hop §7.3.2, Fig 13, SVM part), on the same workload, compute and network models.
 //!
 //! The experiment is [`experiments::papers::hop::fig13`], compiled once in the library.
 

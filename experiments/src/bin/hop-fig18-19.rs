@@ -1,4 +1,5 @@
-//! hop-fig18-19: Skipping iterations (maximum jump 2 and 10) against the standard protocol with one worker deterministically 4x slower (hop.txt Figs 18-19).
+//! hop-fig18-19: Skipping iterations (maximum jump 2 and 10) against the standard protocol with one
+//! worker deterministically 4x slower (Hop §7.3.5, Figs 18-19).
 //!
 //! The experiment is [`experiments::papers::hop::fig18_19`], compiled once in the library.
 

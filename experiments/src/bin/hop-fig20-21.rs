@@ -1,5 +1,5 @@
 //! hop-fig20-21: 8 workers placed unevenly on 3 machines under a two-level network; the
-//! ring-based graph against two hierarchical graphs (hop.txt §7.3.6, Fig 20 and 21).
+//! ring-based graph against two hierarchical graphs (Hop §7.3.6, Figs 20 and 21).
 //!
 //! The experiment is [`experiments::papers::hop::fig20_21`], compiled once in the library.
 

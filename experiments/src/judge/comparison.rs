@@ -2,7 +2,7 @@
 //! "faster or comparable" holds when ours is better or equivalent; "insignificant" allows a
 //! difference within the tolerance. Two numbers within the relative tolerance of each other are
 //! equivalent (ties decided by rounding are ties); the statement says which outcomes it allows,
-//! and quotes the paper with its file and line.
+//! and quotes the paper with its section and figure.
 
 use std::fmt;
 
@@ -45,7 +45,7 @@ pub enum Allows {
 pub struct PaperComparison {
     /// The paper's words, quoted.
     pub quote: &'static str,
-    /// `file:line` in `shared/papers/`.
+    /// Where in the paper: section, and figure, table or equation (`Hop §7.3.3, Fig 14`).
     pub source: &'static str,
     /// The outcomes that make the statement hold.
     pub allows: Allows,
@@ -125,7 +125,7 @@ mod tests {
 
     const COMPARABLE: PaperComparison = PaperComparison {
         quote: "ESSP converges faster or comparable to SSP",
-        source: "essp.txt:231",
+        source: "ESSP §\"Experiments\", Fig 3",
         allows: Allows::BetterOrEquivalent,
         tolerance: DEFAULT_TOLERANCE,
     };
@@ -151,7 +151,7 @@ mod tests {
         assert!(!COMPARABLE.judge(None, None).0);
         assert_eq!(
             COMPARABLE.cite(),
-            "\"ESSP converges faster or comparable to SSP\" (essp.txt:231)"
+            "\"ESSP converges faster or comparable to SSP\" (ESSP §\"Experiments\", Fig 3)"
         );
     }
 }

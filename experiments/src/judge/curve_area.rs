@@ -1,7 +1,7 @@
-//! The whole-curve reading of a time comparison (issue 43 item 3): where a time claim decides
-//! at one target (90% of the way from the initial held-out loss to the reference optimum's), its
-//! twin decides on the area under each run's remaining-way curve over the window both runs
-//! cover, which reads every target at once.
+//! The whole-curve reading of a time comparison: where a time claim decides at one target (90% of
+//! the way from the initial held-out loss to the reference optimum's), its twin decides on the area
+//! under each run's remaining-way curve over the window both runs cover, which reads every target
+//! at once.
 //!
 //! A run's remaining way at an evaluation is `(L - L_opt) / (L_0 - L_opt)`, clamped to [0, 1]
 //! (a loss below the optimum's held-out loss has no way left; one above the start, or not a

@@ -1,6 +1,6 @@
-//! "Near the optimum" read on the training objective (issue 43 item 3): the objective a figure's
-//! runs minimise, `F(w)` on the training rows, is bounded below by the reference optimum `F*` (up
-//! to the solver's gap bound), so the share of the way a run covered,
+//! "Near the optimum" read on the training objective: the objective a figure's runs minimise,
+//! `F(w)` on the training rows, is bounded below by the reference optimum `F*` (up to the solver's
+//! gap bound), so the share of the way a run covered,
 //! `(F(w_0) - F(w_T)) / (F(w_0) - F*)`, is at most 1 (as much more as that bound allows) and
 //! means what it says. The held-out loss the curves plot has no such bound (a run can end below
 //! the optimum's held-out loss: shares of 104% were read that way), so it is shown beside, not

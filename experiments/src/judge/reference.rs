@@ -1,7 +1,7 @@
-//! Reference optima and what learning figures read against them: the [`Reference`] of a
-//! figure's objective, its `reference.csv` rows, the optimum-relative comparison target, and the
-//! claim that the best run got near it (issue 15: targets relative to a reference optimum, never
-//! to what the compared runs happened to reach).
+//! Reference optima and what learning figures read against them: the [`Reference`] of a figure's
+//! objective, its `reference.csv` rows, the optimum-relative comparison target, and the claim that
+//! the best run got near it (targets relative to a reference optimum, never to what the compared
+//! runs happened to reach).
 
 use bench_core::claims::Claim;
 use bench_core::metrics::ProgressRow;

@@ -1,8 +1,8 @@
-//! Sensitivity of verdicts to modelling knobs (issue 15, item 6): a figure whose verdicts
-//! depend on a knob the papers do not pin down (jitter, read granularity, step size,
-//! bandwidth, aggregation) re-derives its claims over a small grid of that knob and writes
-//! `sensitivity.csv` beside its claims: one row per (setting, claim) with the verdict there.
-//! REPORT.md then says which verdicts hold over the whole grid and which flip.
+//! Sensitivity of verdicts to modelling knobs: a figure whose verdicts depend on a knob the papers
+//! do not pin down (jitter, read granularity, step size, bandwidth, aggregation) re-derives its
+//! claims over a small grid of that knob and writes `sensitivity.csv` beside its claims: one row
+//! per (setting, claim) with the verdict there. REPORT.md then says which verdicts hold over the
+//! whole grid and which flip.
 //!
 //! The grid runs on the first seed only (the headline runs carry the several-seed verdict);
 //! the headline setting is one of the grid's rows, marked `headline = true`. So

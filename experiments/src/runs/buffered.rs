@@ -44,7 +44,7 @@ pub struct BufferedCommon {
     pub copy_gbps: f64,
     /// A peer waiting this long for anything reports a deadlock (threads).
     pub stall_timeout_ms: u64,
-    /// What an ASYNC reduce averages: `whole` buffers only (asap.txt:204, the default) or
+    /// What an ASYNC reduce averages: `whole` buffers only (ASAP §6.2, the default) or
     /// `as-read`, torn ones included.
     #[serde(default, skip_serializing_if = "is_whole")]
     pub async_reads: AsyncReads,
@@ -247,13 +247,13 @@ pub fn run_every_mode(
     Ok(ModeRuns(runs))
 }
 
-/// `[sensitivity]` knobs of ASYNC's model (issue 43 item 7), shared by asap-fig7 and asap-fig9:
+/// `[sensitivity]` knobs of ASYNC's model, shared by asap-fig7 and asap-fig9:
 /// what an ASYNC reduce averages and how far apart the peers start, each a list of values tried
 /// besides the configured one.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AsyncKnobs {
-    /// `whole` (asap.txt:204's consistency check) or `as-read` (torn buffers averaged).
+    /// `whole` (ASAP §6.2's consistency check) or `as-read` (torn buffers averaged).
     #[serde(default)]
     pub async_reads: Vec<AsyncReads>,
     /// Start offsets' spread in ns: ASYNC running at its own pace from its own start.

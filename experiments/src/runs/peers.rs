@@ -26,7 +26,7 @@ pub struct PeerCommon {
     pub eval_every: u64,
     /// Synthetic twin of the dataset (webspam's shape at quick scale).
     pub data: SparseData,
-    /// SVM settings (hop.txt: log loss, learning rate 10).
+    /// SVM settings (Hop §7.2: log loss, learning rate 10).
     pub svm: SvmConfig,
     /// Compute model.
     pub compute: ComputeModel,

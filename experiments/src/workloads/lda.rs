@@ -1,7 +1,7 @@
 //! The `[lda]` section of the ESSP experiments: LDA by collapsed Gibbs sampling on row tables
-//! (essp.txt: NYTimes, K = 100 topics, a 50% mini-batch per clock, 8 machines), on a synthetic
-//! topic-model corpus (`--data synthetic`) or the real bag-of-words file (`--data real`), and
-//! its BSP / SSP(s) / ESSP(s) runs.
+//! (ESSP §"Experiments": NYTimes, K = 100 topics, a 50% mini-batch per clock, 8 machines), on a
+//! synthetic topic-model corpus (`--data synthetic`) or the real bag-of-words file (`--data real`),
+//! and its BSP / SSP(s) / ESSP(s) runs.
 
 use crate::harness::data_source::{DataMode, DataSource};
 use crate::harness::runner::{run_nodes, RunSettings, ThreadsSection};

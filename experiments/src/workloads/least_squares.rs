@@ -62,7 +62,7 @@ pub struct AsyncCommon {
     pub eval_every_rounds: u64,
     /// Barrier predicate of the asynchronous runs (asp, sspN, min-availableK).
     pub async_barrier: String,
-    /// Weight asynchronous results by 1 / staleness (async.txt Listing 1).
+    /// Weight asynchronous results by 1 / staleness (ASYNC §5.3, Listing 1).
     pub staleness_lr: bool,
     /// Compute model: virtual ns per sampled example.
     pub compute: ComputeModel,

@@ -279,7 +279,7 @@ pub const ALL: &[FigureDef] = &[
 pub const BENCHES: &[FigureDef] = &[FigureDef {
     id: "bench-scale",
     title: "Simulator scale: wall time, cost per worker-clock and peak memory vs workers",
-    paper: "issue 19's targets: SVM SSP 1,024 workers x 1,000 clocks <= 30 s and <= 2 GiB, exponent <= 1.05; control-only 10,000 x 100 <= 30 s",
+    paper: "the scale targets: SVM SSP 1,024 workers x 1,000 clocks <= 30 s and <= 2 GiB, exponent <= 1.05; control-only 10,000 x 100 <= 30 s",
     render: bench_scale::render,
 }];
 

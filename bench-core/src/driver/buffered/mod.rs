@@ -48,12 +48,12 @@ pub struct BufferedConfig {
     pub copy_gbps: f64,
     /// A peer that waits this long for anything reports a deadlock (threads).
     pub stall_timeout_ms: u64,
-    /// What an ASYNC reduce averages: the whole buffers only (asap.txt:204, the default) or
+    /// What an ASYNC reduce averages: the whole buffers only (ASAP §6.2, the default) or
     /// whatever its buffers hold, torn ones included.
     #[serde(default, skip_serializing_if = "AsyncReads::is_default")]
     pub async_reads: AsyncReads,
     /// Peers start at seeded offsets drawn uniformly from `0..=start_spread_ns` (as they finish
-    /// loading their data at different times, asap.txt:204) instead of all at 0. A global
+    /// loading their data at different times, ASAP §6.2) instead of all at 0. A global
     /// barrier realigns them at its first release and NOTIFY-ACK at its first waits; ASYNC
     /// keeps the offsets: it runs at its own pace.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -64,17 +64,17 @@ fn is_zero(x: &u64) -> bool {
     *x == 0
 }
 
-/// What an ASYNC reduce averages (asap.txt §6). BSP and NOTIFY-ACK always check.
+/// What an ASYNC reduce averages (ASAP §6.2). BSP and NOTIFY-ACK always check.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum AsyncReads {
-    /// Only buffers whose header and footer versions agree: asap.txt:204 ("We check the
+    /// Only buffers whose header and footer versions agree: ASAP §6.2 ("We check the
     /// incoming intermediate model updates for consistency as described above").
     #[default]
     Whole,
-    /// Every buffer ever written, as the read finds it, torn ones included (asap.txt:134's
+    /// Every buffer ever written, as the read finds it, torn ones included (ASAP §4's
     /// "a receiver may perform a reduce with partial or torn model updates" without the check).
     AsRead,
 }
@@ -240,7 +240,7 @@ impl BufferedSetup<'_> {
     }
 }
 
-/// Replaces `model` by the average of itself and `inputs` (asap.txt eq. 3.2 with uniform
+/// Replaces `model` by the average of itself and `inputs` (ASAP §3.1, Eq 3.2 with uniform
 /// weights over the inputs actually used: a torn buffer is left out and the average taken over
 /// the rest, as ASAP "adjusts the number of intermediate models").
 pub fn average_into(model: &mut [f32], inputs: &[Arc<Vec<f32>>]) {

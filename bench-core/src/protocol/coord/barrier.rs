@@ -8,7 +8,7 @@ use std::sync::Arc;
 pub type PredicateFn = dyn Fn(&StatTable, usize) -> bool + Send + Sync;
 
 /// A barrier-control strategy. The scheduler evaluates it on a snapshot of the STAT table for
-/// every available worker and dispatches a task to each one admitted (async.txt Listing 2).
+/// every available worker and dispatches a task to each one admitted (ASYNC §5.3, Listing 2).
 #[derive(Clone)]
 pub enum BarrierPredicate {
     /// ASP: always.
@@ -20,7 +20,7 @@ pub enum BarrierPredicate {
         /// Staleness threshold s.
         s: u64,
     },
-    /// Only when at least `k` workers are available (async.txt Algorithm 2's example).
+    /// Only when at least `k` workers are available (ASYNC §5.2, Algorithm 2's example).
     MinAvailable {
         /// Available workers needed.
         k: usize,

@@ -1,4 +1,4 @@
-//! ASYNC family (async.txt §4): a coordinator that assigns tasks to workers under a barrier
+//! ASYNC family (ASYNC §4): a coordinator that assigns tasks to workers under a barrier
 //! predicate over the worker STAT table, and passive workers that compute the tasks they get.
 //!
 //! * [`StatTable`]: per worker its staleness, average task-completion time and availability;

@@ -1,4 +1,4 @@
-//! One decentralized peer: Hop's queue-based protocol (hop.txt Figs 4, 7, 8, 9) and ASAP's
+//! One decentralized peer: Hop's queue-based protocol (Hop §4, Figs 4, 7, 8, 9) and ASAP's
 //! NOTIFY-ACK, as a sans-IO state machine. See the module documentation of [`super`].
 
 use super::update_queue::{Enqueued, UpdateQueue};

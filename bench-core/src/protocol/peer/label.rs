@@ -8,7 +8,7 @@ use crate::error::{CoreError, Result};
 impl PeerSettings {
     /// Parses `label` (as [`PeerSettings::label`] writes it; the `+` parts in any order) into
     /// settings running `iterations` iterations. A skip part jumps when every out-neighbour
-    /// leads by at least one iteration beyond the token window (trigger 1, as hop.txt §5).
+    /// leads by at least one iteration beyond the token window (trigger 1, as in Hop §5).
     ///
     /// # Errors
     /// [`CoreError::Config`] naming the part that is not `standard`, `notify-ack`, `backupN`,

@@ -1,8 +1,8 @@
 //! Decentralized family: peers on a directed graph, each averaging the parameters of its
-//! in-neighbours (hop.txt Fig 1, parallel approach: Send and Compute on x_k, then Rec, Reduce,
+//! in-neighbours (Hop §2.2, Fig 1, parallel approach: Send and Compute on x_k, then Rec, Reduce,
 //! Appl).
 //!
-//! Settings (hop.txt §3-4, Table 1):
+//! Settings (Hop §3-4, Table 1):
 //! * standard: Rec(k) takes the iteration-k update of every in-neighbour (Fig 4);
 //! * NOTIFY-ACK (ASAP): after its Reduce(k) a peer ACKs every in-neighbour, and a peer sends
 //!   iteration k's update only once every out-neighbour has ACKed iteration k-1;
@@ -16,7 +16,7 @@
 //!   every out-neighbour, and hands a token to every in-neighbour when it enters an iteration
 //!   (Fig 7), so Iter(i) - Iter(j) <= max_i for every out-neighbour j.
 //!
-//! The node's own parameters always count as one input (the self-loop of hop.txt §3.1).
+//! The node's own parameters always count as one input (the self-loop of Hop §3.1).
 //! Iteration gaps are bounded per Table 1 ([`gap_bound`]); update queues are sized from those
 //! bounds, and an update that would not fit is a protocol error. The simulator's schedule search
 //! for those gaps is [`crate::driver::schedule_search`].
@@ -67,17 +67,17 @@ pub struct PeerSettings {
     pub max_i: Option<u64>,
     /// Iterations every peer runs.
     pub iterations: u64,
-    /// Skipping iterations (hop.txt §5; needs token queues).
+    /// Skipping iterations (Hop §5; needs token queues).
     #[serde(default)]
     pub skip: Option<SkipPolicy>,
-    /// hop.txt §3's serial approach: Compute, Appl, then Send the new parameters, then Rec and
-    /// Reduce; false (default) is the parallel approach (Send and Compute on x_k together, then
-    /// Rec, Reduce, Appl), which Hop uses.
+    /// Hop's serial approach (§3.2, Fig 2(a)): Compute, Appl, then Send the new parameters, then
+    /// Rec and Reduce; false (default) is the parallel approach (Send and Compute on x_k together,
+    /// then Rec, Reduce, Appl), which Hop uses.
     #[serde(default)]
     pub serial: bool,
 }
 
-/// When and how far a slow peer jumps ahead (hop.txt §5). A peer about to enter a new
+/// When and how far a slow peer jumps ahead (Hop §5). A peer about to enter a new
 /// iteration is a straggler when every out-neighbour is at least `trigger` iterations ahead
 /// (its token count exceeds max_i by that much); it then jumps as far as the smallest lead,
 /// at most `max_jump` iterations, renewing its parameters first with a Rec(k-1) + Reduce of
@@ -130,7 +130,7 @@ impl PeerSettings {
     /// # Errors
     /// [`CoreError::Config`] for fewer than 2 nodes, a graph that is not strongly connected
     /// for token queues, backup workers or bounded staleness, `max_i < 1`, no
-    /// iterations, backup workers without token queues (the gap would be unbounded, hop.txt
+    /// iterations, backup workers without token queues (the gap would be unbounded, Hop
     /// §4.3) or backup workers not below a peer's in-degree.
     pub fn build(&self, topology: &Topology) -> Result<Vec<Box<dyn Protocol>>> {
         let n = topology.nodes();
@@ -173,7 +173,7 @@ impl PeerSettings {
         if let PeerMode::Backup { backups } = self.mode {
             if self.max_i.is_none() {
                 return Err(CoreError::Config(
-                    "backup workers need token queues (set max_i): without them the iteration gap is unbounded (hop.txt §4.3)".into(),
+                    "backup workers need token queues (set max_i): without them the iteration gap is unbounded (Hop §4.3)".into(),
                 ));
             }
             if let Some(i) =

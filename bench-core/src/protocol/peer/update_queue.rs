@@ -1,4 +1,4 @@
-//! Hop's update queue (hop.txt §4.1): received updates tagged `(iter, w_id)`, kept as rotating
+//! Hop's update queue (Hop §4.1): received updates tagged `(iter, w_id)`, kept as rotating
 //! per-iteration queues over a window of `capacity` iterations starting at `base`.
 
 use crate::protocol::NodeId;

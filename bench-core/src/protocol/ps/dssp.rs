@@ -1,4 +1,4 @@
-//! DSSP's synchronization controller (dssp.txt, Algorithms 1 and 2).
+//! DSSP's synchronization controller (DSSP §III, Alg 1 and 2).
 //!
 //! The server keeps, per worker, its push count `t_i` and the timestamps of its two latest pushes
 //! (table `A`). A worker within `s_L` iterations of the slowest continues at once. Beyond that,

@@ -36,7 +36,7 @@ pub enum ReleasePolicy {
     Immediate,
     /// DSSP's synchronization controller.
     Dssp(DsspController),
-    /// BSP with backup workers (Chen et al., cited by dssp.txt): clock `k` completes with the
+    /// BSP with backup workers (Chen et al., cited by DSSP §II): clock `k` completes with the
     /// first `needed` updates of clock `k`; later ones are discarded; a read for clock `c` is
     /// answered once clock `c - 1` completed.
     Backup {

@@ -1,4 +1,5 @@
-//! Row-level parameter-server tables, as essp.txt §3-4 (Petuum Bösen) describes them.
+//! Row-level parameter-server tables, as ESSP §"ESSPTable: An efficient ESSP System" (Petuum
+//! Bösen) describes them.
 //!
 //! Parameters live in rows keyed by `(table, row)`, sharded over `shards` server nodes. A worker
 //! GETs the rows its computation of a clock reads, INCs the rows it changes, and CLOCKs at the
@@ -8,12 +9,13 @@
 //! (the row holds every worker's INCs of clocks `< stamp`).
 //!
 //! The worker's client cache keeps, per row, the stamp of the copy it holds. SSP's read rule
-//! (essp.txt §3): a read at clock `c` may use a row only if `stamp >= c - s`, i.e. it holds every
-//! update of clocks `<= c - s - 1`; otherwise (or when the row is not cached) the worker asks the
-//! row's shard and blocks until the shard's clock reaches `c - s`. BSP is `s = 0`. ESSP (§4)
-//! keeps the rule and adds eager push: the first read of a row registers the worker with the
-//! row's shard, and whenever the shard's clock advances it pushes every registered row to its
-//! worker. ASP never blocks on a cached row: it keeps one refresh request in flight per shard.
+//! (ESSP §"Consistency Models for Parameter Servers"): a read at clock `c` may use a row only if
+//! `stamp >= c - s`, i.e. it holds every update of clocks `<= c - s - 1`; otherwise (or when the
+//! row is not cached) the worker asks the row's shard and blocks until the shard's clock reaches
+//! `c - s`. BSP is `s = 0`. ESSP (§"ESSPTable: An efficient ESSP System") keeps the rule and adds
+//! eager push: the first read of a row registers the worker with the row's shard, and whenever the
+//! shard's clock advances it pushes every registered row to its worker. ASP never blocks on a
+//! cached row: it keeps one refresh request in flight per shard.
 //!
 //! A clock's computation goes through its mini-batch in steps (Bösen's in-clock reads): each
 //! step applies the read rule to its own rows when it begins, so a row refreshed by a push or
@@ -91,10 +93,10 @@ impl RowKey {
 /// Which rows each worker reads (and INCs) at each clock: the access plan the workers and the
 /// shards share.
 ///
-/// A clock's computation walks through its mini-batch in `steps` steps (Bösen's computation
-/// threads GET rows as they go through the mini-batch, essp.txt §3-4): each step reads its own
-/// rows from the cache when it begins, so a row that a push or an answer refreshed during the
-/// clock is read fresh by the steps after it.
+/// A clock's computation walks through its mini-batch in `steps` steps (Bösen's computation threads
+/// GET rows as they go through the mini-batch, ESSP §"ESSPTable: An efficient ESSP System"): each
+/// step reads its own rows from the cache when it begins, so a row that a push or an answer
+/// refreshed during the clock is read fresh by the steps after it.
 pub trait RowAccess: Send + Sync + std::fmt::Debug {
     /// Read-compute steps of worker `worker`'s clock `clock` (at least 1).
     fn steps(&self, _worker: usize, _clock: u64) -> u64 {

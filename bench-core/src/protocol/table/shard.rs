@@ -173,12 +173,12 @@ impl TableShard {
                 self.completed[w], self.clocks
             )));
         }
-        // essp.txt §3's view at clock c holds every update of clocks <= c - s - 1 and, best
-        // effort, some of the window c - s ..= c + s - 1. An INC is applied once every worker
-        // still reading could have it in its window (its clock < the shard's clock + s), and held
-        // back until then: at s = 0 (empty window) a read late in clock c must not see a faster
-        // worker's INCs of clock c, and at s >= 1 a worker s clocks ahead must not leak its
-        // INCs of clock c + s to a reader at c.
+        // The SSP view at clock c (ESSP §"Theoretical Analysis") holds every update of clocks
+        // <= c - s - 1 and, best effort, some of the window c - s ..= c + s - 1. An INC is
+        // applied once every worker still reading could have it in its window (its clock < the
+        // shard's clock + s), and held back until then: at s = 0 (empty window) a read late in
+        // clock c must not see a faster worker's INCs of clock c, and at s >= 1 a worker s clocks
+        // ahead must not leak its INCs of clock c + s to a reader at c.
         if self.applicable(clock) {
             self.apply(from, w, clock);
         } else {

@@ -1,4 +1,4 @@
-//! DSSP's downsized AlexNet: three convolutions and two fully connected layers (dssp.txt §V:
+//! DSSP's downsized AlexNet: three convolutions and two fully connected layers (DSSP §V:
 //! "a network with 3 convolutional layers and 2 fully connected layers"). The layer sizes are
 //! not given; we keep AlexNet's kernel pattern (5x5, 5x5, 3x3) and channel growth (w, 2w, 2w),
 //! each convolution followed by 2x2 max pooling, then fc (hidden) and fc (classes).

@@ -7,14 +7,14 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CnnModel {
-    /// Hop's CNN. hop.txt does not describe it beyond "CNN on CIFAR-10" on TensorFlow; we take
-    /// TensorFlow's CIFAR-10 tutorial network (two 5x5 convolutions with pooling, then fully
+    /// Hop's CNN. The Hop paper does not describe it beyond "CNN on CIFAR-10" on TensorFlow; we
+    /// take TensorFlow's CIFAR-10 tutorial network (two 5x5 convolutions with pooling, then fully
     /// connected layers of 384 and 192 at width 64), the CNN a TensorFlow prototype of that time
     /// trained on CIFAR-10.
     HopCnn,
-    /// DSSP's downsized AlexNet: 3 convolutional and 2 fully connected layers (dssp.txt §V).
+    /// DSSP's downsized AlexNet: 3 convolutional and 2 fully connected layers (DSSP §V).
     AlexnetSmall,
-    /// ASAP's VGG with 11 layers (8 convolutions in 5 blocks, 3 fully connected; asap.txt §5).
+    /// ASAP's VGG with 11 layers (8 convolutions in 5 blocks, 3 fully connected; ASAP §6).
     Vgg11,
     /// A CIFAR ResNet of depth 6n+2 (He et al. 2016 §4.2) with n = 1: one residual block per
     /// stage. No paper trains it; the quick reproduction does, as the smallest member of the
@@ -31,7 +31,7 @@ pub enum CnnModel {
     /// ResNet-50 (DSSP Fig 3(c), (d)): He et al.'s bottleneck network (stages of 3, 4, 6 and
     /// 3 blocks of 1x1, 3x3 and 1x1 convolutions, expansion 4) on CIFAR's 32x32 images as the
     /// common CIFAR adaptation has it (a 3x3 stem without max pooling, stage strides 1, 2, 2,
-    /// 2; e.g. the pytorch-cifar repository): dssp.txt names the network and not its CIFAR
+    /// 2; e.g. the pytorch-cifar repository): the DSSP paper names the network and not its CIFAR
     /// form, so this is our choice. Width 64 is that network (23.5 M parameters on CIFAR-10).
     Resnet50,
 }
@@ -129,7 +129,7 @@ pub struct CnnConfig {
     #[serde(default)]
     pub weight_decay: f64,
     /// Epochs (passes of all workers over the training images) at which the learning rate is
-    /// multiplied by `lr_decay` (dssp.txt: 200 and 250 of 300).
+    /// multiplied by `lr_decay` (DSSP §V: 200 and 250 of 300).
     #[serde(default)]
     pub lr_decay_epochs: Vec<f64>,
     /// Factor applied at each of `lr_decay_epochs`.

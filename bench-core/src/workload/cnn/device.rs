@@ -5,7 +5,7 @@
 //!
 //! Why LibTorch and not burn's own CUDA backend: burn 0.22's CUDA backend builds cubecl-llvm,
 //! whose build script downloads an LLVM bundle from GitHub (no registry has it), and burn
-//! 0.21's, which builds, ran 0.10x-0.14x PyTorch eager on an H200 (issue 44). LibTorch runs
+//! 0.21's, which builds, ran 0.10x-0.14x PyTorch eager on an H200. LibTorch runs
 //! PyTorch's own kernels (cuDNN), and burn's dispatch runs the one model definition on it
 //! unchanged. The libtorch is an installed PyTorch's (docs/cnn-and-gpu.md).
 //!

@@ -2,7 +2,7 @@
 //! convolutions in five blocks of w, 2w, 4w 4w, 8w 8w, 8w 8w channels, each block ending in 2x2
 //! max pooling, batch-normalised as CIFAR VGGs are, then fully connected layers of `hidden`,
 //! `hidden` and `classes` units. At w = 64 and hidden = 512 it has 9.8 M parameters on 32x32
-//! images (asap.txt says 7.5 M; it does not give its layer sizes).
+//! images (ASAP §6 says 7.5 M; it does not give its layer sizes).
 
 use super::conv_op::Conv;
 use super::layers::{conv, flat, pool, pooled};

@@ -1,4 +1,4 @@
-//! A model learned through row-level parameter-server tables (essp.txt's Bösen), for any
+//! A model learned through row-level parameter-server tables (ESSP's Bösen), for any
 //! [`TableModel`]: the drivers' [`Learning`] for the protocols of [`crate::protocol::table`].
 //!
 //! A shard keeps a dense vector of the rows (laid out by [`TableModel::offset`]) and uses the

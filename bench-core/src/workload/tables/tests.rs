@@ -327,10 +327,11 @@ fn exact(v: f32) -> u64 {
     v as u64
 }
 
-/// The digit rules for a value `v` read by worker `w` at clock `c`: every digit is 0 or 1 (no
-/// INC counted twice); the worker's own clocks before `c` are in (read-my-writes) and the
-/// others are not; another worker's clocks `<= c - s - 1` are in (SSP's guarantee, essp.txt
-/// §3) and its clocks `>= c + s` are not (outside the window W_{p,c} of essp.txt eq. 3).
+/// The digit rules for a value `v` read by worker `w` at clock `c`: every digit is 0 or 1 (no INC
+/// counted twice); the worker's own clocks before `c` are in (read-my-writes) and the others are
+/// not; another worker's clocks `<= c - s - 1` are in (SSP's guarantee,
+/// ESSP §"Consistency Models for Parameter Servers") and its clocks `>= c + s` are not (outside the
+/// window W_{p,c} of ESSP §"Theoretical Analysis").
 fn check_digits(v: u64, w: usize, c: u64) {
     let what = format!("worker {w} read {v} = {v:#x} at clock {c}");
     assert_eq!(

@@ -1,5 +1,5 @@
 //! asap-fig8: NOTIFY-ACK, BSP and ASYNC training ASAP's VGG on CIFAR-10 with 8 peers
-//! all-reduce over single-slot receive buffers (asap.txt Fig 8): throughput in images per
+//! all-reduce over single-slot receive buffers (ASAP §6.2, Fig 8): throughput in images per
 //! second and time to the training-accuracy target. Needs the `cnn` feature; a build without it
 //! writes the claims as not applicable, saying why.
 
@@ -85,23 +85,23 @@ const CLAIMS: [(&str, &str, &str); 2] = [
     ),
 ];
 
-/// asap.txt's Fig 8 statement on NOTIFY-ACK against BSP and ASYNC: superior convergence, so
+/// ASAP's Fig 8 statement on NOTIFY-ACK against BSP and ASYNC: superior convergence, so
 /// NOTIFY-ACK's time to the target better than each one's by more than the default tolerance.
 const SUPERIOR_CONVERGENCE: PaperComparison = PaperComparison {
     quote: "We find that `NOTIFY-ACK` provides superior convergence over `BSP` and `ASYNC`",
-    source: "asap.txt:208",
+    source: "ASAP §6.2, Fig 8",
     allows: Allows::Better,
     tolerance: DEFAULT_TOLERANCE,
 };
 
-/// asap.txt's Fig 8 statement on ASYNC: the highest throughput but poor convergence, so ASYNC's
+/// ASAP's Fig 8 statement on ASYNC: the highest throughput but poor convergence, so ASYNC's
 /// seconds per image better than NOTIFY-ACK's (the next) by more than the default tolerance
 /// (the paper's 246 against 229.3 images/s is 7.3% more), and BSP's time to the target better
 /// than ASYNC's by more than the default tolerance (ASYNC last). NOTIFY-ACK above BSP has the
 /// paper's numbers only (229.3 against 217.8), no words, and stays a strict order.
 const ASYNC_POOR: PaperComparison = PaperComparison {
     quote: "Finally, we find that even though ASYNC achieves the highest throughput of 246 fps, Figure 8 shows that the actual convergence is poor",
-    source: "asap.txt:213",
+    source: "ASAP §6.2, Fig 8",
     allows: Allows::Better,
     tolerance: DEFAULT_TOLERANCE,
 };
@@ -280,7 +280,7 @@ impl Experiment for AsapFig8 {
 }
 
 /// What the paper leaves open and what we chose.
-const CHOICES: &str = "asap.txt trains with mini-batch 1, no augmentation and a learning rate decayed every epoch without the factor; the configs state their batch, rate and decay";
+const CHOICES: &str = "ASAP §6.2 trains with mini-batch 1, no augmentation and a learning rate decayed every epoch without the factor; the configs state their batch, rate and decay";
 
 /// The binary's `main`.
 pub fn main() -> std::process::ExitCode {

@@ -1,4 +1,4 @@
-//! ASAP (asap.txt): stochastic reduce on graphs, the spectral gap, NOTIFY-ACK and torn
+//! ASAP (Kadav & Kruus): stochastic reduce on graphs, the spectral gap, NOTIFY-ACK and torn
 //! receive buffers.
 
 pub mod fig6;

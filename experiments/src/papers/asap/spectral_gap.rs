@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 const CONFIG: &str = include_str!("../../../configs/asap-spectral-gap.toml");
 
 /// How near a gap must come to Fig 3's value, as a share of that value. The figure prints one
-/// or two significant digits (0.002, 0.38, 0.68); an absolute tolerance (0.02, before issue 43)
-/// passed the chain's 0.002 for any gap below 0.022, so it tested nothing there.
+/// or two significant digits (0.002, 0.38, 0.68); an absolute tolerance of 0.02 would pass the
+/// chain's 0.002 for any gap below 0.022, so it would test nothing there.
 const FIG3_RELATIVE_TOLERANCE: f64 = 0.10;
 
 /// The spectral-gap figures (linear algebra; no driver runs).

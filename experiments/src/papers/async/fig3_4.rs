@@ -1,5 +1,5 @@
 //! async-fig3-4: SGD vs ASGD on least squares with one controlled-delay straggler among 8 workers
-//! (async.txt §6.3, Figures 3 and 4).
+//! (ASYNC §6.3, Figures 3 and 4).
 
 use crate::harness::experiment;
 use crate::papers::r#async::cds::{Cds, CdsFigures};

@@ -1,4 +1,4 @@
-//! ASYNC (async.txt): barrier control on a coordinator, SGD/ASGD and SAGA/ASAGA under
+//! ASYNC (Soori et al.): barrier control on a coordinator, SGD/ASGD and SAGA/ASAGA under
 //! controlled-delay stragglers ([`cds`], shared by Figs 3-6), and the production-cluster
 //! stragglers of Figs 7-8.
 

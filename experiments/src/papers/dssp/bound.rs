@@ -1,5 +1,5 @@
 //! DSSP's staleness bound read off a run: the claim that DSSP never reads a model more than
-//! `s_L + r_max` clocks stale, and "not exercised" when no read came near it (issue 43: a bound
+//! `s_L + r_max` clocks stale, and "not exercised" when no read came near it (a bound
 //! that never binds tests nothing). Shared by Fig 3 and Table I.
 
 use bench_core::claims::Claim;

@@ -1,6 +1,6 @@
 //! dssp-fig3: BSP, ASP, SSP(3..15) and their average, and DSSP(3, 12) under a
 //! communication-heavy (fully connected layers) and a computation-heavy (pure CNN) time
-//! profile (dssp.txt Fig 3 and §V), in the simulator with a CPU proxy model.
+//! profile (DSSP §V, Fig 3), in the simulator with a CPU proxy model.
 
 use super::bound::{bound_claim, max_staleness};
 use crate::harness::data_source::DataSource;
@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 const FIGURE: &str = "dssp-fig3";
 
 /// The manifest note on the worker loop of dssp-fig3's and dssp-table1's modes.
-pub const PULL_NOTE: &str = "worker loop: as dssp.txt ran every mode in MXNet (Algorithm 1: push, wait for the OK, pull the server's weights, every iteration): `asp-pull`, `sspN-pull` (the server holds the answer while the worker is more than N clocks ahead of the slowest) and DSSP; Bösen's `sspN`, which computes on its cache and pulls only when that is too stale, had made SSP converge slower per second through staler reads rather than through its bound, and run faster than ASP on the communication-heavy profile through skipped pulls";
+pub const PULL_NOTE: &str = "worker loop: as the DSSP paper ran every mode in MXNet (DSSP §III, Alg 1: push, wait for the OK, pull the server's weights, every iteration): `asp-pull`, `sspN-pull` (the server holds the answer while the worker is more than N clocks ahead of the slowest) and DSSP; Bösen's `sspN`, which computes on its cache and pulls only when that is too stale, had made SSP converge slower per second through staler reads rather than through its bound, and run faster than ASP on the communication-heavy profile through skipped pulls";
 
 struct DsspFig3;
 
@@ -44,7 +44,7 @@ struct Config {
     network: NetworkModel,
     stragglers: StragglerConfig,
     /// When present, each profile trains its CNN (AlexNet with fc layers under `fc_heavy`, a
-    /// ResNet under `conv_heavy`, as dssp.txt Fig 3) instead of the proxy (feature `cnn`).
+    /// ResNet under `conv_heavy`, as in DSSP §V, Fig 3) instead of the proxy (feature `cnn`).
     #[serde(default)]
     cnn: Option<CnnRuns>,
     /// The knobs the throughput and time claims are re-derived over (sensitivity.csv; first
@@ -53,7 +53,7 @@ struct Config {
     sensitivity: Option<Grid>,
 }
 
-/// `[sensitivity]`: knobs dssp.txt does not pin down for Fig 3, each a list of values tried
+/// `[sensitivity]`: knobs the DSSP paper does not pin down for Fig 3, each a list of values tried
 /// besides the configured one (the grid is their product).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,14 +70,14 @@ struct Grid {
     one_at_a_time: bool,
 }
 
-/// The CNNs of dssp.txt Fig 3.
+/// The CNNs of DSSP's Fig 3 (§V-A3).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CnnRuns {
     /// Time to this held-out accuracy is compared (no optimum is known for a CNN).
     target_accuracy: f64,
     images: ImageData,
-    /// The conv-heavy network's images when they differ (dssp.txt: ResNets on CIFAR-100).
+    /// The conv-heavy network's images when they differ (DSSP §V-B: ResNets on CIFAR-100).
     #[serde(default)]
     conv_images: Option<ImageData>,
     /// The network with fully connected layers.
@@ -244,7 +244,7 @@ impl Experiment for DsspFig3 {
             cfg.fc_heavy.describe(),
             cfg.conv_heavy.describe(),
             learning,
-            "aggregation: sum (the server adds every worker's update; dssp.txt's MXNet server sums the workers' pushed gradients); the step size was set for it".into(),
+            "aggregation: sum (the server adds every worker's update; DSSP's MXNet server (§V-A4) sums the workers' pushed gradients); the step size was set for it".into(),
             "throughput = mean over workers of each worker's iterations per second; 'averaged SSP' averages over the SSP runs (time-to-target over those that reach it)".into(),
             PULL_NOTE.into(),
         ]));
@@ -365,51 +365,51 @@ fn sensitivity(
     )
 }
 
-/// dssp.txt's Fig 3 statement on DSSP against the averaged SSP (the CNN panels a and e): similar,
-/// DSSP a little faster. DSSP better or within the default tolerance holds.
+/// The DSSP paper's Fig 3 statement on DSSP against the averaged SSP (the CNN panels a and e):
+/// similar, DSSP a little faster. DSSP better or within the default tolerance holds.
 const SIMILAR_OR_FASTER: PaperComparison = PaperComparison {
     quote: "The performance of DSSP and averaged SSP are similar, with DSSP converging a little bit faster to a bit higher accuracy",
-    source: "dssp.txt:187",
+    source: "DSSP §V-B, Fig 3",
     allows: Allows::BetterOrEquivalent,
     tolerance: DEFAULT_TOLERANCE,
 };
 
-/// dssp.txt's statement on the throughput with fully connected layers (AlexNet): ASP's the
+/// The DSSP paper's statement on the throughput with fully connected layers (AlexNet): ASP's the
 /// largest, so ASP's seconds per iteration better than DSSP's (its neighbour in the order) by
 /// more than the default tolerance.
 const ASP_LARGEST: PaperComparison = PaperComparison {
     quote: "ASP has the largest iteration throughput",
-    source: "dssp.txt:197",
+    source: "DSSP §V-B1, Fig 3",
     allows: Allows::Better,
     tolerance: DEFAULT_TOLERANCE,
 };
 
-/// dssp.txt's statement that the throughputs run opposite ways with and without fully connected
-/// layers: with them, descending ASP, DSSP, SSP, BSP (the reverse of [`ASCENDING`]); an order,
-/// so neighbours within the default tolerance of each other are in it.
+/// The DSSP paper's statement that the throughputs run opposite ways with and without fully
+/// connected layers: with them, descending ASP, DSSP, SSP, BSP (the reverse of [`ASCENDING`]); an
+/// order, so neighbours within the default tolerance of each other are in it.
 const OPPOSITE_TRENDS: PaperComparison = PaperComparison {
     quote: "Why does the iteration throughput have the opposite trends for ASP, DSSP, SSP and BSP on DNNs with and without fully connected layers?",
-    source: "dssp.txt:219",
+    source: "DSSP §V-C",
     allows: Allows::BetterOrEquivalent,
     tolerance: DEFAULT_TOLERANCE,
 };
 
-/// dssp.txt's statement on the throughput without fully connected layers (ResNets): an
+/// The DSSP paper's statement on the throughput without fully connected layers (ResNets): an
 /// ascending order, so each neighbour's seconds per iteration better than the one before it or
 /// within the default tolerance (equal neighbours are in ascending order).
 const ASCENDING: PaperComparison = PaperComparison {
     quote: "The iteration throughputs of ASP, DSSP, SSP and BSP are in ascending order",
-    source: "dssp.txt:201",
+    source: "DSSP §V-B2, Fig 3",
     allows: Allows::BetterOrEquivalent,
     tolerance: DEFAULT_TOLERANCE,
 };
 
-/// dssp.txt's statement on BSP without fully connected layers: the highest throughput, so BSP's
-/// seconds per iteration better than SSP's (its neighbour in the order) by more than the default
-/// tolerance; a tie is not the highest.
+/// The DSSP paper's statement on BSP without fully connected layers: the highest throughput, so
+/// BSP's seconds per iteration better than SSP's (its neighbour in the order) by more than the
+/// default tolerance; a tie is not the highest.
 const BSP_HIGHEST: PaperComparison = PaperComparison {
     quote: "BSP delivers the highest iteration throughput",
-    source: "dssp.txt:201",
+    source: "DSSP §V-B2, Fig 3",
     allows: Allows::Better,
     tolerance: DEFAULT_TOLERANCE,
 };

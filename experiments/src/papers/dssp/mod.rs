@@ -1,4 +1,5 @@
-//! DSSP (dssp.txt): dynamic staleness against SSP(s), ASP and BSP on heterogeneous workers.
+//! DSSP (Zhao et al., ICDCS 2019): dynamic staleness against SSP(s), ASP and BSP on heterogeneous
+//! workers.
 
 pub mod bound;
 pub mod fig3;

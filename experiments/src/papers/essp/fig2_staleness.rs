@@ -1,6 +1,6 @@
 //! essp-fig2-staleness: the distribution of the clock differential (parameter age - local
 //! clock) at every read, for BSP, SSP(s) and ESSP(s), on matrix factorisation by SGD with 64
-//! workers (essp.txt Fig 2 left).
+//! workers (ESSP §"Consistency Models for Parameter Servers", Fig 2 left).
 
 use crate::harness::data_source::DataSource;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
@@ -292,7 +292,7 @@ fn claims(driver: DriverKind, ss: &[i64], p: &BTreeMap<String, Profile>) -> Vec<
         )
         .with_value(essp.fresh_mass() - ssp.fresh_mass());
         // The bound keeps every read at differential -(s + 1) or fresher, so at s <= 1 both
-        // modes' reads are all within one clock of fresh (issue 43's audit).
+        // modes' reads are all within one clock of fresh.
         out.push(if s <= 1 {
             fresh.not_exercised(format!(
                 "true by construction: the bound s = {s} keeps every read within {} clocks, \
@@ -302,8 +302,9 @@ fn claims(driver: DriverKind, ss: &[i64], p: &BTreeMap<String, Profile>) -> Vec<
         } else {
             fresh
         });
-        // The figure's visible shape, not only a mean (essp.txt Fig 2: under ESSP threads
-        // "usually observe parameters with staleness 1"; SSP's reads spread over the window).
+        // The figure's visible shape, not only a mean (ESSP's Fig 2: under ESSP threads
+        // "usually observe parameters with staleness 1", ESSP §"ESSPTable: An efficient ESSP
+        // System"; SSP's reads spread over the window).
         let mode_of =
             |h: &BTreeMap<i64, u64>| h.iter().max_by_key(|(k, c)| (**c, **k)).map(|(k, _)| *k);
         let essp_mode = mode_of(&essp.counts);

@@ -1,5 +1,6 @@
-//! ESSP (essp.txt): parameter-server consistency on row tables: staleness profiles (Fig 2),
-//! and convergence per clock and per second of MF and LDA ([`lda_convergence`], Fig 3).
+//! ESSP (Dai et al., AAAI 2015): parameter-server consistency on row tables: staleness
+//! profiles (Fig 2), and convergence per clock and per second of MF and LDA
+//! ([`lda_convergence`], Fig 3).
 
 pub mod fig2_breakdown;
 pub mod fig2_staleness;
@@ -12,11 +13,11 @@ use crate::judge::verdict::Judged;
 use bench_core::claims::Claim;
 use std::fmt::Display;
 
-/// essp.txt's Fig 3 statement, which the MF and LDA convergence claims check per clock and per
+/// ESSP's Fig 3 statement, which the MF and LDA convergence claims check per clock and per
 /// second: ESSP better than SSP or within the default tolerance of it.
 pub const FASTER_OR_COMPARABLE: PaperComparison = PaperComparison {
     quote: "In both cases ESSP converges faster or comparable to SSP with respect to iteration and run time",
-    source: "essp.txt:231",
+    source: "ESSP §\"Experiments\", Fig 3",
     allows: Allows::BetterOrEquivalent,
     tolerance: DEFAULT_TOLERANCE,
 };
@@ -36,7 +37,7 @@ pub struct ConvergenceWords {
 }
 
 /// ESSP against SSP at one staleness, by clocks and by time to the judged target, read in
-/// essp.txt's words ([`FASTER_OR_COMPARABLE`]) and not exercised when either run crosses the
+/// ESSP's words ([`FASTER_OR_COMPARABLE`]) and not exercised when either run crosses the
 /// target at once, each followed by its whole-curve twin where the target is optimum-relative
 /// ([`Judged::area_claim`]: per clock and per second); `ssp` and `essp` are the runs' keys in
 /// `judged`.

@@ -141,7 +141,7 @@ pub trait Comparison {
     /// (`{a}-not-slower-than-{b}`); none where the paper compares no two settings.
     const FASTER_THAN: Option<PaperComparison> = None;
     /// The built-in configurations of the figure's CNN half (quick, paper; `--cnn`, into
-    /// `<figure>-cnn/`): hop.txt trains its CNN in Figs 14-19 (Figs 14, 15 and 19 on the SVM
+    /// `<figure>-cnn/`): the Hop paper trains its CNN in Figs 14-19 (Figs 14, 15 and 19 on the SVM
     /// as well; Figs 16, 17 and 18 on the CNN only).
     const CNN: Option<(&'static str, &'static str)> = None;
 }
@@ -523,7 +523,7 @@ fn slowdown_claims(
     .with_value(standard);
     // Standard waits for every in-neighbour's update each iteration, so a deterministic
     // straggler k times slower paces it at k times its iteration when compute dominates: a
-    // slowdown equal to the configured factor restates the configuration (issue 43's audit).
+    // slowdown equal to the configured factor restates the configuration.
     // Only a deterministic straggler (no random slowdown) whose factor would pass the claim:
     // a factor below the bound fails it by construction, which stays a failure.
     let factor = cfg.slow.iter().map(|s| s.factor).fold(f64::NAN, f64::max);

@@ -1,5 +1,5 @@
 //! hop-fig13: decentralized training on the ring-based graph against a BSP parameter server
-//! (hop.txt Fig 13, SVM part), on the same workload, compute and network models.
+//! (Hop §7.3.2, Fig 13, SVM part), on the same workload, compute and network models.
 
 use crate::harness::data_source::DataSource;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
@@ -27,11 +27,11 @@ const FIGURE: &str = "hop-fig13";
 
 struct HopFig13;
 
-/// hop.txt's Fig 13 statement on decentralized training against the parameter server: much
+/// Hop's Fig 13 statement on decentralized training against the parameter server: much
 /// faster, so better by more than the default tolerance.
 const MUCH_FASTER_THAN_PS: PaperComparison = PaperComparison {
     quote: "decentralized training in either heterogeneous or homogeneous environments converges much faster than homogeneous PS",
-    source: "hop.txt:523",
+    source: "Hop §7.3.2, Fig 13",
     allows: Allows::Better,
     tolerance: DEFAULT_TOLERANCE,
 };
@@ -42,7 +42,7 @@ struct Config {
     /// The decentralized graph.
     graph: String,
     /// How the parameter server combines the workers' updates: `mean` (synchronous SGD with
-    /// averaged gradients, the PS hop.txt compares against) or `sum` (Bösen's INC).
+    /// averaged gradients, the PS the Hop paper compares against) or `sum` (Bösen's INC).
     #[serde(default)]
     ps_aggregation: Aggregation,
     common: PeerCommon,
@@ -51,8 +51,8 @@ struct Config {
     sensitivity: Option<Grid>,
 }
 
-/// `[sensitivity]`: modelling knobs hop.txt does not pin down for this comparison, each a list
-/// of values besides the configured one. The verdicts are re-derived at every combination.
+/// `[sensitivity]`: modelling knobs the Hop paper does not pin down for this comparison, each a
+/// list of values besides the configured one. The verdicts are re-derived at every combination.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Grid {
@@ -188,7 +188,7 @@ impl Experiment for HopFig13 {
             c.iterations,
             cfg.ps_aggregation.label(),
             match cfg.ps_aggregation {
-                Aggregation::Mean => "each clock moves the model by the mean of the workers' steps, as the synchronous SGD hop.txt compares against",
+                Aggregation::Mean => "each clock moves the model by the mean of the workers' steps, as the synchronous SGD of Hop §7.3.2 compares against",
                 Aggregation::Sum => "the server adds every worker's step, N times the decentralized peers' averaged step",
             },
             g.name()

@@ -1,5 +1,5 @@
 //! hop-fig20-21: 8 workers placed unevenly on 3 machines under a two-level network; the
-//! ring-based graph against two hierarchical graphs (hop.txt §7.3.6, Fig 20 and 21).
+//! ring-based graph against two hierarchical graphs (Hop §7.3.6, Figs 20 and 21).
 
 use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
@@ -24,11 +24,11 @@ const FIGURE: &str = "hop-fig20-21";
 
 struct HopFig20To21;
 
-/// hop.txt's Fig 20 statement on the hierarchical graphs against the ring-based one: they
+/// Hop's Fig 20 statement on the hierarchical graphs against the ring-based one: they
 /// perform better, so each one's time to the target better by more than the default tolerance.
 const HIERARCHICAL_BETTER: PaperComparison = PaperComparison {
     quote: "They have much smaller spectral gaps, 0.2682 and 0.2688 respectively, but our experiments show that they perform better than the symmetric ring-based graph (Figure 20)",
-    source: "hop.txt:580",
+    source: "Hop §7.3.6, Fig 20",
     allows: Allows::Better,
     tolerance: DEFAULT_TOLERANCE,
 };
@@ -382,7 +382,7 @@ pub fn main() -> std::process::ExitCode {
 mod tests {
     use super::*;
 
-    /// The CNN half's configurations (`make fig-hop-fig20-21-cnn`: hop.txt Fig 20 is on CNN)
+    /// The CNN half's configurations (`make fig-hop-fig20-21-cnn`: Hop's Fig 20 is on CNN)
     /// parse and validate in every build, on the SVM half's graphs and placement.
     #[test]
     fn the_cnn_configurations_parse_and_validate() {

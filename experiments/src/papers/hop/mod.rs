@@ -1,5 +1,5 @@
-//! Hop (hop.txt): decentralized training on graphs with queues and tokens: slowdown (Figs 12-13,
-//! 20-21), backup workers, bounded staleness and skipping iterations compared with the
+//! Hop (Luo et al., ASPLOS 2019): decentralized training on graphs with queues and tokens: slowdown
+//! (Figs 12-13, 20-21), backup workers, bounded staleness and skipping iterations compared with the
 //! standard protocol ([`compare`], Figs 14-19), and the queue bounds (Table 1).
 
 pub mod compare;

@@ -1,4 +1,4 @@
-//! Hop's per-step cost of a setting against the standard protocol (hop.txt Figs 15-16, backup
+//! Hop's per-step cost of a setting against the standard protocol (Hop §7.3.3, Figs 15-16, backup
 //! workers): the iterations it needs to reach the target, as a ratio to standard's, inside the
 //! band the paper's words allow.
 
@@ -28,7 +28,7 @@ pub(super) fn step_cost_claim(
         format!(
             "{label} needs {lower}x to {limit}x standard's iterations to reach loss {target:.4}"
         ),
-        "\"receiving one less update hurts the per iteration progress, the effect is insignificant\" (hop.txt:548)",
+        "\"receiving one less update hurts the per iteration progress, the effect is insignificant\" (Hop §7.3.3, Fig 15)",
         format!(
             "{label} {} iterations, standard {} ({ratio:.2}x)",
             shown(its),

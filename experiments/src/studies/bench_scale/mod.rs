@@ -1,4 +1,4 @@
-//! bench-scale: how the simulator's cost grows with the worker count (issue 19's scale
+//! bench-scale: how the simulator's cost grows with the worker count (the scale
 //! targets). For every case of the configuration (ps-modes' SVM under SSP on a parameter
 //! server, the same SVM on decentralized ring-based peers, control-only learning) and every
 //! worker count, one sim run in a process of its own: wall time, events/s and peak memory.
@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 const FIGURE: &str = "bench-scale";
 
-/// The targets (issue 19): an SVM parameter-server run of this many workers and clocks ...
+/// The scale targets: an SVM parameter-server run of this many workers and clocks ...
 const SVM_WORKERS: usize = 1024;
 const SVM_CLOCKS: u64 = 1000;
 /// ... within this many seconds and MiB ...
@@ -78,7 +78,7 @@ fn system(case: &ScaleCase) -> String {
 
 impl Experiment for BenchScale {
     const BINARY: &'static str = FIGURE;
-    const ABOUT: &'static str = "The simulator at scale: wall time, events/s and peak memory against the worker count, for ps-modes' SVM under SSP, the SVM on decentralized ring-based peers and control-only learning, each point in a process of its own (seeds are repetitions, one at a time). Writes results/bench-scale/: scale.csv, claims.csv (issue 19's targets), manifest.json. Not part of reproduce-all: `make bench-scale`.";
+    const ABOUT: &'static str = "The simulator at scale: wall time, events/s and peak memory against the worker count, for ps-modes' SVM under SSP, the SVM on decentralized ring-based peers and control-only learning, each point in a process of its own (seeds are repetitions, one at a time). Writes results/bench-scale/: scale.csv, claims.csv (the scale targets), manifest.json. Not part of reproduce-all: `make bench-scale`.";
     const QUICK: &'static str = include_str!("../../../configs/bench-scale.quick.toml");
     const PAPER: &'static str = include_str!("../../../configs/bench-scale.paper.toml");
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
@@ -216,7 +216,7 @@ fn claims(rows: &[ScaleRow]) -> Vec<Claim> {
                 Claim::check(
                     "bench-scale/svm-1024x1000-wall",
                     format!("{svm_what} in at most {SVM_WALL_S} s of wall time"),
-                    format!("<= {SVM_WALL_S} s (issue 19)"),
+                    format!("<= {SVM_WALL_S} s (scale target)"),
                     format!(
                         "{:.2} s ({:.2} M events/s; {:.2}x the memory floor of {:.2} s)",
                         r.wall_s,
@@ -232,7 +232,7 @@ fn claims(rows: &[ScaleRow]) -> Vec<Claim> {
                 Claim::check(
                     "bench-scale/svm-1024x1000-memory",
                     format!("{svm_what} in at most {SVM_PEAK_MIB} MiB peak memory"),
-                    format!("<= {SVM_PEAK_MIB} MiB (issue 19)"),
+                    format!("<= {SVM_PEAK_MIB} MiB (scale target)"),
                     format!("{:.0} MiB", r.peak_mib),
                     r.peak_mib <= SVM_PEAK_MIB,
                 )
@@ -244,7 +244,7 @@ fn claims(rows: &[ScaleRow]) -> Vec<Claim> {
                 out.push(Claim::not_applicable(
                     format!("bench-scale/svm-1024x1000-{id}"),
                     format!("{svm_what}: {s} within the target"),
-                    "issue 19",
+                    "scale target",
                     "no such point in the configuration",
                 ));
             }
@@ -263,7 +263,7 @@ fn claims(rows: &[ScaleRow]) -> Vec<Claim> {
         Some(e) if pts.len() >= 2 => Claim::check(
             "bench-scale/svm-linear-in-work",
             statement,
-            format!("<= {MAX_EXPONENT} (issue 19; 1.15 before)"),
+            format!("<= {MAX_EXPONENT} (scale target)"),
             format!(
                 "{e:.3} over {}",
                 pts.iter()
@@ -277,7 +277,7 @@ fn claims(rows: &[ScaleRow]) -> Vec<Claim> {
         _ => Claim::not_applicable(
             "bench-scale/svm-linear-in-work",
             statement,
-            "issue 19",
+            "scale target",
             "fewer than two SVM SSP points between 64 and 1024 workers at 1000 clocks",
         ),
     });
@@ -293,7 +293,7 @@ fn claims(rows: &[ScaleRow]) -> Vec<Claim> {
         Some(r) => Claim::check(
             "bench-scale/control-10000x100-wall",
             statement,
-            format!("<= {CONTROL_WALL_S} s (issue 19)"),
+            format!("<= {CONTROL_WALL_S} s (scale target)"),
             format!(
                 "{:.2} s at {} workers, {} ({:.2} M events/s)",
                 r.wall_s,
@@ -307,7 +307,7 @@ fn claims(rows: &[ScaleRow]) -> Vec<Claim> {
         None => Claim::not_applicable(
             "bench-scale/control-10000x100-wall",
             statement,
-            "issue 19",
+            "scale target",
             "no control-only point of that size in the configuration",
         ),
     });

@@ -1,9 +1,8 @@
-//! What the mode matrix trains, chosen by configuration (issue 18: "MF, LDA, least squares and
-//! CNNs by config"): the SVM or logistic regression on a sparse twin (`[data]` with `[svm]`, the
-//! default), least squares by mini-batch SGD on the same kind of data (`[ls]`, ASYNC's
-//! problem), matrix factorisation on Netflix-shaped ratings (`[mf]`), or a CNN on an image twin
-//! (`[cnn]`, feature `cnn`). Every family of modes trains it through the same dense
-//! [`Workload`]; each comes with its reference optimum where one can be computed, so that the
+//! What the mode matrix trains, chosen by configuration: the SVM or logistic regression on a sparse
+//! twin (`[data]` with `[svm]`, the default), least squares by mini-batch SGD on the same kind of
+//! data (`[ls]`, ASYNC's problem), matrix factorisation on Netflix-shaped ratings (`[mf]`), or a
+//! CNN on an image twin (`[cnn]`, feature `cnn`). Every family of modes trains it through the same
+//! dense [`Workload`]; each comes with its reference optimum where one can be computed, so that the
 //! matrix's target stays optimum-relative.
 //!
 //! Not offered: LDA, whose collapsed Gibbs sampler updates count tables rather than a dense

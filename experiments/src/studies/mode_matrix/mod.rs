@@ -219,7 +219,7 @@ impl Experiment for ModeMatrix {
                 "comparability: parameter-server and coordinator updates are combined by {} ({}); peers apply their own update and average with their in-neighbours, which moves the peers' average by the mean update; every family uses the same workload, mini-batches and step schedule",
                 cfg.aggregation.label(),
                 match cfg.aggregation {
-                    Aggregation::Mean => "a BSP clock or round moves the model by the mean of the workers' updates; an asynchronous result by update / P, async.txt's step / P heuristic",
+                    Aggregation::Mean => "a BSP clock or round moves the model by the mean of the workers' updates; an asynchronous result by update / P, the step / P heuristic of ASYNC §6.1",
                     Aggregation::Sum => "every update is added in full (Bösen's INC), so the server families take P times the peers' step",
                 }
             ),

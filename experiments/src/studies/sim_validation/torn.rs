@@ -24,7 +24,7 @@ pub(super) struct TornPart {
     /// the configuration-only prediction's; the measured prediction replaces them with this
     /// machine's transport (the measured runs') and copy speed, measured in the run.
     pub(super) common: BufferedCommon,
-    /// Reduces with at least this many consistent inputs count as good (asap.txt: 5 of 7).
+    /// Reduces with at least this many consistent inputs count as good (ASAP §6.2, Fig 7: 5 of 7).
     pub(super) good_inputs: usize,
     /// How far (percentage points) the measured-network prediction of each mode's share of
     /// good reduces may be from the measured run's: the bound the claim checks.
@@ -245,8 +245,8 @@ pub(super) fn torn_share_claim(t: &TornPart, rows: &[TornRow]) -> Claim {
     .with_value(worst.abs())
 }
 
-/// The simulator (measured network) ranks the reduce modes by their share of good reduces as
-/// the run measured by `measured_by` (a driver) does: the qualitative result asap.txt Fig 7 rests on.
+/// The simulator (measured network) ranks the reduce modes by their share of good reduces as the
+/// run measured by `measured_by` (a driver) does: the qualitative result ASAP §6.2, Fig 7 rests on.
 pub(super) fn torn_order_claim(good: usize, measured_by: &str, rows: &[TornRow]) -> Claim {
     let shares = |f: fn(&TornRow) -> f64| -> Vec<(&str, f64)> {
         rows.iter()
@@ -278,7 +278,7 @@ pub(super) fn torn_order_claim(good: usize, measured_by: &str, rows: &[TornRow])
         }
     }
     let statement = format!("the simulator orders the reduce modes by their share of reduces with >= {good} consistent inputs as the {measured_by} run does");
-    let paper = "asap.txt Fig 7: NOTIFY-ACK > BSP > ASYNC";
+    let paper = "ASAP §6.2, Fig 7: NOTIFY-ACK > BSP > ASYNC";
     if separated == 0 {
         return Claim::not_applicable(
             format!("{FIGURE}/torn-order-agrees"),

@@ -1,6 +1,6 @@
 //! `syncbench regress`: a results directory compared with a committed baseline, so that a
 //! change that alters the simulator's bytes or flips a claim from pass to fail does not land
-//! silently (issue 17). Tiers:
+//! silently. Tiers:
 //!
 //! - exact: the SHA-256 of every CSV a sim-only figure wrote, per figure and seed;
 //! - claims: every claim's verdict;

@@ -1,5 +1,5 @@
 //! How learnable the ASYNC experiments' least-squares twins are, against the real datasets
-//! (issue 15's twin calibration, for the twins [`crate::tools::twins::svm`] does not cover):
+//! (the twin calibration, for the twins [`crate::tools::twins::svm`] does not cover):
 //! for every `[[datasets]]` entry of the shipped ASYNC quick configurations, the twin is
 //! generated with a held-out share beside it (the generators draw rows one after another, so
 //! the first `rows` are the experiment's own), least squares is solved exactly on the

@@ -24,10 +24,9 @@ pub struct Published {
     pub source: &'static str,
 }
 
-/// The figures the twins are calibrated to. They are the values issue 15 quotes (measured by
-/// the team with scikit-learn's LinearSVC on the real files, and in line with the LIBLINEAR
-/// literature); they could not be re-checked against the papers from this machine, which has no
-/// internet access.
+/// The figures the twins are calibrated to. They are values measured by the team with
+/// scikit-learn's LinearSVC on the real files (in line with the LIBLINEAR literature); they could
+/// not be re-checked against the papers from this machine, which has no internet access.
 pub const PUBLISHED: &[Published] = &[
     Published {
         dataset: "rcv1-train",

@@ -1,4 +1,4 @@
-//! ASP as MXNet's `dist_async` runs it, the ASP that dssp.txt compares against (§I: each
+//! ASP as MXNet's `dist_async` runs it, the ASP that the DSSP paper compares against (§I: each
 //! worker computes, pushes its update, pulls the latest global weights and assigns them): a
 //! worker asks for the model after every push and the server answers at once, so no worker
 //! waits for another, but every iteration starts from the server's current weights. The

@@ -1,4 +1,4 @@
-//! BSP with backup workers (Chen et al., cited by dssp.txt): of the run's workers, `backups`
+//! BSP with backup workers (Chen et al., cited by DSSP §II): of the run's workers, `backups`
 //! are spare; each clock completes with the first `workers - backups` updates and later ones
 //! are dropped.
 

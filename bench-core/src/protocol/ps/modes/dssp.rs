@@ -1,4 +1,4 @@
-//! DSSP, dynamic SSP (dssp.txt Algorithms 1-2): every worker pushes and waits for the server's
+//! DSSP, dynamic SSP (DSSP §III, Alg 1-2): every worker pushes and waits for the server's
 //! OK each iteration; the server's synchronization controller
 //! ([`crate::protocol::ps::dssp`]) lets a fast worker run s_L plus up to r_max iterations
 //! ahead of the slowest.

@@ -1,5 +1,5 @@
-//! ESSP, eager SSP (essp.txt §4): SSP's read rule, plus the server pushes the fresh model to
-//! every worker whenever the clock all workers have completed advances.
+//! ESSP, eager SSP (ESSP §"ESSPTable: An efficient ESSP System"): SSP's read rule, plus the server
+//! pushes the fresh model to every worker whenever the clock all workers have completed advances.
 
 use super::{bounded_policies, bounded_table, check_staleness, parse_staleness, PsMode, SyncMode};
 use crate::error::Result;

@@ -1,5 +1,6 @@
-//! SSP, stale synchronous parallel (essp.txt §3): a read at clock c sees every update of
-//! clocks <= c - s - 1; the worker reads its cache while it is that fresh.
+//! SSP, stale synchronous parallel (ESSP §"Consistency Models for Parameter Servers"): a read at
+//! clock c sees every update of clocks <= c - s - 1; the worker reads its cache while it is that
+//! fresh.
 
 use super::{bounded_policies, bounded_table, check_staleness, parse_staleness, PsMode, SyncMode};
 use crate::error::Result;

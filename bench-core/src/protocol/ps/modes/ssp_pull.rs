@@ -1,4 +1,4 @@
-//! SSP as dssp.txt ran it in MXNet (§III, Algorithm 1's worker loop, which its SSP and DSSP
+//! SSP as the DSSP paper ran it in MXNet (§III, Algorithm 1's worker loop, which its SSP and DSSP
 //! share): every iteration a worker pushes its update, then pulls the server's weights, and the
 //! server holds the answer while the worker is more than `s` clocks ahead of the slowest. The
 //! `sspN` mode is Bösen's SSP instead (compute on the cached model while it is fresh enough,

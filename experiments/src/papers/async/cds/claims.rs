@@ -10,30 +10,30 @@ use crate::ExperimentOutput;
 use bench_core::claims::Claim;
 use bench_core::protocol::coord::BarrierPredicate;
 
-/// async.txt's Fig 3 statement on ASGD against SGD at each delay: always faster, so ASGD's time
+/// ASYNC's Fig 3 statement on ASGD against SGD at each delay: always faster, so ASGD's time
 /// to the target better than SGD's by more than the default tolerance at every delay. Fig 5's
-/// text (async.txt:237) compares each SAGA variant across delays only, not ASAGA with SAGA at a
-/// delay, so SAGA's claim keeps the strict order read from the figure.
+/// text (ASYNC §6.3, Fig 5) compares each SAGA variant across delays only, not ASAGA with SAGA
+/// at a delay, so SAGA's claim keeps the strict order read from the figure.
 const ALWAYS_FASTER: PaperComparison = PaperComparison {
     quote: "for the same delay intensity the asynchronous implementation always converges faster to the optimal solution compared to the synchronous variant of the algorithm",
-    source: "async.txt:227",
+    source: "ASYNC §6.3, Fig 3",
     allows: Allows::Better,
     tolerance: DEFAULT_TOLERANCE,
 };
 
-/// async.txt's Fig 4 statement on SGD's wait: it increases with the delay, so each delay's wait
+/// ASYNC's Fig 4 statement on SGD's wait: it increases with the delay, so each delay's wait
 /// better (lower) than the next one's by more than the default tolerance.
 const SGD_WAITS_INCREASE: PaperComparison = PaperComparison {
     quote: "However, in the synchronous implementation worker wait times increase with a slower straggler",
-    source: "async.txt:235",
+    source: "ASYNC §6.3, Fig 4",
     allows: Allows::Better,
     tolerance: DEFAULT_TOLERANCE,
 };
 
-/// async.txt's Fig 6 statement on SAGA's wait, read as [`SGD_WAITS_INCREASE`].
+/// ASYNC's Fig 6 statement on SAGA's wait, read as [`SGD_WAITS_INCREASE`].
 const SAGA_WAITS_MORE: PaperComparison = PaperComparison {
     quote: "With an increase in delay intensity, workers in SAGA wait more for new tasks",
-    source: "async.txt:245",
+    source: "ASYNC §6.3, Fig 6",
     allows: Allows::Better,
     tolerance: DEFAULT_TOLERANCE,
 };
@@ -323,7 +323,7 @@ pub(super) fn wait_claims(
     // In the simulator, under ASP (the coordinator never holds a worker back) and without a
     // per-task dispatch cost, the coordinator hands an asynchronous worker its next task one
     // round trip after it submits: the delay reaches the wait only through queueing at the
-    // coordinator's NIC, so the wait is flat by construction (issue 43's audit). A staleness
+    // coordinator's NIC, so the wait is flat by construction. A staleness
     // barrier, a dispatch cost (`[network] send_overhead_ns`, async-table3's sensitivity
     // rows) or the threads driver's wall clock can make it depend on the delay.
     let by_construction = driver == DriverKind::Sim
@@ -342,7 +342,7 @@ pub(super) fn wait_claims(
     } else {
         flat
     });
-    // async.txt: the difference "is more noticeable when the delay increases to 100%".
+    // ASYNC §6.3, Fig 6: the difference "is more noticeable when the delay increases to 100%".
     let gap: Vec<f64> = sw.iter().zip(&aw).map(|(s, a)| s - a).collect();
     let grows = gap.windows(2).all(|w| w[1] > w[0])
         && gap.len() > 1

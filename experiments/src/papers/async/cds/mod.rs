@@ -1,4 +1,4 @@
-//! The controlled-delay straggler (CDS) experiment of async.txt §6.3, shared by async-fig3-4
+//! The controlled-delay straggler (CDS) experiment of ASYNC §6.3, shared by async-fig3-4
 //! (SGD vs ASGD) and async-fig5-6 (SAGA vs ASAGA): one of P workers is delayed by 0-100% of
 //! its task time; the synchronous and asynchronous variants run on each dataset twin; the
 //! convergence figure compares time to a target error and the wait figure the workers' mean
@@ -45,9 +45,9 @@ pub struct CdsConfig {
     pub common: AsyncCommon,
     /// Dataset twins.
     pub datasets: Vec<AsyncDataset>,
-    /// Sensitivity of the time-to-target claims to the step size (issue 15, item 6): the
-    /// synchronous step (and with it the asynchronous step / workers) scaled by each factor,
-    /// first seed, sim driver, written to the convergence figure's `sensitivity.csv`.
+    /// Sensitivity of the time-to-target claims to the step size: the synchronous step (and
+    /// with it the asynchronous step / workers) scaled by each factor, first seed, sim driver,
+    /// written to the convergence figure's `sensitivity.csv`.
     #[serde(default)]
     pub sensitivity: Option<CdsSensitivity>,
 }
