@@ -2,6 +2,7 @@
 #   make reproduce-all            quick scale (minutes on a laptop)
 #   make reproduce-all SCALE=paper
 #   make reproduce-all SEEDS=1    one seed per verdict (default 3 at quick scale, 5 at paper)
+#   make reproduce-all MAX_SEEDS=3  no further seeds for undecided claims (default up to 5 / 7)
 #   make reproduce-all JOBS=1     one binary at a time (default 2 of the simulator's at once)
 #   make fig-asap-fig3            one figure (experiment + render + report)
 #   make fig-mode-matrix CONFIG=experiments/configs/mode-matrix.mf.quick.toml
@@ -26,6 +27,9 @@ SCALE   ?= quick
 SEED    ?= 1
 # Seeds per verdict (empty: the binaries' default, 3 at quick scale and 5 at paper scale).
 SEEDS   ?=
+# The most seeds a figure runs when claims are undecided on SEEDS (empty: the binaries' default,
+# 5 at quick scale and 7 at paper scale; MAX_SEEDS=$(SEEDS) runs no further seeds).
+MAX_SEEDS ?=
 RESULTS ?= results
 # The testbed `make regress` compares on (baselines/$(TESTBED).json); empty: this host's name.
 TESTBED ?=
@@ -52,7 +56,7 @@ CARGO   ?= cargo
 # in $(RESULTS)/<id>/ rather than over them.
 CONFIG  ?=
 BIN     := target/release
-RUN_ARGS = --scale $(SCALE) --seed $(SEED) $(if $(SEEDS),--seeds $(SEEDS))
+RUN_ARGS = --scale $(SCALE) --seed $(SEED) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(MAX_SEEDS),--max-seeds $(MAX_SEEDS))
 EXP      = $(RUN_ARGS) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
 # Where `make fig-<id>` writes: $(RESULTS), or its config/<name>/ directory with CONFIG.

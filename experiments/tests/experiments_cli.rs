@@ -151,6 +151,62 @@ fn bad_configs_fail_and_write_nothing() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A claim the first seeds split on is undecided, and the figure runs further seeds up to
+/// --max-seeds and decides on all of them, saying so in the manifest; at the cap it stays
+/// undecided. asap-fig6's quick run splits on seeds 1-3 (webspam's chain against the expander).
+#[test]
+fn undecided_claims_get_further_seeds_up_to_the_cap() {
+    let dir = tmpdir("further-seeds");
+    let run = |out: &Path, extra: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_asap-fig6"))
+            .args(["--scale", "quick", "--out"])
+            .arg(out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let fig = out.join("asap-fig6");
+        let manifest = std::fs::read_to_string(fig.join("manifest.json")).unwrap();
+        let claims = std::fs::read_to_string(fig.join("claims.csv")).unwrap();
+        (fig, manifest, claims)
+    };
+    let (fig, manifest, _) = run(&dir.join("capped-5"), &[]);
+    assert!(
+        manifest.contains("further seeds: seeds 1-3 left")
+            && manifest.contains("so seeds 4-5 ran too (--max-seeds 5, the cap)"),
+        "{manifest}"
+    );
+    assert!(fig.join("seeds/4/claims.csv").exists() && fig.join("seeds/5/claims.csv").exists());
+    assert!(!fig.join("seeds/6").exists());
+    let (fig, manifest, claims) = run(&dir.join("capped-3"), &["--max-seeds", "3"]);
+    assert!(
+        manifest.contains("the cap --max-seeds 3 allows no more: they stay undecided"),
+        "{manifest}"
+    );
+    assert!(!fig.join("seeds/4").exists());
+    assert!(claims.contains(",undecided,3,"), "{claims}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A driver name that does not exist is a usage error like any other flag's: exit 2, the
+/// allowed names listed, nothing written.
+#[test]
+fn an_unknown_driver_is_a_usage_error() {
+    let dir = tmpdir("bad-driver");
+    let cfg = dir.join("tiny.toml");
+    std::fs::write(&cfg, TINY).unwrap();
+    let out = dir.join("out");
+    let o = ps_modes(&out, &cfg, 1, "simulator");
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("simulator") && err.contains("sim, threads, cluster"),
+        "{err}"
+    );
+    assert!(!out.exists() || std::fs::read_dir(&out).unwrap().count() == 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn asap_spectral_gap_writes_both_figures() {
     let dir = tmpdir("gap");

@@ -66,16 +66,16 @@ fn every_explanation_names_a_known_claim() {
     // bench-scale is not part of `make reproduce-all` (`make bench-scale`), so no baseline
     // holds its claims.
     let outside_reproduce_all = ["bench-scale/"];
-    let harness_stale: Vec<&str> = table
-        .harness
-        .claims
-        .iter()
+    let kinds = &table.kinds;
+    let kind_stale: Vec<&str> = [&kinds.harness, &kinds.invariant, &kinds.model]
+        .into_iter()
+        .flatten()
         .filter(|p| !outside_reproduce_all.contains(&p.as_str()))
         .filter(|p| !claims.iter().any(|(_, id, _)| matches(p, id)))
         .map(String::as_str)
         .collect();
     assert!(
-        harness_stale.is_empty(),
-        "harness patterns that match no claim: {harness_stale:?}"
+        kind_stale.is_empty(),
+        "kind patterns that match no claim: {kind_stale:?}"
     );
 }

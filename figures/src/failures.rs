@@ -23,7 +23,8 @@ pub struct Failure {
     pub figure: String,
     /// Claim id.
     pub claim_id: String,
-    /// `paper` or `harness` (`paper` when the column is missing: an older claims.csv).
+    /// `paper`, `harness`, `invariant` or `model check` (`paper` when the column is missing: an
+    /// older claims.csv).
     pub kind: String,
     /// The class, empty when unexplained.
     pub class: String,
@@ -34,9 +35,17 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// Whether it carries a known class and a why.
+    /// Whether it carries a known class and a why. A failing invariant is a bug, never
+    /// explained.
     pub fn explained(&self) -> bool {
-        CLASSES.contains(&self.class.as_str()) && !self.why.trim().is_empty()
+        !self.is_invariant()
+            && CLASSES.contains(&self.class.as_str())
+            && !self.why.trim().is_empty()
+    }
+
+    /// Whether the failing claim is an invariant of the code (a bound or theorem it enforces).
+    pub fn is_invariant(&self) -> bool {
+        self.kind == "invariant"
     }
 }
 
@@ -110,9 +119,24 @@ pub fn section(failures: &[Failure]) -> Result<String> {
          paper's system where it decides the claim), _paper inconsistent_ (the paper contradicts \
          itself), _machine limit_ (this machine, not the algorithm).\n"
     )?;
+    let violated: Vec<&Failure> = failures.iter().filter(|f| f.is_invariant()).collect();
+    if !violated.is_empty() {
+        writeln!(
+            s,
+            "### Invariants violated ({})\n\nA bound or theorem the code enforces did not hold: \
+             a bug in the code, not a finding about a paper (`figures explained` fails on it).\n\n\
+             | claim | measured |\n|---|---|",
+            violated.len()
+        )?;
+        for f in violated {
+            writeln!(s, "| `{}` | {} |", md(&f.claim_id), md(&f.measured))?;
+        }
+        writeln!(s)?;
+    }
     for (kind, title) in [
         ("paper", "The papers' claims"),
         ("harness", "The harness's own checks"),
+        ("model check", "Checks of our model"),
     ] {
         let of_kind: Vec<&Failure> = failures
             .iter()
@@ -144,7 +168,10 @@ pub fn section(failures: &[Failure]) -> Result<String> {
             writeln!(s)?;
         }
     }
-    let unexplained: Vec<&Failure> = failures.iter().filter(|f| !f.explained()).collect();
+    let unexplained: Vec<&Failure> = failures
+        .iter()
+        .filter(|f| !f.explained() && !f.is_invariant())
+        .collect();
     if !unexplained.is_empty() {
         writeln!(
             s,
@@ -165,9 +192,20 @@ pub fn section(failures: &[Failure]) -> Result<String> {
 /// an error when there is any.
 ///
 /// # Errors
-/// When a failure has no class or why, or a claims.csv cannot be read.
+/// When an invariant fails, a failure has no class or why, or a claims.csv cannot be read.
 pub fn check(results: &Path) -> Result<usize> {
     let all = collect(results)?;
+    let violated: Vec<&Failure> = all.iter().filter(|f| f.is_invariant()).collect();
+    for f in &violated {
+        println!("{} (invariant violated): {}", f.claim_id, f.measured);
+    }
+    if !violated.is_empty() {
+        anyhow::bail!(
+            "{} invariant(s) violated under {}: a bound or theorem the code enforces did not hold, which is a bug in the code (not explainable in experiments/failures.toml)",
+            violated.len(),
+            results.display()
+        );
+    }
     let unexplained: Vec<&Failure> = all.iter().filter(|f| !f.explained()).collect();
     for f in &unexplained {
         println!("{}: {}", f.claim_id, f.measured);
@@ -224,6 +262,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(check(&root).unwrap(), 1);
+        // A failing invariant is a bug: listed apart, never explained, and the check fails.
+        std::fs::write(
+            dir.join("claims.csv"),
+            "claim_id,statement,paper_value,measured_value,verdict,kind,class,why\n\
+             asap-fig3/a,s,p,1.5,fail,paper,model differs,ours differs here\n\
+             asap-fig3/e,s,p,7 > 5,fail,invariant,model differs,no excuse\n",
+        )
+        .unwrap();
+        let all = collect(&root).unwrap();
+        let s = section(&all).unwrap();
+        assert!(
+            s.contains("### Invariants violated (1)") && !s.contains("Unexplained"),
+            "{s}"
+        );
+        let e = check(&root).unwrap_err().to_string();
+        assert!(e.contains("1 invariant(s) violated"), "{e}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -7,6 +7,15 @@ use anyhow::{Context, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// The claim kinds (`claims.csv`'s `kind` words, bench-core's `ClaimKind`) in headline order,
+/// with the headline's name for each.
+const KINDS: [(&str, &str); 4] = [
+    ("paper", "the papers' claims"),
+    ("harness", "the harness's checks"),
+    ("invariant", "invariants"),
+    ("model check", "model checks"),
+];
+
 fn md_escape(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
@@ -74,11 +83,11 @@ fn sensitivity(
 /// Writes the report and returns its path.
 pub fn write(results: &Path) -> Result<PathBuf> {
     let mut body = String::new();
-    let (mut pass, mut fail, mut na, mut figures) = (0, 0, 0, 0);
-    let mut unexercised = 0;
-    // The same counts for the harness's own checks (the `kind` column), told apart in the
-    // headline from the papers' claims.
-    let mut harness = [0usize; 4];
+    let mut figures = 0;
+    // Pass, fail, undecided, not exercised and n.a. by the claim's kind (the `kind` column, `paper` when
+    // an older claims.csv has none), in KINDS' order: the headline counts the papers' claims
+    // alone first.
+    let mut counts = [[0usize; 5]; KINDS.len()];
     // Benchmarks are reported only when they ran (they are not part of reproduce-all).
     let benches = figs::BENCHES
         .iter()
@@ -139,22 +148,22 @@ pub fn write(results: &Path) -> Result<PathBuf> {
             let slot = match verdict {
                 "pass" => 0,
                 "fail" => 1,
-                "not exercised" => 2,
-                _ => 3,
+                "undecided" => 2,
+                "not exercised" => 3,
+                _ => 4,
             };
-            if t.has("kind") && t.str(i, "kind")? == "harness" {
-                harness[slot] += 1;
-            }
-            match verdict {
-                "pass" => pass += 1,
-                "fail" => fail += 1,
-                "not exercised" => unexercised += 1,
-                _ => na += 1,
-            }
+            let kind = if t.has("kind") {
+                t.str(i, "kind")?
+            } else {
+                "paper"
+            };
+            let k = KINDS.iter().position(|(w, _)| *w == kind).unwrap_or(0);
+            counts[k][slot] += 1;
             let mut mark = match verdict {
                 "pass" => "pass",
                 "fail" => "**FAIL**",
                 "not exercised" => "_not exercised_",
+                "undecided" => "_undecided_",
                 other => other,
             }
             .to_string();
@@ -179,8 +188,8 @@ pub fn write(results: &Path) -> Result<PathBuf> {
             if verdict == "fail" && t.has("class") && !t.str(i, "class")?.is_empty() {
                 mark.push_str(&format!(" ({})", t.str(i, "class")?));
             }
-            if t.has("kind") && t.str(i, "kind")? == "harness" {
-                mark.push_str(" [harness check]");
+            if kind != "paper" {
+                mark.push_str(&format!(" [{kind}]"));
             }
             writeln!(
                 body,
@@ -213,20 +222,26 @@ pub fn write(results: &Path) -> Result<PathBuf> {
     let mut out = String::new();
     writeln!(out, "# syncbench reproduction report\n")?;
     let failures = crate::failures::collect(results)?;
-    let unexplained = failures.iter().filter(|f| !f.explained()).count();
+    let violated = failures.iter().filter(|f| f.is_invariant()).count();
+    let unexplained = failures
+        .iter()
+        .filter(|f| !f.explained() && !f.is_invariant())
+        .count();
+    let total = |slot: usize| counts.iter().map(|c| c[slot]).sum::<usize>();
+    let paper = counts[0];
     writeln!(
         out,
-        "{figures} figure(s) with results; claims: {pass} pass, {fail} fail, {unexercised} not exercised, {na} n.a. \
-         Of them, the papers' claims: {} pass, {} fail, {} not exercised, {} n.a.; the harness's own checks: \
-         {} pass, {} fail, {} not exercised, {} n.a.{}\n",
-        pass - harness[0],
-        fail - harness[1],
-        unexercised - harness[2],
-        na - harness[3],
-        harness[0],
-        harness[1],
-        harness[2],
-        harness[3],
+        "**The papers' claims: {} pass, {} fail, {} undecided, {} not exercised, {} n.a.**{}{}\n",
+        paper[0],
+        paper[1],
+        paper[2],
+        paper[3],
+        paper[4],
+        if violated > 0 {
+            format!(" **{violated} invariant(s) violated: a bug.**")
+        } else {
+            String::new()
+        },
         if unexplained > 0 {
             format!(" **{unexplained} failure(s) unexplained.**")
         } else {
@@ -235,11 +250,38 @@ pub fn write(results: &Path) -> Result<PathBuf> {
     )?;
     writeln!(
         out,
+        "{figures} figure(s) with results; claims: {} pass, {} fail, {} undecided, {} not exercised, {} n.a., by kind:\n\n\
+         | kind | pass | fail | undecided | not exercised | n.a. |\n|---|---|---|---|---|---|",
+        total(0),
+        total(1),
+        total(2),
+        total(3),
+        total(4),
+    )?;
+    for ((_, title), c) in KINDS.iter().zip(&counts) {
+        writeln!(
+            out,
+            "| {title} | {} | {} | {} | {} | {} |",
+            c[0], c[1], c[2], c[3], c[4]
+        )?;
+    }
+    writeln!(
+        out,
+        "\n_The papers' claims_ are statements of the papers; _the harness's checks_ are our own \
+         (a run got near the optimum, every run reached the target); _invariants_ are bounds and \
+         theorems the code enforces (a failure is a bug, and CI fails on it); _model checks_ test \
+         our model (the simulator against measured runs, how tight a bound gets). Which claims are \
+         of which kind is said once, in `experiments/failures.toml`'s `[kinds]`.\n"
+    )?;
+    writeln!(
+        out,
         "\
          Each claim is evaluated on the measured data of this run; a failing claim is reported with its numbers, \
          never tuned away. A claim is _not exercised_ when the run could not have told a pass from a fail (the \
          target was crossed within the first evaluations, the compared runs were identical, a bound never bound): \
          it is counted apart, with the reason in its measured value. Where a figure ran several seeds (`--seeds`), \
+         a claim whose seeds disagree (more than one in five the other way) is _undecided_, counted apart and never \
+         as a pass, and the figure runs further seeds, up to `--max-seeds`, to decide it; otherwise \
          a claim passes when it passes for a strict majority of the seeds that exercised it and, where it has a \
          deciding number, for the seed at its median; its verdict says for how many it did. Where a figure has `sensitivity.csv`, a table after its claims \
          says which verdicts hold over a grid of modelling knobs. \
@@ -301,7 +343,18 @@ mod tests {
         }
         let report = std::fs::read_to_string(write(&root).unwrap()).unwrap();
         assert!(
-            report.contains("claims: 1 pass, 1 fail, 0 not exercised, 0 n.a."),
+            report
+                .contains("claims: 1 pass, 1 fail, 0 undecided, 0 not exercised, 0 n.a., by kind"),
+            "{report}"
+        );
+        assert!(
+            report.contains(
+                "**The papers' claims: 1 pass, 1 fail, 0 undecided, 0 not exercised, 0 n.a.**"
+            ),
+            "{report}"
+        );
+        assert!(
+            report.contains("| invariants | 0 | 0 | 0 | 0 | 0 |"),
             "{report}"
         );
         assert!(report.contains("![asap-fig10](asap-fig10/asap-fig10.png)"));

@@ -1,10 +1,12 @@
-//! One verdict from several seeds: a claim passes when it passes for a strict majority of the
-//! seeds that evaluated it and, where it has a deciding number, for the seed at its median. The row keeps the first seed's measured value and says how many
+//! One verdict from several seeds: a claim is undecided when more than a fifth of the seeds that
+//! exercised it disagree with the rest ([`UNDECIDED_SHARE`]); otherwise it passes when it passes
+//! for a strict majority of them and, where it has a deciding number, for the seed at its
+//! median. The row keeps the first seed's measured value and says how many
 //! seeds passed and which failed, and where the claim has a deciding number
 //! ([`Claim::with_value`]), its median, min and max over the seeds, so the spread is visible in
 //! `claims.csv` and the report.
 
-use super::{Claim, ClaimKind, FailureClass, Verdict};
+use super::{Claim, ClaimKind, FailureClass, Verdict, UNDECIDED_SHARE};
 
 /// One row of a several-seed `claims.csv`: the claim's columns, then `seeds` (how many seeds
 /// evaluated it) and `passes` (how many of them it passed for).
@@ -18,8 +20,9 @@ pub struct SeededClaim {
     pub paper_value: String,
     /// The first evaluating seed's measured value, and the seeds it failed for.
     pub measured_value: String,
-    /// Pass when a strict majority of the seeds that exercised it passed; not exercised when at
-    /// least half of the evaluating seeds did not exercise it; n.a. when none evaluated it.
+    /// Undecided when more than [`UNDECIDED_SHARE`] of the seeds that exercised it disagree with
+    /// the others; else pass when a strict majority of them passed; not exercised when at least
+    /// half of the evaluating seeds did not exercise it; n.a. when none evaluated it.
     pub verdict: Verdict,
     /// Seeds behind the verdict: those that exercised the claim (n.a. and not exercised left
     /// out), or, for a claim not exercised, those that did not exercise it.
@@ -84,9 +87,17 @@ fn median_passes(evaluated: &[(u64, &Claim)]) -> bool {
     middle.iter().all(|(_, v)| *v == Verdict::Pass)
 }
 
+/// Whether a claim with `passes` passing of `exercised` seeds is undecided: the smaller side is
+/// more than [`UNDECIDED_SHARE`] of them.
+pub fn seeds_disagree(passes: usize, exercised: usize) -> bool {
+    let minority = passes.min(exercised - passes.min(exercised));
+    minority > 0 && minority as f64 > UNDECIDED_SHARE * exercised as f64
+}
+
 /// Aggregates each seed's claims (in run order) by claim id, in the order ids first appear:
-/// a claim passes when a strict majority of the seeds that evaluated it pass and, where it
-/// has a deciding number, the median seed passes.
+/// a claim is undecided when its seeds disagree ([`seeds_disagree`]), else passes when a
+/// strict majority of the seeds that evaluated it pass and, where it has a deciding number,
+/// the median seed passes.
 pub fn across_seeds(per_seed: &[(u64, Vec<Claim>)]) -> Vec<SeededClaim> {
     let mut ids: Vec<&str> = Vec::new();
     for (_, claims) in per_seed {
@@ -132,6 +143,8 @@ pub fn across_seeds(per_seed: &[(u64, Vec<Claim>)]) -> Vec<SeededClaim> {
                 Verdict::NotApplicable
             } else if 2 * unexercised.len() >= evaluated.len() {
                 Verdict::NotExercised
+            } else if seeds_disagree(passes, exercised.len()) {
+                Verdict::Undecided
             } else if 2 * passes > exercised.len() && median_passes(&exercised) {
                 Verdict::Pass
             } else {
@@ -230,6 +243,15 @@ mod tests {
     }
 
     #[test]
+    fn seeds_that_disagree_leave_a_claim_undecided() {
+        assert!(seeds_disagree(2, 3) && seeds_disagree(1, 3) && seeds_disagree(1, 2));
+        assert!(!seeds_disagree(3, 3) && !seeds_disagree(0, 3));
+        // One seed in five or fewer the other way decides.
+        assert!(!seeds_disagree(4, 5) && !seeds_disagree(1, 5) && !seeds_disagree(6, 7));
+        assert!(seeds_disagree(5, 7) && seeds_disagree(2, 7));
+    }
+
+    #[test]
     fn a_strict_majority_of_evaluating_seeds_decides() {
         let runs = vec![
             (
@@ -252,26 +274,36 @@ mod tests {
         ];
         let agg = across_seeds(&runs);
         let get = |id: &str| agg.iter().find(|x| x.claim_id == id).unwrap();
+        // Two of three is a split: undecided, never a pass.
         assert_eq!(
             (get("a").verdict, get("a").passes, get("a").seeds),
-            (Verdict::Pass, 2, 3)
+            (Verdict::Undecided, 2, 3)
         );
         assert_eq!(
             get("a").measured_value,
             "1.0 (seed 1; passes for 2 of 3 seeds, fails for seed 2)"
         );
-        assert_eq!((get("b").verdict, get("b").passes), (Verdict::Fail, 1));
+        assert_eq!((get("b").verdict, get("b").passes), (Verdict::Undecided, 1));
         assert_eq!(
             (get("n").verdict, get("n").seeds),
             (Verdict::NotApplicable, 0)
         );
         assert_eq!(get("n").measured_value, "why");
-        // A tie is not a majority.
+        // A tie is undecided.
         let tie = vec![
             (1, vec![c("t", Some(true), "")]),
             (2, vec![c("t", Some(false), "")]),
         ];
-        assert_eq!(across_seeds(&tie)[0].verdict, Verdict::Fail);
+        assert_eq!(across_seeds(&tie)[0].verdict, Verdict::Undecided);
+        // Four of five decide: a pass, and a fail the other way round.
+        let five = |passing: usize| -> Vec<(u64, Vec<Claim>)> {
+            (0..5u64)
+                .map(|k| (k + 1, vec![c("f", Some((k as usize) < passing), "")]))
+                .collect()
+        };
+        assert_eq!(across_seeds(&five(4))[0].verdict, Verdict::Pass);
+        assert_eq!(across_seeds(&five(1))[0].verdict, Verdict::Fail);
+        assert_eq!(across_seeds(&five(3))[0].verdict, Verdict::Undecided);
         assert_eq!(
             agg.iter().map(|x| x.claim_id.as_str()).collect::<Vec<_>>(),
             ["a", "b", "n"]
@@ -287,28 +319,35 @@ mod spread_tests {
     fn a_majority_whose_median_seed_fails_is_a_fail() {
         let c = |v: f64, pass: bool| Claim::check("a", "s", "p", "m", pass).with_value(v);
         // Passes at the extremes, fails at the median: the number does not carry the verdict.
-        let runs = vec![
-            (1, vec![c(0.1, true)]),
-            (2, vec![c(0.5, false)]),
-            (3, vec![c(0.9, true)]),
+        let seeds = |runs: &[(f64, bool)]| -> Vec<(u64, Vec<Claim>)> {
+            (1u64..)
+                .zip(runs)
+                .map(|(k, &(v, pass))| (k, vec![c(v, pass)]))
+                .collect()
+        };
+        let five = [
+            (0.1, true),
+            (0.3, true),
+            (0.5, false),
+            (0.7, true),
+            (0.9, true),
         ];
-        let agg = across_seeds(&runs);
-        assert_eq!((agg[0].passes, agg[0].verdict), (2, Verdict::Fail));
+        let agg = across_seeds(&seeds(&five));
+        assert_eq!((agg[0].passes, agg[0].verdict), (4, Verdict::Fail));
         // The usual case: the median seed is among the passes.
-        let runs = vec![
-            (1, vec![c(0.1, false)]),
-            (2, vec![c(0.5, true)]),
-            (3, vec![c(0.9, true)]),
+        let five = [
+            (0.1, false),
+            (0.3, true),
+            (0.5, true),
+            (0.7, true),
+            (0.9, true),
         ];
-        assert_eq!(across_seeds(&runs)[0].verdict, Verdict::Pass);
-        // Four seeds: both middle ones must pass.
-        let runs = vec![
-            (1, vec![c(0.1, false)]),
-            (2, vec![c(0.4, true)]),
-            (3, vec![c(0.6, true)]),
-            (4, vec![c(0.9, true)]),
-        ];
-        assert_eq!(across_seeds(&runs)[0].verdict, Verdict::Pass);
+        assert_eq!(across_seeds(&seeds(&five))[0].verdict, Verdict::Pass);
+        // An even count: both middle ones must pass.
+        let mut ten: Vec<(f64, bool)> = (0..10).map(|k| (f64::from(k), true)).collect();
+        assert_eq!(across_seeds(&seeds(&ten))[0].verdict, Verdict::Pass);
+        ten[4].1 = false;
+        assert_eq!(across_seeds(&seeds(&ten))[0].verdict, Verdict::Fail);
     }
 
     #[test]

@@ -3,18 +3,56 @@
 //! failing claim carries a class and one line of evidence; the report groups failures by class
 //! and keeps the papers' claims apart from the harness's own checks.
 
-/// Whose statement a claim checks.
+/// Whose statement a claim checks, which decides how it is counted: the report's headline counts
+/// the papers' claims alone first, and an invariant that fails is a bug of the code (CI fails on
+/// it) rather than a verdict about a paper.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Default, Hash, serde::Serialize, serde::Deserialize,
 )]
-#[serde(rename_all = "lowercase")]
 pub enum ClaimKind {
     /// A statement of one of the papers (a figure's or table's result).
     #[default]
+    #[serde(rename = "paper")]
     Paper,
-    /// The harness's own check (the simulator against real runs, bound tightness, the mode
-    /// matrix's restated headlines): not a paper's result, reported apart.
+    /// The harness's own check that a run is fit to judge (it learned, it got near the
+    /// optimum, the budget reached the target, the straggler slowed it down) or a restated
+    /// headline (the mode matrix, ps-modes): not a paper's result, reported apart.
+    #[serde(rename = "harness")]
     Harness,
+    /// A bound or theorem the code enforces (a staleness bound, Hop's iteration-gap theorem,
+    /// bytes sent equal to out-degree times the model): it cannot fail unless the code is
+    /// wrong, so it is no evidence for a paper; a failure is a bug and fails CI.
+    #[serde(rename = "invariant")]
+    Invariant,
+    /// A check of our model itself: the simulator against measured runs, how tight a bound
+    /// gets in practice.
+    #[serde(rename = "model check")]
+    Model,
+}
+
+impl ClaimKind {
+    /// Every kind, in the order the report lists them.
+    pub const ALL: [ClaimKind; 4] = [
+        ClaimKind::Paper,
+        ClaimKind::Harness,
+        ClaimKind::Invariant,
+        ClaimKind::Model,
+    ];
+
+    /// The word `claims.csv` writes in its `kind` column.
+    pub fn word(self) -> &'static str {
+        match self {
+            ClaimKind::Paper => "paper",
+            ClaimKind::Harness => "harness",
+            ClaimKind::Invariant => "invariant",
+            ClaimKind::Model => "model check",
+        }
+    }
+
+    /// The kind `word` names, if any.
+    pub fn from_word(word: &str) -> Option<ClaimKind> {
+        ClaimKind::ALL.into_iter().find(|k| k.word() == word)
+    }
 }
 
 /// Why a failing claim fails, in one of four classes.
@@ -75,6 +113,14 @@ mod tests {
             assert_eq!(s.trim_end(), c.word());
         }
         assert_eq!(FailureClass::from_word("tuned"), None);
+        for k in ClaimKind::ALL {
+            assert_eq!(ClaimKind::from_word(k.word()), Some(k));
+            let mut w = csv::Writer::from_writer(vec![]);
+            w.serialize(k).unwrap();
+            let s = String::from_utf8(w.into_inner().unwrap()).unwrap();
+            assert_eq!(s.trim_end(), k.word());
+        }
+        assert_eq!(ClaimKind::from_word("claim"), None);
         let mut w = csv::Writer::from_writer(vec![]);
         w.serialize(ClaimKind::Harness).unwrap();
         assert_eq!(

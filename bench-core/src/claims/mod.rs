@@ -27,7 +27,17 @@ pub enum Verdict {
     /// in `measured_value`.
     #[serde(rename = "not exercised")]
     NotExercised,
+    /// Several seeds evaluated it and they disagree: more than [`UNDECIDED_SHARE`] of the seeds
+    /// that exercised it went the other way (with three seeds, any split). Counted apart and
+    /// never as a pass; the harness runs further seeds for it, up to a cap, before it says so
+    /// ([`across_seeds`]).
+    #[serde(rename = "undecided")]
+    Undecided,
 }
+
+/// The largest share of a claim's exercised seeds that may disagree with the others for the
+/// claim to be decided: one seed in five (4 of 5 or 6 of 7 agreeing decides; 2 of 3 does not).
+pub const UNDECIDED_SHARE: f64 = 0.2;
 
 impl Verdict {
     /// The word `claims.csv` writes.
@@ -37,6 +47,7 @@ impl Verdict {
             Verdict::Fail => "fail",
             Verdict::NotApplicable => "n.a.",
             Verdict::NotExercised => "not exercised",
+            Verdict::Undecided => "undecided",
         }
     }
 }
@@ -59,7 +70,8 @@ pub struct Claim {
     /// `claims.csv`, whose format stays as it was.
     #[serde(skip)]
     pub value: Option<f64>,
-    /// A paper's statement or the harness's own check.
+    /// A paper's statement, the harness's own check, an invariant of the code or a check of our
+    /// model ([`ClaimKind`]).
     #[serde(default)]
     pub kind: ClaimKind,
     /// For a failure: why it fails, in one of four classes (empty until explained).
@@ -110,8 +122,13 @@ impl Claim {
     }
 
     /// The claim as the harness's own check rather than a paper's statement.
-    pub fn harness(mut self) -> Self {
-        self.kind = ClaimKind::Harness;
+    pub fn harness(self) -> Self {
+        self.of_kind(ClaimKind::Harness)
+    }
+
+    /// The claim counted as `kind`.
+    pub fn of_kind(mut self, kind: ClaimKind) -> Self {
+        self.kind = kind;
         self
     }
 
@@ -214,6 +231,7 @@ mod tests {
             Verdict::Fail,
             Verdict::NotApplicable,
             Verdict::NotExercised,
+            Verdict::Undecided,
         ] {
             let mut w = csv::Writer::from_writer(vec![]);
             w.serialize(v).unwrap();

@@ -35,20 +35,26 @@ pub struct CommonArgs {
     /// Driver(s) to run under, comma-separated: `sim` (deterministic virtual time), `threads`
     /// (one OS thread per node, real time) and/or `cluster` (one process per rank, started by
     /// `syncbench launch --ranks N --`, mpirun or srun; only rank 0 writes results). Default: the
-    /// experiment's own list.
-    #[arg(long, value_delimiter = ',')]
+    /// experiment's own list. Another name is a usage error (exit 2), as for every flag.
+    #[arg(long, value_delimiter = ',', value_parser = ["sim", "threads", "cluster"])]
     pub driver: Vec<String>,
     /// Run seed: every random number of the run derives from it. With `--seeds N` the seeds
     /// are SEED, SEED+1, ..., SEED+N-1.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Seeds per verdict: the experiment runs once per seed and each claim passes when it
-    /// passes for a strict majority of them and, where it has a deciding number, for the seed
-    /// at its median (claims.csv gains `seeds` and `passes`; every
-    /// seed's files after the first are under `<figure>/seeds/<seed>/`). Default: 3 at quick
-    /// scale, 5 at paper scale.
+    /// Seeds per verdict: the experiment runs once per seed; a claim whose seeds disagree (more
+    /// than one in five the other way) is undecided, else it passes when it passes for a
+    /// strict majority of them and, where it has a deciding number, for the seed at its median
+    /// (claims.csv gains `seeds` and `passes`; every seed's files after the first are under
+    /// `<figure>/seeds/<seed>/`). Default: 3 at quick scale, 5 at paper scale.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub seeds: Option<u64>,
+    /// The most seeds a figure runs when some of its claims are undecided after `--seeds`: it
+    /// runs the further consecutive seeds up to this many and decides on all of them (the
+    /// manifest says how many ran and why). Default: 5 at quick scale, 7 at paper scale; equal
+    /// to `--seeds` (or below it), no further seeds.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_seeds: Option<u64>,
     /// Threads for simulator runs when every driver is `sim`: seeds, and the independent runs
     /// of a seed (modes, sensitivity points), run at once (virtual time: each run's bytes are
     /// those of a run on its own). Default: the machine's cores. Runs under `threads` or
@@ -124,6 +130,21 @@ impl CommonArgs {
             Scale::Quick => 3,
             Scale::Paper => 5,
         });
+        (0..n).map(|k| self.seed.wrapping_add(k)).collect()
+    }
+
+    /// The seeds a run may extend to when claims are undecided: `--max-seeds` (default 5 at
+    /// quick scale, 7 at paper scale) consecutive seeds from `--seed`, never fewer than
+    /// [`Self::seed_list`]'s.
+    pub fn max_seed_list(&self) -> Vec<u64> {
+        let first = self.seed_list();
+        let n = self
+            .max_seeds
+            .unwrap_or(match self.scale {
+                Scale::Quick => 5,
+                Scale::Paper => 7,
+            })
+            .max(first.len() as u64);
         (0..n).map(|k| self.seed.wrapping_add(k)).collect()
     }
 
@@ -282,5 +303,27 @@ mod tests {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         assert_eq!(common(&[]).sim_jobs(&sim), cores);
         assert!(Cli::try_parse_from(["x", "--jobs", "0"]).is_err());
+    }
+
+    #[test]
+    fn further_seeds_extend_the_run_consecutively_up_to_the_cap() {
+        let seeds = |args: &[&str]| (common(args).seed_list(), common(args).max_seed_list());
+        assert_eq!(seeds(&[]), (vec![1, 2, 3], vec![1, 2, 3, 4, 5]));
+        assert_eq!(
+            seeds(&["--scale", "paper"]),
+            ((1..=5).collect(), (1..=7).collect())
+        );
+        assert_eq!(
+            seeds(&["--seed", "4", "--max-seeds", "4"]),
+            (vec![4, 5, 6], vec![4, 5, 6, 7])
+        );
+        // A cap at or below --seeds runs no further seed.
+        assert_eq!(seeds(&["--seeds", "6", "--max-seeds", "2"]).1.len(), 6);
+        // --driver takes only the three drivers' names, as clap's own values.
+        assert!(Cli::try_parse_from(["x", "--driver", "sim,threads"]).is_ok());
+        let e = Cli::try_parse_from(["x", "--driver", "simulator"])
+            .err()
+            .unwrap();
+        assert_eq!(e.exit_code(), 2);
     }
 }

@@ -209,10 +209,14 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         .into_iter()
         .map(|f| ExperimentOutput::new(&common.out, f, variant))
         .collect::<Result<Vec<_>>>()?;
-    let seeds = if E::SEEDED {
-        common.seed_list()
+    // Further seeds are decided on each process's own claims, so a cluster job, whose ranks
+    // must run the same seeds, runs exactly --seeds.
+    let (seeds, max_seeds) = if !E::SEEDED {
+        (vec![common.seed], vec![common.seed])
+    } else if drivers.contains(&DriverKind::Cluster) {
+        (common.seed_list(), common.seed_list())
     } else {
-        vec![common.seed]
+        (common.seed_list(), common.max_seed_list())
     };
     // Measured computation times (compute.measured) are real time too: one run at a time. So
     // are runs on a LibTorch device (a GPU is one device for every seed, and its memory).
@@ -232,16 +236,66 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         mode: data.mode(),
         device,
         outputs: &outputs,
-        seeds: &seeds,
+        seeds: &max_seeds,
     };
     // One pool for the seeds and every simulator run inside them (crate::harness::parallel); with one
     // thread (threads or cluster runs only) everything is serial, and seeds take turns
     // whenever a threads run is among them.
-    let done = crate::harness::parallel::pool(jobs)?.install(|| ctx.run_all())?;
+    let pool = crate::harness::parallel::pool(jobs)?;
+    let mut done = pool.install(|| ctx.run_all(0..seeds.len()))?;
+    // Claims the first seeds split on are decided on further seeds, up to --max-seeds.
+    let undecided = undecided_claims(&max_seeds, &done, outputs.len());
+    let mut seeds_note = None;
+    if !undecided.is_empty() && max_seeds.len() > seeds.len() {
+        let (n, m) = (seeds.len(), max_seeds.len());
+        eprintln!(
+            "{}: {} claim(s) undecided on seeds {}-{} ({}); running seeds {}-{}",
+            E::BINARY,
+            undecided.len(),
+            seeds[0],
+            seeds[n - 1],
+            undecided.join(", "),
+            max_seeds[n],
+            max_seeds[m - 1]
+        );
+        done.extend(pool.install(|| ctx.run_all(n..m))?);
+        seeds_note = Some(format!(
+            "further seeds: seeds {}-{} left {} claim(s) undecided ({}), so seeds {}-{} ran too (--max-seeds {m}, the cap), and every verdict is decided on all {m} seeds",
+            seeds[0],
+            seeds[n - 1],
+            undecided.len(),
+            undecided.join(", "),
+            max_seeds[n],
+            max_seeds[m - 1],
+        ));
+    } else if drivers.contains(&DriverKind::Cluster) && E::SEEDED && seeds.len() > 1 {
+        seeds_note = Some(format!(
+            "further seeds: none under the cluster driver (its ranks must run the same seeds; {} claim(s) undecided on seeds {}-{} stay undecided)",
+            undecided.len(),
+            seeds[0],
+            seeds[seeds.len() - 1]
+        ));
+    } else if !undecided.is_empty() {
+        seeds_note = Some(format!(
+            "further seeds: {} claim(s) undecided on seeds {}-{} ({}), and the cap --max-seeds {} allows no more: they stay undecided",
+            undecided.len(),
+            seeds[0],
+            seeds[seeds.len() - 1],
+            undecided.join(", "),
+            max_seeds.len()
+        ));
+    } else if E::SEEDED && seeds.len() > 1 {
+        seeds_note = Some(format!(
+            "further seeds: none needed (no claim undecided on seeds {}-{}; the cap is --max-seeds {})",
+            seeds[0],
+            seeds[seeds.len() - 1],
+            max_seeds.len()
+        ));
+    }
     let (mut notes, mut driver_label) = (Vec::new(), None);
     for (k, seed_done) in done.into_iter().enumerate() {
         for (out, part) in outputs.iter_mut().zip(seed_done.parts) {
-            out.absorb(seeds[k], part);
+            out.absorb(max_seeds[k], part);
         }
         for line in seed_done.provenance {
             data.record(line);
@@ -252,6 +306,7 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
             driver_label = seed_done.driver_label;
         }
     }
+    notes.extend(seeds_note);
     let driver = driver_label.unwrap_or_else(|| drivers_label(&drivers));
     for out in outputs {
         out.finish(
@@ -264,6 +319,27 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The ids of the claims that the finished seeds `done` (the first of `seeds`, in order) leave
+/// undecided, over the run's `outputs` figures.
+fn undecided_claims(seeds: &[u64], done: &[SeedDone], outputs: usize) -> Vec<String> {
+    if done.len() < 2 {
+        return Vec::new();
+    }
+    (0..outputs)
+        .flat_map(|j| {
+            let per_seed: Vec<(u64, Vec<bench_core::claims::Claim>)> = seeds
+                .iter()
+                .zip(done)
+                .map(|(seed, d)| (*seed, d.parts[j].part_claims().to_vec()))
+                .collect();
+            bench_core::claims::across_seeds(&per_seed)
+                .into_iter()
+                .filter(|c| c.verdict == bench_core::claims::Verdict::Undecided)
+                .map(|c| c.claim_id)
+        })
+        .collect()
 }
 
 /// What every seed of a run shares: the checked configuration, flags, drivers, data mode and
@@ -289,17 +365,13 @@ struct SeedDone {
 }
 
 impl<E: Experiment> SeedContext<'_, E> {
-    /// Runs the `k`-th seed. Its data source is its own, so that what it records does not
-    /// depend on which seed ran first; the caller merges them in seed order.
-    fn run(&self, k: usize) -> Result<SeedDone> {
+    /// Runs the `k`-th seed of `total` in this batch. Its data source is its own, so that
+    /// what it records does not depend on which seed ran first; the caller merges them in seed
+    /// order.
+    fn run(&self, k: usize, total: usize) -> Result<SeedDone> {
         let seed = self.seeds[k];
-        if self.seeds.len() > 1 {
-            eprintln!(
-                "{}: seed {seed} ({} of {})",
-                E::BINARY,
-                k + 1,
-                self.seeds.len()
-            );
+        if total > 1 {
+            eprintln!("{}: seed {seed} ({} of {total})", E::BINARY, k + 1);
         }
         let data = DataSource::new(self.mode).on(self.device);
         let mut run = Run::<E> {
@@ -326,20 +398,21 @@ impl<E: Experiment> SeedContext<'_, E> {
         })
     }
 
-    /// Runs every seed, in parallel on the current pool when it has several threads. After a
-    /// failure no further seed starts; the first failing seed's error (in seed order) is
-    /// returned.
-    fn run_all(&self) -> Result<Vec<SeedDone>> {
+    /// Runs the seeds `ks` (indices into the run's seeds), in parallel on the current pool when
+    /// it has several threads. After a failure no further seed starts; the first failing
+    /// seed's error (in seed order) is returned.
+    fn run_all(&self, ks: std::ops::Range<usize>) -> Result<Vec<SeedDone>> {
+        let total = ks.end;
         if rayon::current_num_threads() <= 1 || !CommonArgs::seeds_in_parallel(self.drivers) {
-            return (0..self.seeds.len()).map(|k| self.run(k)).collect();
+            return ks.map(|k| self.run(k, total)).collect();
         }
         let failed = AtomicBool::new(false);
-        let ks: Vec<usize> = (0..self.seeds.len()).collect();
+        let ks: Vec<usize> = ks.collect();
         let slots = crate::harness::parallel::map_runs(true, &ks, |&k| {
             if failed.load(Ordering::Relaxed) {
                 return Ok(None);
             }
-            let r = self.run(k);
+            let r = self.run(k, total);
             if r.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }

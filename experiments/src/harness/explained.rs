@@ -6,7 +6,7 @@
 //! non-zero on it (CI runs it), and a test holds the table to the committed baseline.
 
 use anyhow::{bail, Context, Result};
-use bench_core::claims::{Claim, FailureClass};
+use bench_core::claims::{Claim, ClaimKind, FailureClass};
 use serde::Deserialize;
 
 /// The table as committed, compiled in so every binary applies the same explanations.
@@ -24,40 +24,56 @@ pub struct Explanation {
     pub why: String,
 }
 
-/// The harness's own checks: claim id patterns.
+/// Which claims are not the papers' statements, by kind: claim id patterns ([`matches`]). A
+/// claim no pattern names is a paper's claim.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HarnessChecks {
-    /// Claim id patterns ([`matches`]).
-    pub claims: Vec<String>,
+pub struct Kinds {
+    /// The harness's own checks ([`ClaimKind::Harness`]).
+    pub harness: Vec<String>,
+    /// Bounds and theorems the code enforces ([`ClaimKind::Invariant`]): a failure is a bug.
+    #[serde(default)]
+    pub invariant: Vec<String>,
+    /// Checks of our model ([`ClaimKind::Model`]).
+    #[serde(default)]
+    pub model: Vec<String>,
 }
 
 /// `failures.toml`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FailureTable {
-    /// Which claims are the harness's own checks.
-    pub harness: HarnessChecks,
+    /// Which claims are not the papers' own, by kind.
+    pub kinds: Kinds,
     /// The explained failures.
     #[serde(default)]
     pub failure: Vec<Explanation>,
 }
 
-/// Whether claim `id` matches `pattern`: segments split at `/`; `*` matches any one segment and
-/// `head*` any segment that starts with `head`; a pattern ending in `/` matches every id under
-/// it.
+/// Whether claim `id` matches `pattern`: segments split at `/`; `*` matches any one segment,
+/// `head*` any segment that starts with `head`, `**` any number of segments (none included);
+/// a pattern ending in `/` matches every id under it.
 pub fn matches(pattern: &str, id: &str) -> bool {
     if let Some(prefix) = pattern.strip_suffix('/') {
-        let n = prefix.split('/').count();
-        let head: Vec<&str> = id.split('/').take(n).collect();
-        return id.split('/').count() > n && matches(prefix, &head.join("/"));
+        return matches(&format!("{prefix}/**"), id) && !matches(prefix, id);
     }
-    let (p, i): (Vec<&str>, Vec<&str>) = (pattern.split('/').collect(), id.split('/').collect());
-    p.len() == i.len()
-        && p.iter().zip(&i).all(|(p, i)| match p.strip_suffix('*') {
-            Some(head) => i.starts_with(head),
-            None => p == i,
-        })
+    let p: Vec<&str> = pattern.split('/').collect();
+    let i: Vec<&str> = id.split('/').collect();
+    segments_match(&p, &i)
+}
+
+fn segments_match(p: &[&str], i: &[&str]) -> bool {
+    match p.split_first() {
+        None => i.is_empty(),
+        Some((&"**", rest)) => (0..=i.len()).any(|k| segments_match(rest, &i[k..])),
+        Some((head, rest)) => i.split_first().is_some_and(|(first, tail)| {
+            let here = match head.strip_suffix('*') {
+                Some(h) => first.starts_with(h),
+                None => head == first,
+            };
+            here && segments_match(rest, tail)
+        }),
+    }
 }
 
 impl FailureTable {
@@ -111,18 +127,30 @@ impl FailureTable {
         self.failure.iter().find(|e| matches(&e.claim, id))
     }
 
-    /// Whether claim `id` is the harness's own check.
-    pub fn is_harness(&self, id: &str) -> bool {
-        self.harness.claims.iter().any(|p| matches(p, id))
+    /// The kind of claim `id`: the first of harness, invariant and model check whose patterns
+    /// name it, else a paper's claim.
+    pub fn kind(&self, id: &str) -> ClaimKind {
+        let named = |patterns: &[String]| patterns.iter().any(|p| matches(p, id));
+        if named(&self.kinds.harness) {
+            ClaimKind::Harness
+        } else if named(&self.kinds.invariant) {
+            ClaimKind::Invariant
+        } else if named(&self.kinds.model) {
+            ClaimKind::Model
+        } else {
+            ClaimKind::Paper
+        }
     }
 
-    /// `claim` with its kind and, when it fails, its class and why.
+    /// `claim` with its kind and, when it fails, its class and why. A failing invariant is a
+    /// bug, never explained away: it keeps empty class and why, so `figures explained` (and CI)
+    /// fails on it.
     pub fn apply(&self, claim: Claim) -> Claim {
-        let claim = if self.is_harness(&claim.claim_id) {
-            claim.harness()
-        } else {
-            claim
-        };
+        let kind = self.kind(&claim.claim_id);
+        let claim = claim.of_kind(kind);
+        if claim.kind == ClaimKind::Invariant {
+            return claim;
+        }
         match self.explanation(&claim.claim_id) {
             Some(e) => {
                 let class = FailureClass::from_word(&e.class).expect("checked by parse");
@@ -136,7 +164,7 @@ impl FailureTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::claims::{ClaimKind, Verdict};
+    use bench_core::claims::Verdict;
 
     #[test]
     fn patterns() {
@@ -153,20 +181,43 @@ mod tests {
         ));
         assert!(!matches("sim-validation/", "sim-validation"));
         assert!(!matches("sim-validation/", "sim-validationx/y"));
+        assert!(matches(
+            "**/best-run-near-*",
+            "hop-fig12/ring-16/best-run-near-optimum"
+        ));
+        assert!(matches(
+            "**/best-run-near-*",
+            "hop-fig13/best-run-near-optimum"
+        ));
+        assert!(!matches(
+            "**/best-run-near-*",
+            "hop-fig13/best-run-near-optimum/x"
+        ));
+        assert!(matches(
+            "essp-fig2-staleness/**/ssp-bound-*",
+            "essp-fig2-staleness/sim/ssp-bound-s3"
+        ));
+        assert!(!matches("a/**/c", "a/b/d"));
     }
 
     #[test]
     fn the_committed_table_parses() {
         let t = FailureTable::committed();
-        assert!(!t.failure.is_empty() && !t.harness.claims.is_empty());
+        assert!(!t.failure.is_empty() && !t.kinds.harness.is_empty());
+        assert!(!t.kinds.invariant.is_empty() && !t.kinds.model.is_empty());
     }
 
     #[test]
     fn applies_class_and_kind() {
         let t = FailureTable::parse(
             r#"
-[harness]
-claims = ["sim-validation/"]
+[kinds]
+harness = ["sim-validation/"]
+invariant = ["f/*/bound"]
+[[failure]]
+claim = "f/*/bound"
+class = "model differs"
+why = "an invariant is never explained away"
 [[failure]]
 claim = "f/*/x"
 class = "model differs"
@@ -181,17 +232,22 @@ why = "the paper's system does y; ours does z"
         assert_eq!((c.kind, c.class), (ClaimKind::Harness, None));
         let c = t.apply(Claim::check("f/sim/x", "s", "p", "m", true));
         assert_eq!((c.verdict, c.class), (Verdict::Pass, None));
+        let c = t.apply(Claim::check("f/sim/bound", "s", "p", "m", false));
+        assert_eq!(
+            (c.kind, c.class, c.why.as_str()),
+            (ClaimKind::Invariant, None, "")
+        );
     }
 
     #[test]
     fn bad_tables_are_named() {
-        let bad_class = "[harness]\nclaims = []\n[[failure]]\nclaim = \"a\"\nclass = \"tuned\"\nwhy = \"long enough evidence here\"\n";
+        let bad_class = "[kinds]\nharness = []\n[[failure]]\nclaim = \"a\"\nclass = \"tuned\"\nwhy = \"long enough evidence here\"\n";
         let e = FailureTable::parse(bad_class).unwrap_err().to_string();
         assert!(e.contains("entry 1 (a)") && e.contains("tuned"), "{e}");
-        let twice = "[harness]\nclaims = []\n[[failure]]\nclaim = \"a\"\nclass = \"model differs\"\nwhy = \"long enough evidence here\"\n[[failure]]\nclaim = \"a\"\nclass = \"model differs\"\nwhy = \"long enough evidence here\"\n";
+        let twice = "[kinds]\nharness = []\n[[failure]]\nclaim = \"a\"\nclass = \"model differs\"\nwhy = \"long enough evidence here\"\n[[failure]]\nclaim = \"a\"\nclass = \"model differs\"\nwhy = \"long enough evidence here\"\n";
         let e = FailureTable::parse(twice).unwrap_err().to_string();
         assert!(e.contains("entries 1 and 2"), "{e}");
-        let short = "[harness]\nclaims = []\n[[failure]]\nclaim = \"a\"\nclass = \"model differs\"\nwhy = \"fails\"\n";
+        let short = "[kinds]\nharness = []\n[[failure]]\nclaim = \"a\"\nclass = \"model differs\"\nwhy = \"fails\"\n";
         assert!(FailureTable::parse(short).is_err());
     }
 }

@@ -128,6 +128,11 @@ impl ExperimentOutput {
         }
     }
 
+    /// The claims a seed's part has made so far (in the order made).
+    pub(crate) fn part_claims(&self) -> &[Claim] {
+        &self.claims
+    }
+
     /// Takes back seed `seed`'s finished part: its claims are kept for the aggregate. Parts are
     /// absorbed in seed order, whatever order they finished in.
     pub(crate) fn absorb(&mut self, seed: u64, part: ExperimentOutput) {
@@ -169,7 +174,7 @@ impl ExperimentOutput {
         for (_, claims) in &mut self.seeds_done {
             *claims = explain(std::mem::take(claims));
         }
-        let (passed, failed, unexercised) = match self.seeds_done.len() {
+        let (passed, failed, unexercised, undecided) = match self.seeds_done.len() {
             // One seed (or seeds never begun): claims.csv as it always was.
             0 | 1 => {
                 let claims = match self.seeds_done.pop() {
@@ -188,7 +193,7 @@ impl ExperimentOutput {
                 let seeds: Vec<String> =
                     self.seeds_done.iter().map(|(s, _)| s.to_string()).collect();
                 notes.push(format!(
-                    "seeds {}: the top-level CSVs are seed {}'s, the others' under seeds/<seed>/; claims.csv aggregates every seed's claims (seeds/<seed>/claims.csv): a claim passes when it passes for a strict majority of the seeds that exercised it and, where it has a deciding number, for the seed at its median; a claim not exercised by at least half of the seeds that evaluated it is not exercised",
+                    "seeds {}: the top-level CSVs are seed {}'s, the others' under seeds/<seed>/; claims.csv aggregates every seed's claims (seeds/<seed>/claims.csv): a claim not exercised by at least half of the seeds that evaluated it is not exercised; one whose exercised seeds disagree (more than one in five the other way) is undecided; else it passes when it passes for a strict majority of them and, where it has a deciding number, for the seed at its median",
                     seeds.join(", "),
                     seeds[0]
                 ));
@@ -217,10 +222,15 @@ impl ExperimentOutput {
         bench_core::driver::cluster::fault_point::reach("write");
         let path = dir.commit()?;
         eprintln!(
-            "{}: {} claims passed, {} failed{} -> {}",
+            "{}: {} claims passed, {} failed{}{} -> {}",
             self.written_as,
             passed,
             failed,
+            if undecided > 0 {
+                format!(", {undecided} undecided")
+            } else {
+                String::new()
+            },
             if unexercised > 0 {
                 format!(", {unexercised} not exercised")
             } else {
@@ -232,13 +242,14 @@ impl ExperimentOutput {
     }
 }
 
-/// (passed, failed, not exercised) among `verdicts`.
-fn count(verdicts: impl Iterator<Item = Verdict>) -> (usize, usize, usize) {
-    verdicts.fold((0, 0, 0), |(p, f, n), v| match v {
-        Verdict::Pass => (p + 1, f, n),
-        Verdict::Fail => (p, f + 1, n),
-        Verdict::NotExercised => (p, f, n + 1),
-        Verdict::NotApplicable => (p, f, n),
+/// (passed, failed, not exercised, undecided) among `verdicts`.
+fn count(verdicts: impl Iterator<Item = Verdict>) -> (usize, usize, usize, usize) {
+    verdicts.fold((0, 0, 0, 0), |(p, f, n, u), v| match v {
+        Verdict::Pass => (p + 1, f, n, u),
+        Verdict::Fail => (p, f + 1, n, u),
+        Verdict::NotExercised => (p, f, n + 1, u),
+        Verdict::Undecided => (p, f, n, u + 1),
+        Verdict::NotApplicable => (p, f, n, u),
     })
 }
 

@@ -1,4 +1,4 @@
-//! The one judge the figures with a loss target read their runs with (issue 42; ASYNC's
+//! The one judge the figures with a loss target read their runs with (ASYNC's
 //! error targets and DSSP's accuracy targets are their papers' own): a [`Judge`], made from
 //! the figure's [`Reference`] or the no-reference rule, takes the compared runs under typed keys
 //! and yields a [`Judged`]: the comparison target and how it was chosen, each run's crossing of
@@ -161,48 +161,117 @@ impl<K> Judged<'_, '_, K> {
     }
 }
 
-/// A crossing at or before this many evaluations after the start tests nothing (issue 43).
+/// A crossing at or before this many evaluations after the start tests nothing.
 pub const EARLY_EVALUATIONS: usize = 2;
 /// Nor does one within this share of the run's evaluated time.
 pub const EARLY_SHARE: f64 = 0.05;
+/// A comparison whose runs all cross the target at or after this share of their evaluated
+/// time is decided by the runs' length, not by how fast they learn: the target sits at the
+/// end of the budget, where every run gets there at once.
+pub const LATE_SHARE: f64 = 0.9;
 
-/// Why `crossing`, a row of `progress`, came too early for a time comparison to mean anything:
-/// at or before evaluation [`EARLY_EVALUATIONS`] after the start (the evaluation at time 0, if
-/// any, is the start), or within [`EARLY_SHARE`] of the run's last evaluation time. The runs
-/// compared then cannot differ by more than those first evaluations.
-pub fn early_crossing(progress: &[ProgressRow], crossing: &ProgressRow) -> Option<String> {
+/// Where `crossing`, a row of `progress`, lies in its run: the evaluation's number after the
+/// start (the evaluation at time 0, if any, is the start), the number of evaluations and the
+/// share of the run's last evaluation time.
+fn crossing_place(progress: &[ProgressRow], crossing: &ProgressRow) -> Option<(usize, usize, f64)> {
     let i = progress.iter().position(|p| std::ptr::eq(p, crossing))?;
     let start = usize::from(progress.first().is_some_and(|p| p.time == 0.0));
-    let nth = i + 1 - start;
-    let evaluations = progress.len() - start;
     let last = progress.last().map_or(0.0, |p| p.time);
     let share = if last > 0.0 {
         crossing.time / last
     } else {
         0.0
     };
-    (nth <= EARLY_EVALUATIONS || share <= EARLY_SHARE).then(|| {
-        format!(
-            "crosses the target at evaluation {nth} of {evaluations} ({:.1}% of its run)",
-            100.0 * share
-        )
-    })
+    Some((i + 1 - start, progress.len() - start, share))
+}
+
+fn place_words((nth, evaluations, share): (usize, usize, f64)) -> String {
+    format!(
+        "crosses the target at evaluation {nth} of {evaluations} ({:.1}% of its run)",
+        100.0 * share
+    )
+}
+
+/// Why `crossing`, a row of `progress`, came too early for a time comparison to mean anything:
+/// at or before evaluation [`EARLY_EVALUATIONS`] after the start, or within [`EARLY_SHARE`] of
+/// the run's last evaluation time. The runs compared then cannot differ by more than those
+/// first evaluations.
+pub fn early_crossing(progress: &[ProgressRow], crossing: &ProgressRow) -> Option<String> {
+    let place = crossing_place(progress, crossing)?;
+    (place.0 <= EARLY_EVALUATIONS || place.2 <= EARLY_SHARE).then(|| place_words(place))
+}
+
+/// A run learns when its best held-out loss falls to this share of its first one or below.
+pub const LEARNS_SHARE: f64 = 0.8;
+
+/// Why `progress` shows no learning: its best held-out loss stays above [`LEARNS_SHARE`] of
+/// its first (a network at chance, a step too small for the budget). Comparing such runs by
+/// when they reach a target compares noise. `None` when it learns or evaluated too little to
+/// tell.
+pub fn not_learning(progress: &[ProgressRow]) -> Option<String> {
+    let first = progress.first()?.loss;
+    let best = progress
+        .iter()
+        .map(|p| p.loss)
+        .filter(|l| l.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    (progress.len() > 1 && first.is_finite() && first > 0.0 && best > LEARNS_SHARE * first).then(
+        || {
+            format!(
+                "does not learn (best held-out loss {best:.4} against {first:.4} at the start, above {LEARNS_SHARE}x)"
+            )
+        },
+    )
+}
+
+/// Where `crossing` lies when it comes at or after [`LATE_SHARE`] of its run; `None` when
+/// earlier.
+pub fn late_crossing(progress: &[ProgressRow], crossing: &ProgressRow) -> Option<String> {
+    let place = crossing_place(progress, crossing)?;
+    (place.2 >= LATE_SHARE).then(|| place_words(place))
 }
 
 impl<K: Display + PartialEq> Judged<'_, '_, K> {
-    /// Why comparing the runs under `keys` by when they reach the target tests nothing: those
-    /// that cross it at once ([`early_crossing`]); `None` when each crosses later or never.
+    /// Why comparing the runs under `keys` by when they reach the target tests nothing: none of
+    /// them learns ([`not_learning`]: the times would compare noise; one run that learns
+    /// against one that does not is a finding), one crosses it at once ([`early_crossing`]), or
+    /// every one crosses it only in the last tenth of its run ([`late_crossing`]: the budget's
+    /// length decides); `None` otherwise.
     pub fn unexercised_by(&self, keys: &[K]) -> Option<String> {
-        let early: Vec<String> = self
-            .runs
+        let compared: Vec<&JudgedRun<'_, K>> =
+            self.runs.iter().filter(|r| keys.contains(&r.key)).collect();
+        let idle: Vec<String> = compared
             .iter()
-            .filter(|r| keys.contains(&r.key))
+            .filter_map(|r| not_learning(r.progress).map(|why| format!("{} {why}", r.key)))
+            .collect();
+        if !compared.is_empty() && idle.len() == compared.len() {
+            return Some(idle.join("; "));
+        }
+        let early: Vec<String> = compared
+            .iter()
             .filter_map(|r| {
                 let c = r.crossing?;
                 early_crossing(r.progress, c).map(|why| format!("{} {why}", r.key))
             })
             .collect();
-        (!early.is_empty()).then(|| early.join("; "))
+        if !early.is_empty() {
+            return Some(early.join("; "));
+        }
+        let late: Vec<String> = compared
+            .iter()
+            .map_while(|r| {
+                let c = r.crossing?;
+                late_crossing(r.progress, c).map(|why| format!("{} {why}", r.key))
+            })
+            .collect();
+        (compared.len() > 1 && late.len() == compared.len()).then(|| {
+            format!(
+                "every compared run reaches the target only in the last {:.0}% of its run, so the \
+                 budget's length decides: {}",
+                100.0 * (1.0 - LATE_SHARE),
+                late.join("; ")
+            )
+        })
     }
 
     /// `claim`, a comparison of the runs under `keys` by their time to the target, marked not
@@ -522,6 +591,39 @@ mod tests {
             "{}",
             gated.measured_value
         );
+        // Both cross only at the end of their runs (evaluations 11 of 11): the budget's length
+        // decides, so the comparison is not exercised; one crossing mid-run decides it.
+        let tail = |last: f64| {
+            let mut v: Vec<f64> = (0..11).map(|i| 1.0 - 0.01 * f64::from(i)).collect();
+            v.push(last);
+            curve(&v)
+        };
+        let (end_a, end_b) = (tail(0.45), tail(0.44));
+        let ends = Judge::new(Some(&r)).judge([("x", &end_a[..]), ("y", &end_b[..])]);
+        let why = ends
+            .unexercised_by(&["x", "y"])
+            .expect("decided by the budget");
+        assert!(
+            why.contains("last 10% of its run")
+                && why.contains("y crosses the target at evaluation 11 of 11"),
+            "{why}"
+        );
+        let mixed = Judge::new(Some(&r)).judge([("late", &late[..]), ("x", &end_a[..])]);
+        assert!(mixed.unexercised_by(&["late", "x"]).is_none());
+        // Runs at chance (hop-fig12-cnn's 2.303 to 2.281) yield no comparison; one that learns
+        // against one that does not is compared (the learner is better).
+        let chance = curve(&[2.303, 2.30, 2.29, 2.281]);
+        let chance2 = curve(&[2.303, 2.29, 2.30, 2.29]);
+        let learner = curve(&[2.303, 1.5, 1.0, 0.5]);
+        let flat = Judge::new(None).judge([("c", &chance[..]), ("d", &chance2[..])]);
+        let why = flat.unexercised_by(&["c", "d"]).expect("neither learns");
+        assert!(
+            why.starts_with("c does not learn (best held-out loss 2.2810 against 2.3030"),
+            "{why}"
+        );
+        assert!(not_learning(&learner).is_none());
+        let one = Judge::new(None).judge([("c", &chance[..]), ("l", &learner[..])]);
+        assert!(one.unexercised_by(&["c", "l"]).is_none());
         let d = curve(&[1.0, 0.2, 0.9, 0.2]);
         let held = Judge::new(None).holding(1).judge([("d", &d[..])]);
         assert_eq!(held.time_to_target(&"d"), Some(3.0));

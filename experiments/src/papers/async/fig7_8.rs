@@ -1,5 +1,5 @@
 //! async-fig7-8: SGD vs ASGD and SAGA vs ASAGA on 32 workers with production-cluster
-//! stragglers (async.txt §6.3, Figures 7 and 8, Table 3).
+//! stragglers (ASYNC §6.3, Figures 7 and 8, Table 3).
 
 use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
@@ -37,7 +37,7 @@ struct Config {
     min_speedup: f64,
     common: AsyncCommon,
     datasets: Vec<AsyncDataset>,
-    /// Table 3's claims re-derived over knobs async.txt does not give (async-table3's
+    /// Table 3's claims re-derived over knobs the ASYNC paper does not give (async-table3's
     /// sensitivity.csv; first seed, sim driver).
     #[serde(default)]
     sensitivity: Option<Grid>,
@@ -48,7 +48,7 @@ struct Config {
 #[serde(deny_unknown_fields)]
 struct Grid {
     /// Per-message software cost in ns (`[common.network] send_overhead_ns`), tried besides the
-    /// configured one: Spark's per-task dispatch, inside async.txt's waits (from a result's
+    /// configured one: Spark's per-task dispatch, inside ASYNC's waits (from a result's
     /// submission to the next task's arrival) and absent from a constant-latency model.
     send_overhead_ns: Vec<u64>,
 }
@@ -351,6 +351,12 @@ fn table3_sensitivity(
     )
 }
 
+/// How far a measured speedup may lie from the paper's, as a factor on either side. The paper
+/// states its speedups as whole or half numbers read off its curves at a target it does not
+/// give (ASYNC §6.3: 3x and 4x, 3.5x and 4x); its own two datasets differ by a factor of 4/3
+/// for the same method, so a factor of 1.5 allows that spread and a little more.
+const SPEEDUP_BAND: f64 = 1.5;
+
 fn speedup_claim(
     out: &mut ExperimentOutput,
     tag: &str,
@@ -371,21 +377,23 @@ fn speedup_claim(
         "async-fig8"
     };
     let paper = match (s.0.method, tag.split('/').next().unwrap_or("")) {
-        (Method::Sgd, "mnist8m") => "3x",
-        (Method::Sgd, "epsilon") => "4x",
-        (Method::Saga, "mnist8m") => "3.5x",
-        (Method::Saga, "epsilon") => "4x",
-        _ => "3-4x",
+        (Method::Sgd, "mnist8m") => 3.0,
+        (Method::Sgd, "epsilon") => 4.0,
+        (Method::Saga, "mnist8m") => 3.5,
+        _ => 4.0,
     };
+    // The paper's value with a band on both sides: a speedup far above the paper's says our
+    // straggler model or target differs as much as one below it.
+    let (low, high) = ((paper / SPEEDUP_BAND).max(min), paper * SPEEDUP_BAND);
     out.claim(
         Claim::check(
             format!("{fig}/{tag}/{}-speedup", a.0.label()),
             format!(
-                "{} reaches the target error >= {min}x sooner than {}",
+                "{} reaches the target error {low:.2}x to {high:.2}x sooner than {} (the paper's speedup within a factor of {SPEEDUP_BAND}, and at least {min}x)",
                 a.0.label(),
                 s.0.label()
             ),
-            paper,
+            format!("{paper}x (ASYNC §6.3, Fig {})", &fig["async-fig".len()..]),
             format!(
                 "{speedup:.2}x ({} {} s, {} {} s)",
                 s.0.label(),
@@ -393,7 +401,7 @@ fn speedup_claim(
                 a.0.label(),
                 show(at)
             ),
-            speedup >= min,
+            (low..=high).contains(&speedup),
         )
         // A measured speedup only: not the stand-ins for a run that never got there.
         .with_value(if st.is_some() && at.is_some() {
@@ -474,12 +482,12 @@ fn paper_wait_values(dataset: &str) -> Option<[f64; 4]> {
 /// cluster).
 const WAIT_RATIO_FACTOR: f64 = 3.0;
 
-/// async.txt's Table 3 statement on the synchronous waits: they increase considerably, so each
+/// ASYNC's Table 3 statement on the synchronous waits: they increase considerably, so each
 /// asynchronous variant's mean wait better (lower) than its synchronous one's by more than the
 /// default tolerance.
 const SYNC_WAITS_MORE: PaperComparison = PaperComparison {
     quote: "The wait time increases considerably for all synchronous implementations which results in slower convergence of the synchronous methods",
-    source: "async.txt:249",
+    source: "ASYNC §6.3, Table 3",
     allows: Allows::Better,
     tolerance: DEFAULT_TOLERANCE,
 };
