@@ -245,53 +245,35 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
     let mut done = pool.install(|| ctx.run_all(0..seeds.len()))?;
     // Claims the first seeds split on are decided on further seeds, up to --max-seeds.
     let undecided = undecided_claims(&max_seeds, &done, outputs.len());
-    let mut seeds_note = None;
-    if !undecided.is_empty() && max_seeds.len() > seeds.len() {
-        let (n, m) = (seeds.len(), max_seeds.len());
+    let span = |s: &[u64]| format!("{}-{}", s[0], s[s.len() - 1]);
+    let (n, m) = (seeds.len(), max_seeds.len());
+    let first = span(&seeds);
+    let (count, ids) = (undecided.len(), undecided.join(", "));
+    let seeds_note = if !undecided.is_empty() && m > n {
+        let more = span(&max_seeds[n..]);
         eprintln!(
-            "{}: {} claim(s) undecided on seeds {}-{} ({}); running seeds {}-{}",
-            E::BINARY,
-            undecided.len(),
-            seeds[0],
-            seeds[n - 1],
-            undecided.join(", "),
-            max_seeds[n],
-            max_seeds[m - 1]
+            "{}: {count} claim(s) undecided on seeds {first} ({ids}); running seeds {more}",
+            E::BINARY
         );
         done.extend(pool.install(|| ctx.run_all(n..m))?);
-        seeds_note = Some(format!(
-            "further seeds: seeds {}-{} left {} claim(s) undecided ({}), so seeds {}-{} ran too (--max-seeds {m}, the cap), and every verdict is decided on all {m} seeds",
-            seeds[0],
-            seeds[n - 1],
-            undecided.len(),
-            undecided.join(", "),
-            max_seeds[n],
-            max_seeds[m - 1],
-        ));
-    } else if drivers.contains(&DriverKind::Cluster) && E::SEEDED && seeds.len() > 1 {
-        seeds_note = Some(format!(
-            "further seeds: none under the cluster driver (its ranks must run the same seeds; {} claim(s) undecided on seeds {}-{} stay undecided)",
-            undecided.len(),
-            seeds[0],
-            seeds[seeds.len() - 1]
-        ));
+        Some(format!(
+            "further seeds: seeds {first} left {count} claim(s) undecided ({ids}), so seeds {more} ran too (--max-seeds {m}, the cap), and every verdict is decided on all {m} seeds"
+        ))
+    } else if drivers.contains(&DriverKind::Cluster) && E::SEEDED && n > 1 {
+        Some(format!(
+            "further seeds: none under the cluster driver (its ranks must run the same seeds; {count} claim(s) undecided on seeds {first} stay undecided)"
+        ))
     } else if !undecided.is_empty() {
-        seeds_note = Some(format!(
-            "further seeds: {} claim(s) undecided on seeds {}-{} ({}), and the cap --max-seeds {} allows no more: they stay undecided",
-            undecided.len(),
-            seeds[0],
-            seeds[seeds.len() - 1],
-            undecided.join(", "),
-            max_seeds.len()
-        ));
-    } else if E::SEEDED && seeds.len() > 1 {
-        seeds_note = Some(format!(
-            "further seeds: none needed (no claim undecided on seeds {}-{}; the cap is --max-seeds {})",
-            seeds[0],
-            seeds[seeds.len() - 1],
-            max_seeds.len()
-        ));
-    }
+        Some(format!(
+            "further seeds: {count} claim(s) undecided on seeds {first} ({ids}), and the cap --max-seeds {m} allows no more: they stay undecided"
+        ))
+    } else if E::SEEDED && n > 1 {
+        Some(format!(
+            "further seeds: none needed (no claim undecided on seeds {first}; the cap is --max-seeds {m})"
+        ))
+    } else {
+        None
+    };
     let (mut notes, mut driver_label) = (Vec::new(), None);
     for (k, seed_done) in done.into_iter().enumerate() {
         for (out, part) in outputs.iter_mut().zip(seed_done.parts) {
