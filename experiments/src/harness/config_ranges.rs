@@ -145,6 +145,7 @@ pub const RULES: &[(&str, Range)] = &[
     ("minibatch_fraction", Range::UnitLeftOpen),
     ("moderate", Range::NonNegative),
     ("momentum", Range::Between(0.0, 0.999)),
+    ("near_optimum_way", Range::Between(0.5, 0.99)),
     ("nnz_per_row", Range::Positive),
     ("nodes", Range::AtLeastTwo),
     ("noise", Range::NonNegative),

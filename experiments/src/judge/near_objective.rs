@@ -6,7 +6,7 @@
 //! the optimum's held-out loss: shares of 104% were read that way), so it is shown beside, not
 //! decided on.
 
-use crate::judge::reference::{Reference, NEAR_OPTIMUM};
+use crate::judge::reference::Reference;
 use bench_core::claims::Claim;
 
 /// How far below `F*`, relative to it, a run's objective may end before the reference itself is
@@ -29,7 +29,7 @@ pub struct ObjectiveSpan {
 pub use bench_core::metrics::objective_span;
 
 /// The claim that the best run (lowest final training objective) covered at least
-/// `1 - NEAR_OPTIMUM` of the way from its initial training objective to the reference optimum
+/// [`Reference::way`] of the way from its initial training objective to the reference optimum
 /// `F*`, with the held-out loss beside it. Fails when the optimum is no better than the start
 /// (nothing to learn), and when a run ends below `F*` by more than the reference's precision
 /// (its gap bound, [`Reference::objective_gap`]; the reference would then not be the optimum:
@@ -41,7 +41,7 @@ pub fn near_optimum_on_objective(
 ) -> Claim {
     let statement = format!(
         "the best run covers {:.0}% of the way from the initial training objective to the reference optimum F*'s",
-        (1.0 - NEAR_OPTIMUM) * 100.0
+        reference.way * 100.0
     );
     let paper = "the compared runs train to convergence";
     let f_star = reference.objective;
@@ -105,7 +105,7 @@ pub fn near_optimum_on_objective(
         statement,
         paper,
         measured,
-        covered >= 1.0 - NEAR_OPTIMUM && !below,
+        covered >= reference.way && !below,
     )
     .with_value(covered)
 }
@@ -123,6 +123,7 @@ mod tests {
             certificate: 1e-5,
             passes: 10,
             objective_gap: 1e-6,
+            way: crate::judge::reference::DEFAULT_WAY,
         }
     }
 

@@ -304,7 +304,7 @@ impl<K: Display + PartialEq> Judged<'_, '_, K> {
         theirs: &K,
     ) -> Option<Claim> {
         let r = self.judge.reference.filter(|_| self.relative)?;
-        let start = r.test_loss + (self.target - r.test_loss) / (1.0 - COMPARISON_WAY);
+        let start = r.test_loss + (self.target - r.test_loss) / (1.0 - r.way);
         let (a, b) = (self.run(ours)?, self.run(theirs)?);
         let end = |run: &JudgedRun<'_, K>| run.progress.last().map(|p| axis.at(p));
         let horizon = end(a)?.min(end(b)?);
@@ -376,7 +376,9 @@ impl<K: Display + PartialEq> Judged<'_, '_, K> {
 pub const AREA_LEARNS_WAY: f64 = 0.5;
 
 /// Shares of the way from the initial held-out loss to the reference optimum's at which
-/// `ways.csv` reports every run's crossing: early, the claims' own target, and the flat tail.
+/// `ways.csv` reports every run's crossing: early, the claims' own target at the default way
+/// (a figure whose reference sets another way, [`Reference::way`], reports at that one), and
+/// the flat tail.
 pub const WAYS: [f64; 3] = [0.5, COMPARISON_WAY, 0.99];
 
 /// One run's crossing of one optimum-relative target (`ways.csv`): the verdicts decide at the
@@ -404,10 +406,10 @@ impl<K: Display> Judged<'_, '_, K> {
         let Some(r) = self.judge.reference.filter(|_| self.relative) else {
             return Vec::new();
         };
-        // The comparison target sits COMPARISON_WAY of the way from the start.
-        let start = r.test_loss + (self.target - r.test_loss) / (1.0 - COMPARISON_WAY);
+        // The comparison target sits the reference's way from the start.
+        let start = r.test_loss + (self.target - r.test_loss) / (1.0 - r.way);
         let mut rows = Vec::new();
-        for way in WAYS {
+        for way in [WAYS[0], r.way, WAYS[2]] {
             let target = r.test_loss + (1.0 - way) * (start - r.test_loss);
             for run in &self.runs {
                 let at = reached_and_held(run.progress, target, self.judge.hold);
@@ -535,6 +537,7 @@ mod tests {
             certificate: 1e-5,
             passes: 10,
             objective_gap: f64::NAN,
+            way: crate::judge::reference::DEFAULT_WAY,
         };
         let (a, b, c) = (
             curve(&[1.0, 0.9, 0.45]),
@@ -641,6 +644,7 @@ mod tests {
             certificate: 1e-5,
             passes: 10,
             objective_gap: f64::NAN,
+            way: crate::judge::reference::DEFAULT_WAY,
         };
         let a = curve(&[1.0, 0.6, 0.4, 0.05, 0.005]);
         let b = curve(&[1.0, 0.9, 0.8, 0.7, 0.08]);
@@ -687,6 +691,7 @@ mod tests {
             certificate: 1e-5,
             passes: 10,
             objective_gap: f64::NAN,
+            way: crate::judge::reference::DEFAULT_WAY,
         };
         let a = curve(&[1.0, 0.6, 0.4, 0.05, 0.005]);
         let b = curve(&[1.0, 0.9, 0.8, 0.7, 0.08]);

@@ -38,6 +38,16 @@ pub struct PeerCommon {
     /// `cnn`); `data` and `svm` are then unused.
     #[serde(default)]
     pub cnn: Option<PeerCnn>,
+    /// The share of the way from the initial model to the reference optimum that the best run
+    /// must cover (the harness check best-run-near-optimum), and where the time comparisons'
+    /// target sits ([`crate::judge::reference::Reference::way`]); default 0.9. A configuration
+    /// that sets it says why beside it (a constant step size's noise floor, measured over seeds).
+    #[serde(default = "default_way")]
+    pub near_optimum_way: f64,
+}
+
+fn default_way() -> f64 {
+    crate::judge::reference::DEFAULT_WAY
 }
 
 /// A CNN and its images, for the Hop experiments' CNN halves.
@@ -58,6 +68,12 @@ impl PeerCommon {
     pub fn validate(&self) -> Result<()> {
         if self.workers < 2 || self.iterations == 0 || self.eval_every == 0 {
             bail!("workers must be >= 2, iterations and eval_every >= 1");
+        }
+        if !(0.5..=0.99).contains(&self.near_optimum_way) {
+            bail!(
+                "near_optimum_way = {} is out of range: it must lie in [0.5, 0.99] (the share of the way to the optimum, 0.9 by default)",
+                self.near_optimum_way
+            );
         }
         self.data.validate(self.workers)?;
         self.network.validate(self.workers)?;
@@ -89,7 +105,9 @@ impl PeerCommon {
         if self.cnn.is_some() {
             return None;
         }
-        self.data.reference(self.svm, seed, data)
+        let mut r = self.data.reference(self.svm, seed, data)?;
+        r.way = self.near_optimum_way;
+        Some(r)
     }
 
     /// What the peers train, for notes: the CNN's model name or the SVM's loss and step.

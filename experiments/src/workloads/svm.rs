@@ -116,6 +116,7 @@ impl SparseData {
             certificate: o.certificate,
             passes: o.passes,
             objective_gap: o.gap_bound,
+            way: crate::judge::reference::DEFAULT_WAY,
         })
     }
 

@@ -76,6 +76,7 @@ pub fn run(
         certificate: seq.drift,
         passes: seq.losses.len() - 1,
         objective_gap: f64::NAN,
+        way: crate::judge::reference::DEFAULT_WAY,
     });
     let judge = Judge::new(reference.as_ref()).with_words(ReferenceWords {
         loss: "negative word log-likelihood per token",

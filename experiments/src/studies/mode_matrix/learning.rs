@@ -9,7 +9,7 @@
 //! model that peers could average or a coordinator could step.
 
 use crate::harness::data_source::DataSource;
-use crate::judge::reference::{Reference, NEAR_OPTIMUM};
+use crate::judge::reference::{Reference, DEFAULT_WAY};
 use crate::runs::peers::PeerCnn;
 use crate::workloads::mf::RatingsData;
 use crate::workloads::svm::SparseData;
@@ -184,6 +184,7 @@ impl MatrixLearning {
                         certificate: o.relative_residual,
                         passes: o.iterations,
                         objective_gap: f64::NAN,
+                        way: DEFAULT_WAY,
                     })
                 };
                 (Arc::new(ls), reference)
@@ -276,7 +277,7 @@ impl MatrixLearning {
                 r.test_accuracy,
                 r.certificate,
                 r.passes,
-                (1.0 - NEAR_OPTIMUM) * 100.0,
+                r.way * 100.0,
             ),
             MatrixLearning::Mf(_) => format!(
                 "mf: reference optimum of the same objective on the same ratings (ALS-WR, bench_core::workload::mf_optimum): F* = {:.5} on the training ratings, held-out squared error {:.5} at that stationary point (gradient norm {:.1e} of the start's after {} sweeps); a run is near the optimum when its held-out error has covered {:.0}% of the way from the initial model's to {:.5}",
@@ -284,7 +285,7 @@ impl MatrixLearning {
                 r.test_loss,
                 r.certificate,
                 r.passes,
-                (1.0 - NEAR_OPTIMUM) * 100.0,
+                r.way * 100.0,
                 r.test_loss
             ),
             MatrixLearning::Cnn(_) => String::new(),
