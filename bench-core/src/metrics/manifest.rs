@@ -27,6 +27,11 @@ pub struct Manifest {
     pub wall_seconds: f64,
     /// Conventions and choices the results depend on.
     pub notes: Vec<String>,
+    /// Where this run's configuration departs from its paper's setup, each with the paper's
+    /// value and the reason (the experiments crate's `deviations.toml`, checked against the
+    /// configuration the run used); empty where none is recorded.
+    #[serde(default)]
+    pub deviations: Vec<serde_json::Value>,
 }
 
 /// The code revision, `unknown` outside a git checkout.

@@ -200,9 +200,15 @@ impl ExperimentOutput {
                 count(agg.iter().map(|c| c.verdict))
             }
         };
+        let config = serde_json::to_value(config)?;
+        let deviations = crate::harness::deviations::DeviationTable::committed()
+            .for_run(&self.written_as, &config)
+            .into_iter()
+            .map(serde_json::to_value)
+            .collect::<Result<Vec<_>, _>>()?;
         let manifest = Manifest {
             experiment: self.written_as.clone(),
-            config: serde_json::to_value(config)?,
+            config,
             seed,
             scale: scale.to_string(),
             driver: driver.to_string(),
@@ -217,6 +223,7 @@ impl ExperimentOutput {
             command: std::env::args().collect(),
             wall_seconds: self.started.elapsed().as_secs_f64(),
             notes,
+            deviations,
         };
         dir.write_json("manifest.json", &manifest)?;
         bench_core::driver::cluster::fault_point::reach("write");
