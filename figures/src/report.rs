@@ -299,6 +299,37 @@ pub fn write(results: &Path) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// A figure's deviations from its paper's setup (its manifest's `deviations`), as a table:
+/// the key, our value, the paper's, where the paper says it, and why.
+fn write_deviations(body: &mut String, deviations: &serde_json::Value) -> std::fmt::Result {
+    let Some(rows) = deviations.as_array().filter(|r| !r.is_empty()) else {
+        return Ok(());
+    };
+    writeln!(
+        body,
+        "**Deviations from the paper's setup** (experiments/deviations.toml):\n"
+    )?;
+    writeln!(body, "| key | ours | paper | source | why |")?;
+    writeln!(body, "|---|---|---|---|---|")?;
+    let cell = |v: &serde_json::Value| {
+        v.as_str()
+            .map_or_else(|| v.to_string(), str::to_string)
+            .replace('|', "\\|")
+    };
+    for r in rows {
+        writeln!(
+            body,
+            "| `{}` | {} | {} | {} | {} |",
+            cell(&r["key"]),
+            cell(&r["ours"]),
+            cell(&r["paper"]),
+            cell(&r["source"]),
+            cell(&r["why"])
+        )?;
+    }
+    writeln!(body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,35 +413,4 @@ mod tests {
         );
         std::fs::remove_dir_all(&root).unwrap();
     }
-}
-
-/// A figure's deviations from its paper's setup (its manifest's `deviations`), as a table:
-/// the key, our value, the paper's, where the paper says it, and why.
-fn write_deviations(body: &mut String, deviations: &serde_json::Value) -> std::fmt::Result {
-    let Some(rows) = deviations.as_array().filter(|r| !r.is_empty()) else {
-        return Ok(());
-    };
-    writeln!(
-        body,
-        "**Deviations from the paper's setup** (experiments/deviations.toml):\n"
-    )?;
-    writeln!(body, "| key | ours | paper | source | why |")?;
-    writeln!(body, "|---|---|---|---|---|")?;
-    let cell = |v: &serde_json::Value| {
-        v.as_str()
-            .map_or_else(|| v.to_string(), str::to_string)
-            .replace('|', "\\|")
-    };
-    for r in rows {
-        writeln!(
-            body,
-            "| `{}` | {} | {} | {} | {} |",
-            cell(&r["key"]),
-            cell(&r["ours"]),
-            cell(&r["paper"]),
-            cell(&r["source"]),
-            cell(&r["why"])
-        )?;
-    }
-    writeln!(body)
 }
