@@ -188,7 +188,10 @@ impl ExperimentOutput {
                 for (seed, claims) in &self.seeds_done {
                     dir.write_csv(&format!("seeds/{seed}/claims.csv"), claims)?;
                 }
-                let agg = across_seeds(&self.seeds_done);
+                let agg: Vec<_> = across_seeds(&self.seeds_done)
+                    .into_iter()
+                    .map(|c| table.apply_seeded(c))
+                    .collect();
                 dir.write_csv("claims.csv", &agg)?;
                 let seeds: Vec<String> =
                     self.seeds_done.iter().map(|(s, _)| s.to_string()).collect();
