@@ -185,6 +185,20 @@ impl FailureTable {
         }
     }
 
+    /// The class and why a failing claim gets from [`Self::judge`]: None where no entry names
+    /// it; no class (unexplained) where its entry's condition does not hold.
+    fn class_and_why(
+        &self,
+        id: &str,
+        stats: &ClaimStats,
+    ) -> Option<(Option<FailureClass>, String)> {
+        match self.judge(id, stats) {
+            Explained::Holds(class, why) => Some((Some(class), why)),
+            Explained::ConditionFails(why) => Some((None, why)),
+            Explained::None => None,
+        }
+    }
+
     /// `claim` (one seed's) with its kind and, when it fails, its class and why. A failing
     /// invariant is a bug, never explained away: it keeps empty class and why, so `figures
     /// explained` (and CI) fails on it.
@@ -201,15 +215,10 @@ impl FailureTable {
             passes: 0,
             seeds: 1,
         };
-        match self.judge(&claim.claim_id, &stats) {
-            Explained::Holds(class, why) => claim.explained(class, why),
-            Explained::ConditionFails(why) => {
-                claim.class = None;
-                claim.why = why;
-                claim
-            }
-            Explained::None => claim,
+        if let Some((class, why)) = self.class_and_why(&claim.claim_id, &stats) {
+            (claim.class, claim.why) = (class, why);
         }
+        claim
     }
 
     /// An aggregate over seeds with its class and why decided on the aggregate's own numbers
@@ -227,20 +236,10 @@ impl FailureTable {
             passes: claim.passes,
             seeds: claim.seeds,
         };
-        match self.judge(&claim.claim_id, &stats) {
-            Explained::Holds(class, why) => {
-                claim.class = Some(class);
-                claim.why = why;
-            }
-            Explained::ConditionFails(why) => claim.why = why,
-            Explained::None => {}
+        if let Some((class, why)) = self.class_and_why(&claim.claim_id, &stats) {
+            (claim.class, claim.why) = (class, why);
         }
         claim
-    }
-
-    /// The entries that state no condition yet (`when`).
-    pub fn unconditioned(&self) -> impl Iterator<Item = &Explanation> {
-        self.failure.iter().filter(|e| e.when.is_none())
     }
 }
 
