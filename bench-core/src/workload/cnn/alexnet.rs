@@ -4,8 +4,8 @@
 //! each convolution followed by 2x2 max pooling, then fc (hidden) and fc (classes).
 
 use super::conv_op::Conv;
+use super::dense::Dense;
 use super::layers::{conv, flat, pool, pooled};
-use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
 
@@ -15,8 +15,8 @@ pub struct AlexnetSmall {
     c1: Conv,
     c2: Conv,
     c3: Conv,
-    f1: Linear,
-    out: Linear,
+    f1: Dense,
+    out: Dense,
 }
 
 impl AlexnetSmall {
@@ -27,8 +27,8 @@ impl AlexnetSmall {
             c1: conv(3, w, 5, 1, true, d),
             c2: conv(w, 2 * w, 5, 1, true, d),
             c3: conv(2 * w, 2 * w, 3, 1, true, d),
-            f1: LinearConfig::new(2 * w * s * s, hidden).init(d),
-            out: LinearConfig::new(hidden, classes).init(d),
+            f1: Dense::new(2 * w * s * s, hidden, d),
+            out: Dense::new(hidden, classes, d),
         }
     }
 

@@ -6,9 +6,9 @@
 //! (option B), global average pooling and one fully connected layer of 32w inputs.
 
 use super::conv_op::Conv;
+use super::dense::Dense;
 use super::layers::conv;
 use super::norm::BatchStatNorm;
-use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
 
@@ -71,7 +71,7 @@ pub struct Resnet50 {
     stem: Conv,
     stem_norm: BatchStatNorm,
     blocks: Vec<Bottleneck>,
-    out: Linear,
+    out: Dense,
 }
 
 impl Resnet50 {
@@ -90,7 +90,7 @@ impl Resnet50 {
             stem: conv(3, w, 3, 1, false, d),
             stem_norm: BatchStatNorm::new(w, d),
             blocks,
-            out: LinearConfig::new(from, classes).init(d),
+            out: Dense::new(from, classes, d),
         }
     }
 

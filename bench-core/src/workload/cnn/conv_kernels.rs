@@ -1,5 +1,5 @@
 //! A 2-D convolution's forward pass and both gradients on plain `f32` slices, as im2col and one
-//! matrix product per group of images (the `gemm` crate, one thread), the way PyTorch's CPU
+//! matrix product per group of images ([`super::matmul`], one thread), the way PyTorch's CPU
 //! convolution is built. burn's flex backend implements only the forward convolution; its
 //! gradients take burn's generic defaults (the weight gradient as a convolution whose kernel is
 //! the whole output gradient, the input gradient as a transposed convolution), which made a
@@ -10,19 +10,18 @@
 //!   one row per `k` (im2col);
 //! - weight gradient: `dw[co][k'] = sum_(image, p) dy[co][p] * rows[p][k']`, with `rows` the same
 //!   windows one row per output pixel (im2row, `k'` in (kernel row, kernel column, channel)
-//!   order, from a channels-last copy of the image), since gemm reads an operand whose summed
-//!   index is contiguous element by element; `dw` is put back in the weight's order at the end;
+//!   order, from a channels-last copy of the image), so that the product's packing reads both
+//!   operands row by row; `dw` is put back in the weight's order at the end;
 //! - input gradient: `dcols[k][p] = sum_co w[co][k] * dy[co][p]`, folded back onto the image
 //!   (col2im), adding where windows overlap.
 //!
 //! `k` runs over (input channel, kernel row, kernel column) and `p` over output pixels. Images
 //! with few output pixels are put side by side in one column matrix ([`ConvShape::group`]), so
 //! that each product is wide enough to run near the machine's speed. Every loop's order is
-//! fixed by the shapes alone and gemm runs on one thread, so a run gives the same bytes every
-//! time on a machine (gemm picks its blocking from the caches it detects, and AVX-512 or AVX2 at
-//! run time, so two machines may round differently).
+//! fixed by the shapes alone and the product's by [`super::matmul`], so a run gives the same
+//! bytes every time and on every x86-64 CPU, whatever its instruction set or caches.
 
-use gemm::Parallelism;
+use super::matmul::{matmul, View};
 use std::cell::RefCell;
 
 /// Output pixels a product should span at least: images with fewer are grouped.
@@ -101,82 +100,6 @@ impl ConvShape {
             "input of {self:?}"
         );
         assert_eq!(weight.len(), self.co * self.k(), "weight of {self:?}");
-    }
-}
-
-/// A matrix inside a slice: element (r, c) at `r * rs + c * cs`.
-#[derive(Clone, Copy)]
-struct View {
-    rs: usize,
-    cs: usize,
-}
-
-impl View {
-    const fn rows(cols: usize) -> Self {
-        View { rs: cols, cs: 1 }
-    }
-
-    const fn transposed(rows: usize) -> Self {
-        View { rs: 1, cs: rows }
-    }
-
-    /// The largest offset an `r` x `c` matrix touches, plus one.
-    fn extent(self, r: usize, c: usize) -> usize {
-        if r == 0 || c == 0 {
-            0
-        } else {
-            (r - 1) * self.rs + (c - 1) * self.cs + 1
-        }
-    }
-}
-
-/// `dst (m x n) [+]= lhs (m x k) * rhs (k x n)`; `dst` is row-major with row stride `n`.
-#[allow(clippy::too_many_arguments)]
-fn matmul(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: &mut [f32],
-    accumulate: bool,
-    lhs: &[f32],
-    lv: View,
-    rhs: &[f32],
-    rv: View,
-) {
-    assert!(dst.len() >= m * n && lhs.len() >= lv.extent(m, k) && rhs.len() >= rv.extent(k, n));
-    if m == 0 || n == 0 {
-        return;
-    }
-    if k == 0 {
-        if !accumulate {
-            dst[..m * n].fill(0.0);
-        }
-        return;
-    }
-    // SAFETY: the assert above keeps every element the product reads or writes inside its
-    // slice; `dst` is borrowed mutably and so aliases neither operand.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst.as_mut_ptr(),
-            1,
-            n as isize,
-            accumulate,
-            lhs.as_ptr(),
-            lv.cs as isize,
-            lv.rs as isize,
-            rhs.as_ptr(),
-            rv.cs as isize,
-            rv.rs as isize,
-            1.0,
-            1.0,
-            false,
-            false,
-            false,
-            Parallelism::None,
-        );
     }
 }
 
@@ -532,7 +455,7 @@ fn backward_with(
     } = scratch;
     let dcols = sized(dcols, if want_x && !direct { k * g * p } else { 0 });
     // The weight gradient sums over pixels: its column operand is built pixel-major (im2row),
-    // since gemm would otherwise gather a pixels-contiguous operand element by element.
+    // so that packing it reads whole rows.
     let rows = sized(rows, k * g * p);
     let nhwc = sized(nhwc, s.ci * s.h * s.w);
     let dw_rows = sized(dw_rows, s.co * k);

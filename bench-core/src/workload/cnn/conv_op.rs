@@ -53,20 +53,34 @@ impl Conv {
 
     /// `[b, from, h, w]` to `[b, to, h', w']`.
     pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
-        let x = x.into_dispatch();
-        let w = self.weight.val().into_dispatch();
-        let y = match &self.bias {
-            None => <Dispatch as ConvBackend>::syncbench_conv2d(x, w, self.stride, self.pad),
-            Some(b) => <Dispatch as ConvBackend>::syncbench_conv2d_bias(
-                x,
-                w,
-                b.val().into_dispatch(),
-                self.stride,
-                self.pad,
-            ),
-        };
-        Tensor::from_dispatch(y)
+        conv2d(
+            x,
+            self.weight.val(),
+            self.bias.as_ref().map(|b| b.val()),
+            self.stride,
+            self.pad,
+        )
     }
+}
+
+/// `x` (`[n, ci, h, w]`) convolved with `weight` (`[co, ci, kh, kw]`) at `stride` with zero
+/// padding `pad`, plus `bias` (`[co]`): our operation, recorded for autodiff.
+pub fn conv2d(
+    x: Tensor<4>,
+    weight: Tensor<4>,
+    bias: Option<Tensor<1>>,
+    stride: usize,
+    pad: usize,
+) -> Tensor<4> {
+    let x = x.into_dispatch();
+    let w = weight.into_dispatch();
+    let y = match bias {
+        None => <Dispatch as ConvBackend>::syncbench_conv2d(x, w, stride, pad),
+        Some(b) => {
+            <Dispatch as ConvBackend>::syncbench_conv2d_bias(x, w, b.into_dispatch(), stride, pad)
+        }
+    };
+    Tensor::from_dispatch(y)
 }
 
 /// The convolution as a backend operation (a backend extension: see the module's docs).

@@ -33,8 +33,10 @@ pub fn tensor(values: Vec<f32>, shape: &[usize]) -> FloatTensor<Flex> {
 /// Whether `x` lives on flex, the backend that has our operations (on LibTorch the layers use
 /// burn's own).
 pub fn on_flex(x: &Tensor<4>) -> bool {
-    matches!(
-        x.device().as_dispatch().clone().inner(),
-        DispatchDevice::Flex(_)
-    )
+    on_flex_device(&x.device())
+}
+
+/// Whether `d` is flex (plain or under autodiff).
+pub fn on_flex_device(d: &Device) -> bool {
+    matches!(d.as_dispatch().clone().inner(), DispatchDevice::Flex(_))
 }

@@ -2,8 +2,8 @@
 //! conv 5x5 (w) - pool - conv 5x5 (w) - pool - fc (hidden) - fc (hidden / 2) - fc (classes).
 
 use super::conv_op::Conv;
+use super::dense::Dense;
 use super::layers::{conv, flat, pool, pooled};
-use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
 
@@ -12,9 +12,9 @@ use burn::tensor::activation::relu;
 pub struct HopCnn {
     c1: Conv,
     c2: Conv,
-    f1: Linear,
-    f2: Linear,
-    out: Linear,
+    f1: Dense,
+    f2: Dense,
+    out: Dense,
 }
 
 impl HopCnn {
@@ -25,9 +25,9 @@ impl HopCnn {
         Self {
             c1: conv(3, w, 5, 1, true, d),
             c2: conv(w, w, 5, 1, true, d),
-            f1: LinearConfig::new(w * s * s, hidden).init(d),
-            f2: LinearConfig::new(hidden, h2).init(d),
-            out: LinearConfig::new(h2, classes).init(d),
+            f1: Dense::new(w * s * s, hidden, d),
+            f2: Dense::new(hidden, h2, d),
+            out: Dense::new(h2, classes, d),
         }
     }
 

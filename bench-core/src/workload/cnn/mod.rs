@@ -20,6 +20,10 @@ pub mod conv_kernels;
 // (device.rs says why we use it); the backend extension's generated code names it too.
 #[allow(deprecated)]
 mod conv_op;
+#[cfg(feature = "cnn")]
+pub mod cpu_level;
+#[cfg(feature = "cnn")]
+mod dense;
 mod device;
 #[cfg(feature = "cnn")]
 mod flat;
@@ -31,6 +35,10 @@ mod heap;
 mod hop_cnn;
 #[cfg(feature = "cnn")]
 mod layers;
+#[cfg(feature = "cnn")]
+mod loss;
+#[cfg(feature = "cnn")]
+pub mod matmul;
 #[cfg(feature = "cnn")]
 mod network;
 #[cfg(feature = "cnn")]

@@ -6,9 +6,9 @@
 //! (ResNet-110: 1.7 M parameters).
 
 use super::conv_op::Conv;
+use super::dense::Dense;
 use super::layers::conv;
 use super::norm::BatchStatNorm;
-use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
 
@@ -60,7 +60,7 @@ pub struct Resnet {
     stem: Conv,
     stem_norm: BatchStatNorm,
     blocks: Vec<BasicBlock>,
-    out: Linear,
+    out: Dense,
 }
 
 impl Resnet {
@@ -79,7 +79,7 @@ impl Resnet {
             stem: conv(3, w, 3, 1, false, d),
             stem_norm: BatchStatNorm::new(w, d),
             blocks,
-            out: LinearConfig::new(from, classes).init(d),
+            out: Dense::new(from, classes, d),
         }
     }
 

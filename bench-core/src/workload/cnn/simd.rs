@@ -9,8 +9,9 @@
 //! for without FMA), so both versions give the same bits (tests compare them bit for bit, and
 //! `make reproduce-all` reads the same bytes either way).
 
-/// Defines `fn $name(args) -> ret` running `$body(args)`, compiled for AVX2 where the CPU has
-/// it (checked at every call: a cached flag) and for the baseline elsewhere. `$body` must be
+/// Defines `fn $name(args) -> ret` running `$body(args)`, compiled for AVX2 where the level in
+/// force allows it ([`super::cpu_level`], checked at every call: a cached flag) and for the
+/// baseline elsewhere. `$body` must be
 /// `#[inline(always)]` (so is each of our helpers its loops call; the standard library's
 /// iterator adapters and closures are left to the compiler's inlining, and `fill` and
 /// `copy_from_slice` stay calls to the C library's memset and memcpy), so that the AVX2 copy
@@ -26,8 +27,8 @@ macro_rules! avx2_or_baseline {
                 unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
                     $body($($arg),*)
                 }
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU has AVX2, checked just above.
+                if super::cpu_level::avx2() {
+                    // SAFETY: the level in force never exceeds the CPU's, so it has AVX2.
                     return unsafe { avx2($($arg),*) };
                 }
             }

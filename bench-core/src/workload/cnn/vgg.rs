@@ -5,9 +5,9 @@
 //! images (ASAP §6 says 7.5 M; it does not give its layer sizes).
 
 use super::conv_op::Conv;
+use super::dense::Dense;
 use super::layers::{conv, flat, pool, pooled};
 use super::norm::BatchStatNorm;
-use burn::nn::{Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::relu;
 
@@ -25,9 +25,9 @@ pub struct ConvNorm {
 #[derive(Module, Debug)]
 pub struct Vgg11 {
     convs: Vec<ConvNorm>,
-    f1: Linear,
-    f2: Linear,
-    out: Linear,
+    f1: Dense,
+    f2: Dense,
+    out: Dense,
 }
 
 impl Vgg11 {
@@ -47,9 +47,9 @@ impl Vgg11 {
         let s = pooled(side, BLOCKS.len());
         Self {
             convs,
-            f1: LinearConfig::new(from * s * s, hidden).init(d),
-            f2: LinearConfig::new(hidden, hidden).init(d),
-            out: LinearConfig::new(hidden, classes).init(d),
+            f1: Dense::new(from * s * s, hidden, d),
+            f2: Dense::new(hidden, hidden, d),
+            out: Dense::new(hidden, classes, d),
         }
     }
 

@@ -5,11 +5,11 @@
 use super::config::CnnConfig;
 use super::device::CnnDevice;
 use super::flat;
+use super::loss::{argmax, softmax_cross_entropy};
 use super::network::Network;
 use crate::data::{check_labels, ImageSet};
 use crate::error::{CoreError, Result};
 use crate::learning::Workload;
-use burn::nn::loss::CrossEntropyLossConfig;
 use burn::prelude::*;
 use burn::tensor::TensorData;
 use rand::{Rng, SeedableRng};
@@ -216,14 +216,15 @@ impl CnnWorkload {
         let s = self.train.side;
         let b = y.len();
         let x = Tensor::<4>::from_data(TensorData::new(x, [b, 3, s, s]), &device);
-        let y = Tensor::<1, Int>::from_data(TensorData::new(y, [b]), &device);
-        let loss = CrossEntropyLossConfig::new()
-            .init(&device)
-            .forward(net.forward(x), y);
-        let _: f32 = loss.clone().into_scalar::<f32>();
+        let logits = net.forward(x);
+        let (_, dlogits) = softmax_cross_entropy(&host(logits.clone()), &y, self.train.classes);
         let forward = start.elapsed().as_secs_f64();
         let start = Instant::now();
-        let mut grads = loss.backward();
+        // The loss's gradient comes from the host ([`super::loss`]); summing the logits times
+        // it (a constant) hands exactly that gradient to the network's backward pass.
+        let dlogits =
+            Tensor::<2>::from_data(TensorData::new(dlogits, [b, self.train.classes]), &device);
+        let mut grads = (logits * dlogits).sum().backward();
         let g = flat::gradient(&net, &mut grads, self.dim);
         (g, forward, start.elapsed().as_secs_f64())
     }
@@ -286,6 +287,14 @@ impl CnnWorkload {
     }
 }
 
+/// A tensor's floats on the host.
+fn host(t: Tensor<2>) -> Vec<f32> {
+    t.into_data()
+        .convert::<f32>()
+        .try_to_vec::<f32>()
+        .expect("the networks' logits are f32")
+}
+
 /// Seconds of one training step's parts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepTimes {
@@ -337,7 +346,6 @@ impl Workload for CnnWorkload {
     fn evaluate(&self, model: &[f32]) -> (f64, f64) {
         let net = flat::load(self.inference.lock().expect("network lock").clone(), model);
         let device = self.device.clone();
-        let loss_fn = CrossEntropyLossConfig::new().init(&device);
         let (s, len, n) = (self.test.side, self.test.image_len(), self.test.len());
         let (mut loss, mut correct) = (0.0f64, 0usize);
         let mut start = 0;
@@ -355,17 +363,16 @@ impl Workload for CnnWorkload {
                 .iter()
                 .map(|&l| i64::from(l))
                 .collect();
-            let y = Tensor::<1, Int>::from_data(TensorData::new(labels.clone(), [b]), &device);
-            let logits = net.forward(x);
-            let l: f32 = loss_fn.forward(logits.clone(), y).into_scalar::<f32>();
-            loss += f64::from(l) * b as f64;
-            let pred = logits
-                .argmax(1)
-                .into_data()
-                .convert::<i64>()
-                .try_to_vec::<i64>()
-                .expect("argmax gives integers");
-            correct += pred.iter().zip(&labels).filter(|(p, l)| p == l).count();
+            let logits = host(net.forward(x));
+            let classes = self.test.classes;
+            let (l, _) = softmax_cross_entropy(&logits, &labels, classes);
+            loss += l * b as f64;
+            let pred = argmax(&logits, classes);
+            correct += pred
+                .iter()
+                .zip(&labels)
+                .filter(|&(&p, &l)| p as i64 == l)
+                .count();
             start = end;
         }
         (loss / n as f64, correct as f64 / n as f64)
