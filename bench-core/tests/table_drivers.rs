@@ -272,7 +272,7 @@ struct RandomAccess {
 
 impl RowAccess for RandomAccess {
     fn steps(&self, worker: usize, clock: u64) -> u64 {
-        if self.seed % 2 == 0 {
+        if self.seed.is_multiple_of(2) {
             1
         } else {
             1 + (self.seed ^ worker as u64 ^ clock.wrapping_mul(7)) % 3

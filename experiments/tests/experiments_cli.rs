@@ -648,7 +648,7 @@ fn cnn_profile_writes_a_time_profile() {
         assert!(p.source.contains("measured"), "{text}");
         let ns = p.iteration_ns(1).unwrap();
         assert!(ns[0] > 0, "{text}");
-        assert!(p.bytes_per_update > 0 && p.bytes_per_update % 4 == 0);
+        assert!(p.bytes_per_update > 0 && p.bytes_per_update.is_multiple_of(4));
     } else {
         assert!(!o.status.success());
         assert!(stderr.contains("--features cnn"), "{stderr}");

@@ -98,8 +98,9 @@ pub fn detect_format(head: &[u8], len: u64, path: &Path) -> Result<DataFormat> {
         return Err(refuse("the file is empty".into()));
     }
     if is_binary(head) {
-        let c10 = len % CIFAR10_RECORD == 0 && head[0] < 10;
-        let c100 = len % CIFAR100_RECORD == 0 && head.len() >= 2 && head[0] < 20 && head[1] < 100;
+        let c10 = len.is_multiple_of(CIFAR10_RECORD) && head[0] < 10;
+        let c100 =
+            len.is_multiple_of(CIFAR100_RECORD) && head.len() >= 2 && head[0] < 20 && head[1] < 100;
         return match (c10, c100) {
             (true, false) => Ok(DataFormat::Cifar10),
             (false, true) => Ok(DataFormat::Cifar100),

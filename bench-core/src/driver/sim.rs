@@ -268,7 +268,7 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
                 message: unfinished.join("; "),
             });
         }
-        if self.cfg.eval_every == 0 || self.applied_total % self.cfg.eval_every != 0 {
+        if self.cfg.eval_every == 0 || !self.applied_total.is_multiple_of(self.cfg.eval_every) {
             self.evaluate(now);
         }
         // The last evaluation is of the final model: either the one just made, or the one made

@@ -129,7 +129,7 @@ impl TopologyKind {
             TopologyKind::Ring => ring(&mut t, 0, n),
             TopologyKind::RingBased => ring_based(&mut t, 0, n),
             TopologyKind::DoubleRing => {
-                if n < 4 || n % 2 != 0 {
+                if n < 4 || !n.is_multiple_of(2) {
                     return Err(CoreError::Topology(format!(
                         "double-ring needs an even node count >= 4, got {n}"
                     )));

@@ -222,6 +222,10 @@ impl ExperimentOutput {
                 "bench-core": env!("CARGO_PKG_VERSION"),
                 "rustc": env!("SYNCBENCH_RUSTC"),
                 "dependencies": env!("SYNCBENCH_DEPS").split(',').collect::<Vec<_>>(),
+                // The platform the sim bytes are promised on, and the instruction-set level the
+                // CNN kernels ran at (speed only: the bits are the same at every level).
+                "numeric_platform": crate::tools::regress::fingerprint::numeric_platform(),
+                "cnn_cpu_level": cnn_cpu_level(),
             }),
             command: std::env::args().collect(),
             wall_seconds: self.started.elapsed().as_secs_f64(),
@@ -280,4 +284,16 @@ pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     );
     pb.set_prefix(what.to_string());
     pb
+}
+
+/// The CNN kernels' instruction-set level in this process, or "-" in a build without CNNs.
+fn cnn_cpu_level() -> &'static str {
+    #[cfg(feature = "cnn")]
+    {
+        bench_core::workload::cpu_level::current().name()
+    }
+    #[cfg(not(feature = "cnn"))]
+    {
+        "-"
+    }
 }

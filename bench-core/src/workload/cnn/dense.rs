@@ -69,8 +69,8 @@ mod tests {
 
     fn close(what: &str, a: Tensor<2>, b: Tensor<2>) {
         let (a, b) = (
-            a.into_data().to_vec::<f32>().unwrap(),
-            b.into_data().to_vec::<f32>().unwrap(),
+            a.into_data().try_to_vec::<f32>().unwrap(),
+            b.into_data().try_to_vec::<f32>().unwrap(),
         );
         assert_eq!(a.len(), b.len(), "{what}");
         for (x, y) in a.iter().zip(&b) {

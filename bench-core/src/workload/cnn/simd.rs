@@ -1,9 +1,8 @@
 //! The kernels' own loops (im2col, col2im, im2row, batch norm) compiled a second time for AVX2,
 //! chosen at run time where the CPU has it.
 //!
-//! The crate is built for the x86-64 baseline (SSE2), so those loops ran four floats to an
-//! instruction; gemm and flex choose their own instructions at run time, our loops did not.
-//! AVX2 runs eight. The loops are copies, elementwise sums and products and sums in a fixed
+//! The crate is built for the x86-64 baseline (SSE2), so those loops would run four floats to an
+//! instruction; AVX2 runs eight. The level in force is [`super::cpu_level`]'s (a test forces each). The loops are copies, elementwise sums and products and sums in a fixed
 //! order: the compiler vectorises only what keeps each result's order (it never reorders a
 //! floating-point sum, nor fuses a multiply and an add without being asked, and AVX2 is asked
 //! for without FMA), so both versions give the same bits (tests compare them bit for bit, and

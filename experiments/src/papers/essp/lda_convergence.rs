@@ -163,7 +163,7 @@ pub fn run(
                 seq.level,
                 seq.losses[0],
                 seq.drift * 100.0,
-                if part.corpus.documents % part.workers == 0 {
+                if part.corpus.documents.is_multiple_of(part.workers) {
                     String::new()
                 } else {
                     format!("; the runs leave out the last {} documents (an uneven split over {} workers), the reference samples them too", part.corpus.documents % part.workers, part.workers)

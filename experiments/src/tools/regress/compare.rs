@@ -48,6 +48,10 @@ pub enum Outcome {
     Improved,
     /// Another value that neither regresses nor improves (a fail that became n.a.).
     Changed,
+    /// Sim CSV bytes that differ from a baseline taken on another numeric platform (another
+    /// architecture, OS or C library: [`super::fingerprint::numeric_platform`]), where equal
+    /// bytes are not promised: listed, not failing.
+    OtherPlatform,
     /// An absolute number that does not gate here (another testbed than the baseline's, a
     /// baseline accepted with `--absolute info`, or `--absolute info` now): printed only.
     Info,
@@ -106,6 +110,26 @@ impl Finding {
             note: String::new(),
         }
     }
+}
+
+/// `findings` with the exact tier's changed bytes marked [`Outcome::OtherPlatform`] when the
+/// baseline's numeric platform is known and is not this run's (`base` and `here` as
+/// [`super::fingerprint::numeric_platform`] names them; an older baseline without one is taken
+/// as this platform's).
+pub fn across_platforms(findings: Vec<Finding>, base: &str, here: &str) -> Vec<Finding> {
+    if base.is_empty() || base == here {
+        return findings;
+    }
+    findings
+        .into_iter()
+        .map(|mut f| {
+            if f.tier == Tier::Exact && f.outcome == Outcome::Regressed {
+                f.outcome = Outcome::OtherPlatform;
+                f.note = format!("baseline taken on {base}, this run on {here}");
+            }
+            f
+        })
+        .collect()
 }
 
 /// Every finding of the exact and claims tiers, most severe first, then by tier and metric.
@@ -274,5 +298,23 @@ mod tests {
             &snap(&[], &[("a/p", "n.a.")]),
         );
         assert_eq!(outcome(&c, "a/p"), Outcome::Changed);
+    }
+
+    #[test]
+    fn changed_bytes_on_another_numeric_platform_are_listed_not_failing() {
+        let base = snap(&[], &[]);
+        let mut now = base.clone();
+        now.exact.insert("f/a.csv".into(), "1111".into());
+        let mut then = base.clone();
+        then.exact.insert("f/a.csv".into(), "2222".into());
+        let f = compare(&then, &now);
+        assert_eq!(outcome(&f, "f/a.csv"), Outcome::Regressed);
+        let same = across_platforms(f.clone(), "x86_64-linux-gnu", "x86_64-linux-gnu");
+        assert_eq!(outcome(&same, "f/a.csv"), Outcome::Regressed);
+        let old = across_platforms(f.clone(), "", "x86_64-linux-gnu");
+        assert_eq!(outcome(&old, "f/a.csv"), Outcome::Regressed);
+        let other = across_platforms(f, "aarch64-linux-gnu", "x86_64-linux-gnu");
+        assert_eq!(outcome(&other, "f/a.csv"), Outcome::OtherPlatform);
+        assert!(!Outcome::OtherPlatform.fails());
     }
 }

@@ -245,7 +245,11 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
                     now.scales
                 );
             }
-            let mut findings = compare(&base.snapshot, &now);
+            let mut findings = compare::across_platforms(
+                compare(&base.snapshot, &now),
+                &base.fingerprint.numeric,
+                &here.numeric,
+            );
             findings.extend(bounds::check(&args.results)?);
             let same_testbed = base.fingerprint.matches(&here)
                 && base.gate_absolute

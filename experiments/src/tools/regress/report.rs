@@ -53,7 +53,7 @@ impl Report {
     pub fn verdict(&self) -> String {
         let r = self.count(Outcome::Regressed);
         format!(
-            "{}: {r} regressed, {} noisy, {} improved, {} changed, {} new, {} removed, {} for information, {} unchanged",
+            "{}: {r} regressed, {} noisy, {} improved, {} changed, {} other platform, {} new, {} removed, {} for information, {} unchanged",
             if r > 0 {
                 "REGRESSED"
             } else if self.count(Outcome::Noisy) > 0 {
@@ -64,6 +64,7 @@ impl Report {
             self.count(Outcome::Noisy),
             self.count(Outcome::Improved),
             self.count(Outcome::Changed),
+            self.count(Outcome::OtherPlatform),
             self.count(Outcome::New),
             self.count(Outcome::Removed),
             self.count(Outcome::Info),
@@ -168,6 +169,7 @@ impl Report {
             "noisy": self.count(Outcome::Noisy),
             "improved": self.count(Outcome::Improved),
             "changed": self.count(Outcome::Changed),
+            "other_platform": self.count(Outcome::OtherPlatform),
             "new": self.count(Outcome::New),
             "removed": self.count(Outcome::Removed),
             "info": self.count(Outcome::Info),
@@ -184,6 +186,7 @@ fn outcome_word(o: Outcome) -> &'static str {
         Outcome::New => "new",
         Outcome::Improved => "improved",
         Outcome::Changed => "changed",
+        Outcome::OtherPlatform => "other platform",
         Outcome::Info => "info",
         Outcome::Same => "same",
     }
