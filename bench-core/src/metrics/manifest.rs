@@ -57,6 +57,27 @@ pub fn git_revision() -> String {
     rev
 }
 
+/// The platform the simulator's bytes are promised on: architecture, OS and C library
+/// (`x86_64-linux-gnu`). Within one, the CNNs' arithmetic is fixed whatever the CPU
+/// (`bench_core::workload::cpu_level`: one order at every instruction-set level, no cache-sized
+/// blocking) and the linear models' is IEEE arithmetic in a fixed order; across them (another
+/// architecture, or another C library's `exp` and `log`) `syncbench regress` lists changed bytes as "other
+/// platform" instead of failing on them.
+pub fn numeric_platform() -> String {
+    format!(
+        "{}-{}-{}",
+        std::env::consts::ARCH,
+        std::env::consts::OS,
+        if cfg!(target_env = "gnu") {
+            "gnu"
+        } else if cfg!(target_env = "musl") {
+            "musl"
+        } else {
+            "other"
+        }
+    )
+}
+
 /// The host name from `/etc/hostname` or `$HOSTNAME`, else `unknown`.
 pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")

@@ -224,7 +224,7 @@ impl ExperimentOutput {
                 "dependencies": env!("SYNCBENCH_DEPS").split(',').collect::<Vec<_>>(),
                 // The platform the sim bytes are promised on, and the instruction-set level the
                 // CNN kernels ran at (speed only: the bits are the same at every level).
-                "numeric_platform": crate::tools::regress::fingerprint::numeric_platform(),
+                "numeric_platform": bench_core::metrics::numeric_platform(),
                 "cnn_cpu_level": cnn_cpu_level(),
             }),
             command: std::env::args().collect(),

@@ -49,7 +49,7 @@ pub enum Outcome {
     /// Another value that neither regresses nor improves (a fail that became n.a.).
     Changed,
     /// Sim CSV bytes that differ from a baseline taken on another numeric platform (another
-    /// architecture, OS or C library: [`super::fingerprint::numeric_platform`]), where equal
+    /// architecture, OS or C library: [`bench_core::metrics::numeric_platform`]), where equal
     /// bytes are not promised: listed, not failing.
     OtherPlatform,
     /// An absolute number that does not gate here (another testbed than the baseline's, a
@@ -114,7 +114,7 @@ impl Finding {
 
 /// `findings` with the exact tier's changed bytes marked [`Outcome::OtherPlatform`] when the
 /// baseline's numeric platform is known and is not this run's (`base` and `here` as
-/// [`super::fingerprint::numeric_platform`] names them; an older baseline without one is taken
+/// [`bench_core::metrics::numeric_platform`] names them; an older baseline without one is taken
 /// as this platform's).
 pub fn across_platforms(findings: Vec<Finding>, base: &str, here: &str) -> Vec<Finding> {
     if base.is_empty() || base == here {

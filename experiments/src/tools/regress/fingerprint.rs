@@ -18,31 +18,10 @@ pub struct Fingerprint {
     pub kernel: String,
     /// RDMA devices (`/sys/class/infiniband`), one entry per device and port.
     pub rdma: Vec<RdmaPort>,
-    /// The numeric platform ([`numeric_platform`]): sim bytes are promised equal within one,
+    /// The numeric platform ([`bench_core::metrics::numeric_platform`]): sim bytes are promised equal within one,
     /// whatever the CPU model, instruction-set level or caches. Empty in older baselines.
     #[serde(default)]
     pub numeric: String,
-}
-
-/// The platform the simulator's bytes are promised on: architecture, OS and C library
-/// (`x86_64-linux-gnu`). Within one, the CNNs' arithmetic is fixed whatever the CPU
-/// (`bench_core::workload::cpu_level`: one order at every instruction-set level, no cache-sized
-/// blocking) and the linear models' is IEEE arithmetic in a fixed order; across them (another
-/// architecture, or another C library's `exp` and `log`) regress lists changed bytes as "other
-/// platform" instead of failing on them.
-pub fn numeric_platform() -> String {
-    format!(
-        "{}-{}-{}",
-        std::env::consts::ARCH,
-        std::env::consts::OS,
-        if cfg!(target_env = "gnu") {
-            "gnu"
-        } else if cfg!(target_env = "musl") {
-            "musl"
-        } else {
-            "other"
-        }
-    )
 }
 
 /// One port of one RDMA device.
@@ -78,7 +57,7 @@ impl Fingerprint {
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             kernel: read_trim(Path::new("/proc/sys/kernel/osrelease")),
             rdma: rdma_ports(Path::new("/sys/class/infiniband")),
-            numeric: numeric_platform(),
+            numeric: bench_core::metrics::numeric_platform(),
         }
     }
 
