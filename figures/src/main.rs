@@ -50,6 +50,12 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    // A closed output pipe (`figures list | head`) ends the process quietly, as it does `cat`,
+    // instead of a panic at the next println!: Rust's runtime ignores SIGPIPE.
+    // SAFETY: signal(2) with SIG_DFL installs no handler; called before any other thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

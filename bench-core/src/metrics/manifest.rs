@@ -32,6 +32,27 @@ pub struct Manifest {
     /// configuration the run used); empty where none is recorded.
     #[serde(default)]
     pub deviations: Vec<serde_json::Value>,
+    /// The environment variables the run read that can change what it computes or where it
+    /// reads from, as they were set ([`environment`]); flags win over them where both exist.
+    #[serde(default)]
+    pub environment: std::collections::BTreeMap<String, String>,
+}
+
+/// Names of the environment variables a run reads besides its flags: every `SYNCBENCH_*`
+/// (the CNN kernels' level, the dataset cache, the RDMA device and GID, fault points),
+/// libfabric's `FI_*`, the cache root's fallback and the GPUs a LibTorch run sees.
+fn read_by_runs(name: &str) -> bool {
+    name.starts_with("SYNCBENCH_")
+        || name.starts_with("FI_")
+        || matches!(name, "XDG_CACHE_HOME" | "CUDA_VISIBLE_DEVICES")
+}
+
+/// The variables of [`read_by_runs`] that are set in this process, by name.
+pub fn environment() -> std::collections::BTreeMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
+        .filter(|(k, _)| read_by_runs(k))
+        .collect()
 }
 
 /// The code revision, `unknown` outside a git checkout.

@@ -10,6 +10,6 @@ mod run_dir;
 
 pub use event_rows::EventRows;
 pub use histogram::WaitHistogram;
-pub use manifest::{git_revision, hostname, numeric_platform, Manifest};
+pub use manifest::{environment, git_revision, hostname, numeric_platform, Manifest};
 pub use records::{objective_span, IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};
 pub use run_dir::{abandon_partials, pid_alive, RunDir};

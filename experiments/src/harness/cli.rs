@@ -30,7 +30,7 @@ impl Scale {
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
     /// Problem size: `quick` (minutes on a laptop) or `paper` (the papers' sizes).
-    #[arg(long, value_enum, default_value_t = Scale::Quick, env = "SCALE")]
+    #[arg(long, value_enum, default_value_t = Scale::Quick)]
     pub scale: Scale,
     /// Driver(s) to run under, comma-separated: `sim` (deterministic virtual time), `threads`
     /// (one OS thread per node, real time) and/or `cluster` (one process per rank, started by

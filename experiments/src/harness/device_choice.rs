@@ -4,6 +4,7 @@
 //! gives each rank the GPU of its local rank (modulo the GPUs the machine has), as launchers
 //! place one rank per GPU.
 
+use crate::harness::exit::usage;
 use anyhow::{bail, Context, Result};
 use bench_core::workload::CnnDevice;
 
@@ -37,16 +38,16 @@ pub fn pick(
 ) -> Result<CnnDevice> {
     let entries: Vec<&str> = text.split(',').map(str::trim).collect();
     if entries.len() > 1 && entries.contains(&"cuda") {
-        bail!("--device {text}: a per-rank list names each GPU by index (cuda:N); a bare `cuda` alone gives each rank the GPU of its local rank");
+        return Err(usage(format!("--device {text}: a per-rank list names each GPU by index (cuda:N); a bare `cuda` alone gives each rank the GPU of its local rank")));
     }
     let entry = match (entries.len(), rank) {
         (1, _) => entries[0],
         (n, Some(r)) => *entries.get(r).with_context(|| {
             format!("--device lists {n} devices, one per rank, and this is rank {r}")
         })?,
-        (n, None) => bail!(
+        (n, None) => return Err(usage(format!(
             "--device lists {n} devices, one per rank of a cluster job, and this process is not a rank (use one device, e.g. --device cuda:0)"
-        ),
+        ))),
     };
     if entry == "cuda" && rank.is_some() {
         let local = local.or(rank).unwrap_or(0);
@@ -59,7 +60,9 @@ pub fn pick(
         }
         return Ok(CnnDevice::Cuda(local % gpus));
     }
-    entry.parse().with_context(|| format!("--device {text}"))
+    entry
+        .parse()
+        .map_err(|e| usage(format!("--device {text}: {e}")))
 }
 
 /// This process's rank and local rank, for a process of a cluster job (`None`s otherwise):

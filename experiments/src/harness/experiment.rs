@@ -178,11 +178,11 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
                 .filter(|e| e.args.iter().any(|a| a == "--cnn"))
                 .map(|e| e.binary)
                 .collect();
-            bail!(
+            return Err(crate::harness::exit::usage(format!(
                 "{} has no CNN version (--cnn): the figures with one are {}",
                 E::BINARY,
                 with.join(", ")
-            )
+            )));
         }
     };
     let cfg: E::Config = common.load_config(quick, paper)?;
@@ -203,6 +203,11 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
     let data = common.data_source().on(device);
     E::validate(&cfg, own, &drivers)
         .with_context(|| format!("invalid {} configuration", E::BINARY))?;
+    if data.mode() == DataMode::Real {
+        let value = serde_json::to_value(&cfg)
+            .with_context(|| format!("cannot read back the {} configuration", E::BINARY))?;
+        crate::harness::datasets_needed::check(&crate::harness::datasets_needed::names(&value))?;
+    }
     // Checked before joining a cluster job: every rank refuses the same configuration alike.
     common.enter(&drivers)?;
     let mut outputs = E::figures(own)

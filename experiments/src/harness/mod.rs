@@ -9,6 +9,7 @@ pub mod cli;
 pub mod cluster;
 pub mod config_ranges;
 pub mod data_source;
+pub mod datasets_needed;
 pub mod deviations;
 pub mod device_choice;
 pub mod exit;

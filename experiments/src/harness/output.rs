@@ -231,6 +231,7 @@ impl ExperimentOutput {
             wall_seconds: self.started.elapsed().as_secs_f64(),
             notes,
             deviations,
+            environment: bench_core::metrics::environment(),
         };
         dir.write_json("manifest.json", &manifest)?;
         bench_core::driver::cluster::fault_point::reach("write");

@@ -12,11 +12,12 @@ use std::path::{Path, PathBuf};
 pub enum DatasetsCommand {
     /// Every dataset of the lock: name, format, shape, checksum state and cache state.
     List,
-    /// Download NAME (resuming a partial download), verify its checksum and size, unpack it
-    /// into the cache, and print the path experiments read.
+    /// Download each NAME (resuming a partial download), verify its checksum and size, unpack
+    /// it into the cache, and print the path experiments read (one line per dataset).
     Fetch {
-        /// Lock-file name (see `list`).
-        name: String,
+        /// Lock-file names (see `list`); all are checked against the lock before any download.
+        #[arg(required = true, value_name = "NAME")]
+        names: Vec<String>,
     },
     /// Re-hash the download of NAME against the lock; a mismatch moves it aside.
     Verify {
@@ -147,29 +148,14 @@ pub fn run(command: DatasetsCommand, lock: Option<PathBuf>) -> Result<()> {
                 );
             }
         }
-        DatasetsCommand::Fetch { name } => {
-            let e = lock.get(&name)?;
-            let bar =
-                crate::harness::output::progress(e.bytes.unwrap_or(0), &format!("fetch {name}"));
-            let r = cache.fetch(e, &mut |done, total| {
-                if let Some(t) = total {
-                    bar.set_length(t);
-                }
-                bar.set_position(done);
-            });
-            bar.finish_and_clear();
-            let r = r?;
-            if r.resumed_from > 0 {
-                eprintln!("resumed after {} bytes", r.resumed_from);
+        DatasetsCommand::Fetch { names } => {
+            let entries = names
+                .iter()
+                .map(|n| lock.get(n))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            for (name, e) in names.iter().zip(entries) {
+                fetch_one(&cache, e, name, &lock_file)?;
             }
-            eprintln!("{name}: {} bytes, sha256 {}", r.bytes, r.digest.sha256);
-            if r.unpinned {
-                eprintln!(
-                    "{name} has no checksum in {}: run `syncbench datasets pin {name}` to record this one",
-                    lock_file.display()
-                );
-            }
-            println!("{}", r.path.display());
         }
         DatasetsCommand::Verify { name } => {
             let e = lock.get(&name)?;
@@ -368,4 +354,34 @@ fn counts(labels: &[u8]) -> std::collections::BTreeMap<u8, usize> {
         *m.entry(l).or_insert(0) += 1;
     }
     m
+}
+
+/// Fetches one dataset (`datasets fetch`), printing where experiments read it.
+fn fetch_one(
+    cache: &DatasetCache,
+    e: &bench_core::data::DatasetEntry,
+    name: &str,
+    lock_file: &std::path::Path,
+) -> Result<()> {
+    let bar = crate::harness::output::progress(e.bytes.unwrap_or(0), &format!("fetch {name}"));
+    let r = cache.fetch(e, &mut |done, total| {
+        if let Some(t) = total {
+            bar.set_length(t);
+        }
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    let r = r?;
+    if r.resumed_from > 0 {
+        eprintln!("resumed after {} bytes", r.resumed_from);
+    }
+    eprintln!("{name}: {} bytes, sha256 {}", r.bytes, r.digest.sha256);
+    if r.unpinned {
+        eprintln!(
+            "{name} has no checksum in {}: run `syncbench datasets pin {name}` to record this one",
+            lock_file.display()
+        );
+    }
+    println!("{}", r.path.display());
+    Ok(())
 }

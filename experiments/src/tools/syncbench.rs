@@ -126,6 +126,7 @@ pub fn main() -> std::process::ExitCode {
     if let Some(experiment) = crate::tools::multicall::started_as() {
         return experiment();
     }
+    crate::harness::exit::end_quietly_on_broken_pipe();
     let cli = Cli::parse();
     if let Command::Launch(args) = cli.command {
         return match crate::tools::launch::run(args) {

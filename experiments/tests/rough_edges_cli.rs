@@ -1,0 +1,101 @@
+//! What a new user hits first, from the command line: a closed output pipe ends a command
+//! quietly, usage errors exit 2, flags win over the environment (and the environment read is in
+//! the manifest), and every missing dataset is named at once, before any seed runs.
+
+use std::process::{Command, Stdio};
+
+mod common;
+
+/// Runs `bin args` with its stdout a pipe whose read end is closed before the command writes.
+fn with_closed_stdout(bin: &str, args: &[&str]) -> (std::process::ExitStatus, String) {
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    (out.status, String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    for (bin, args) in [
+        (env!("CARGO_BIN_EXE_syncbench"), &["datasets", "list"][..]),
+        (env!("CARGO_BIN_EXE_syncbench"), &["--help"][..]),
+    ] {
+        let (status, stderr) = with_closed_stdout(bin, args);
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+        // Killed by SIGPIPE as `cat` is, or done before it wrote: never a panic's 101.
+        assert!(
+            status.success() || status.signal() == Some(libc::SIGPIPE),
+            "{args:?}: {status:?}"
+        );
+    }
+}
+
+#[test]
+fn usage_errors_found_after_parsing_exit_2_as_clap_does() {
+    let fig7 = env!("CARGO_BIN_EXE_asap-fig7");
+    let dir = common::tmpdir("usage");
+    for args in [
+        &["--device", "tpu"][..],
+        &["--cnn"][..],
+        &["--driver", "simulator"][..],
+    ] {
+        let o = Command::new(fig7)
+            .args(args)
+            .arg("--out")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        assert!(!dir.join("asap-fig7").exists(), "{args:?} wrote results");
+    }
+}
+
+#[test]
+fn flags_win_over_the_environment_and_the_environment_read_is_in_the_manifest() {
+    let dir = common::tmpdir("environment");
+    std::fs::write(dir.join("cfg.toml"), common::ASAP_SMALL).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_asap-fig7"))
+        .args(["--driver", "sim", "--seeds", "1", "--config", "cfg.toml"])
+        .args(["--out", "out"])
+        .current_dir(&dir)
+        // SCALE is make's variable, not the binaries': it must not turn this into a paper run.
+        .env("SCALE", "paper")
+        .env("SYNCBENCH_CPU_LEVEL", "avx2")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out/asap-fig7/manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m["scale"], "quick");
+    assert_eq!(m["environment"]["SYNCBENCH_CPU_LEVEL"], "avx2", "{m}");
+    assert!(m["environment"].get("SCALE").is_none());
+}
+
+#[test]
+fn every_missing_dataset_is_named_at_once_before_any_seed() {
+    let dir = common::tmpdir("missing-datasets");
+    let o = Command::new(env!("CARGO_BIN_EXE_asap-fig6"))
+        .args(["--scale", "paper", "--out"])
+        .arg(dir.join("out"))
+        .env("SYNCBENCH_DATA", dir.join("empty-cache"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("syncbench datasets fetch rcv1-train splice-site-train webspam-trigram"),
+        "{err}"
+    );
+    assert!(!err.contains("seed 1"), "{err}");
+    assert!(!dir.join("out/asap-fig6").exists());
+}
