@@ -182,6 +182,17 @@ fn a_trace_file_replays_as_stragglers() {
     let (none, slow, traced) = (makespan("none"), makespan("slow"), makespan("traced"));
     assert!(traced > 2.5 * none, "{traced} vs {none}");
     assert!((traced / slow - 1.0).abs() < 0.1, "{traced} vs {slow}");
+    // The manifest names the trace by its bytes, not only its path.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out/mode-matrix/manifest.json")).unwrap())
+            .unwrap();
+    let want = bench_core::data::digest_file(&path).unwrap().sha256;
+    assert_eq!(
+        manifest["inputs"][0]["sha256"].as_str(),
+        Some(want.as_str()),
+        "{}",
+        manifest["inputs"]
+    );
     // a trace that does not cover the run's workers is refused up front
     std::fs::write(&path, "worker,iter,compute_ns,wait_ns\n0,0,5,0\n").unwrap();
     let o = run(&dir, &cfg, "bad");

@@ -36,6 +36,10 @@ pub struct Manifest {
     /// reads from, as they were set ([`environment`]); flags win over them where both exist.
     #[serde(default)]
     pub environment: std::collections::BTreeMap<String, String>,
+    /// Files the run read by path beside its configuration and datasets (a straggler trace),
+    /// each with its size and SHA-256.
+    #[serde(default)]
+    pub inputs: Vec<serde_json::Value>,
 }
 
 /// Names of the environment variables a run reads besides its flags: every `SYNCBENCH_*`

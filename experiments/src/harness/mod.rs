@@ -15,6 +15,7 @@ pub mod device_choice;
 pub mod exit;
 pub mod experiment;
 pub mod explained;
+pub mod input_files;
 pub mod interrupt;
 pub mod output;
 pub mod parallel;

@@ -204,6 +204,7 @@ impl ExperimentOutput {
             }
         };
         let config = serde_json::to_value(config)?;
+        let inputs = crate::harness::input_files::inputs(&config);
         let deviations = crate::harness::deviations::DeviationTable::committed()
             .for_run(&self.written_as, &config)
             .into_iter()
@@ -232,6 +233,7 @@ impl ExperimentOutput {
             notes,
             deviations,
             environment: bench_core::metrics::environment(),
+            inputs,
         };
         dir.write_json("manifest.json", &manifest)?;
         bench_core::driver::cluster::fault_point::reach("write");
