@@ -275,7 +275,8 @@ pub fn run(args: &RegressArgs) -> Result<u8> {
             findings.sort_by(|a, b| {
                 (a.outcome, a.tier, &a.metric).cmp(&(b.outcome, b.tier, &b.metric))
             });
-            let rep = report::Report::new(&base, &now, same_testbed, findings);
+            let rep = report::Report::new(&base, &now, same_testbed, findings)
+                .on_platforms(&base.fingerprint.numeric, &here.numeric);
             print!("{}", rep.table());
             let out = args.out.clone().unwrap_or_else(|| args.results.clone());
             write_atomic(&out.join("regress.json"), &rep.json()?)?;

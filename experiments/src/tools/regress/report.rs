@@ -19,6 +19,9 @@ pub struct Report {
     /// Whether absolute numbers gate this comparison (this machine's fingerprint matches the
     /// baseline's, the baseline was accepted with `--absolute gate`, and no `--absolute info`).
     pub same_testbed: bool,
+    /// When the baseline was taken on another numeric platform than this machine's: both, as
+    /// a sentence (then changed sim bytes are the platform's, not the code's).
+    pub platform: Option<String>,
     /// Every finding, most severe first.
     pub findings: Vec<Finding>,
 }
@@ -37,8 +40,51 @@ impl Report {
             baseline_revision: base.revision.clone(),
             revision: now.revision(),
             same_testbed,
+            platform: None,
             findings,
         }
+    }
+
+    /// The same, saying that the baseline's numeric platform `base` is not this machine's
+    /// `here` when they differ (an old baseline without one says nothing).
+    pub fn on_platforms(mut self, base: &str, here: &str) -> Report {
+        if !base.is_empty() && base != here {
+            self.platform = Some(format!(
+                "the baseline was taken on numeric platform {base}, this machine is {here}: changed sim bytes there are the platform's (other platform), not the code's"
+            ));
+        }
+        self
+    }
+
+    /// The findings worth a row, counted per figure (a metric's first path segment: the
+    /// figure of an exact-tier file or a claim id) and outcome, figures in order.
+    pub fn by_figure(&self) -> Vec<(String, Vec<(&'static str, usize)>)> {
+        let mut m: std::collections::BTreeMap<String, std::collections::BTreeMap<Outcome, usize>> =
+            Default::default();
+        for f in self.listed() {
+            let figure = f.metric.split('/').next().unwrap_or(&f.metric).to_string();
+            *m.entry(figure).or_default().entry(f.outcome).or_default() += 1;
+        }
+        m.into_iter()
+            .map(|(fig, counts)| {
+                let counts = counts
+                    .into_iter()
+                    .map(|(o, n)| (outcome_word(o), n))
+                    .collect();
+                (fig, counts)
+            })
+            .collect()
+    }
+
+    /// One line per figure with findings: `figure: 12 changed, 1 REGRESSED`.
+    fn figure_lines(&self) -> Vec<String> {
+        self.by_figure()
+            .into_iter()
+            .map(|(fig, counts)| {
+                let c: Vec<String> = counts.iter().map(|(o, n)| format!("{n} {o}")).collect();
+                format!("{fig}: {}", c.join(", "))
+            })
+            .collect()
     }
 
     /// How many findings have `outcome`.
@@ -92,6 +138,16 @@ impl Report {
                 "; absolute numbers do not gate here (another fingerprint, or --absolute info)"
             }
         );
+        if let Some(p) = &self.platform {
+            let _ = writeln!(s, "platform: {p}");
+        }
+        let lines = self.figure_lines();
+        if !lines.is_empty() {
+            let _ = writeln!(s, "by figure:");
+            for l in &lines {
+                let _ = writeln!(s, "  {l}");
+            }
+        }
         let _ = writeln!(
             s,
             "{:<10} {:<8} {:<60} {:<22} {:<22} {:>7} {:>7}  note",
@@ -132,10 +188,18 @@ impl Report {
             self.baseline_revision,
             self.revision
         );
+        if let Some(p) = &self.platform {
+            let _ = writeln!(s, "Platform: {p}.\n");
+        }
         if self.findings.iter().all(|f| f.outcome == Outcome::Same) {
             s.push_str("Every sim CSV, claim, bound and measured metric is as in the baseline.\n");
             return s;
         }
+        s.push_str("By figure:\n\n");
+        for l in self.figure_lines() {
+            let _ = writeln!(s, "- {l}");
+        }
+        s.push('\n');
         s.push_str(
             "| verdict | tier | metric | baseline | now | ratio | p | note |\n|---|---|---|---|---|---|---|---|\n",
         );
@@ -200,5 +264,56 @@ fn tier_word(f: &Finding) -> &'static str {
         super::compare::Tier::Bounds => "bounds",
         super::compare::Tier::Ratio => "ratio",
         super::compare::Tier::Absolute => "absolute",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::regress::compare::Tier;
+
+    fn report(findings: Vec<Finding>) -> Report {
+        Report {
+            testbed: "t".into(),
+            baseline_revision: "a".into(),
+            revision: "b".into(),
+            same_testbed: false,
+            platform: None,
+            findings,
+        }
+    }
+
+    #[test]
+    fn findings_are_counted_by_figure_and_another_platform_is_said() {
+        let f = |metric: &str, outcome| {
+            Finding::plain(Tier::Exact, metric.into(), "x".into(), "y".into(), outcome)
+        };
+        let rep = report(vec![
+            f("asap-fig8/curves.csv", Outcome::Regressed),
+            f("asap-fig8/summary.csv", Outcome::Regressed),
+            f("asap-fig8/claims.csv", Outcome::Noisy),
+            f("dssp-fig3/curves.csv", Outcome::OtherPlatform),
+            f("hop-fig12/curves.csv", Outcome::Same),
+        ])
+        .on_platforms("x86_64-linux-gnu", "aarch64-linux-gnu");
+        assert_eq!(
+            rep.figure_lines(),
+            [
+                "asap-fig8: 2 REGRESSED, 1 noisy",
+                "dssp-fig3: 1 other platform"
+            ],
+            "an unchanged figure is not listed"
+        );
+        let table = rep.table();
+        assert!(table.contains("platform: the baseline was taken on numeric platform x86_64-linux-gnu, this machine is aarch64-linux-gnu"), "{table}");
+        assert!(
+            table.contains("by figure:\n  asap-fig8: 2 REGRESSED, 1 noisy\n"),
+            "{table}"
+        );
+        let md = rep.markdown();
+        assert!(md.contains("- dssp-fig3: 1 other platform"), "{md}");
+        // The same platform, or a baseline that names none, says nothing.
+        assert!(report(vec![]).on_platforms("", "x").platform.is_none());
+        assert!(report(vec![]).on_platforms("x", "x").platform.is_none());
     }
 }
