@@ -55,13 +55,13 @@ pub fn check(names: &[String]) -> Result<()> {
     for name in names {
         match lock.get(name) {
             Err(e) => other.push(format!("{name}: {e}")),
-            Ok(entry) => match cache.status(entry) {
-                bench_core::data::CacheStatus::Ready(_) => {}
-                bench_core::data::CacheStatus::Missing => unfetched.push(name.clone()),
-                _ => match cache.path(entry) {
-                    Ok(_) => {}
-                    Err(e) => other.push(format!("{name}: {e}")),
-                },
+            // One read of the cache: path() is what a seed would open, and its error says why.
+            Ok(entry) => match cache.path(entry) {
+                Ok(_) => {}
+                Err(_) if cache.status(entry) == bench_core::data::CacheStatus::Missing => {
+                    unfetched.push(name.clone())
+                }
+                Err(e) => other.push(format!("{name}: {e}")),
             },
         }
     }
