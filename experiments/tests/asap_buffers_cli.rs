@@ -52,7 +52,7 @@ fn fig7_writes_one_row_per_reduce_with_the_documented_columns() {
     }
     let claims = std::fs::read_to_string(out.join("claims.csv")).unwrap();
     assert!(
-        claims.contains("asap-fig7/notify-ack-all-inputs/sim,") && claims.contains(",pass"),
+        claims.contains("asap-fig7/sim/notify-ack-all-inputs,") && claims.contains(",pass"),
         "{claims}"
     );
     let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
@@ -110,7 +110,7 @@ fn fig9_compares_the_three_modes_on_a_sparse_graph() {
     assert_eq!(modes, ["notify-ack", "bsp", "async"], "{summary}");
     let claims = std::fs::read_to_string(out.join("claims.csv")).unwrap();
     assert!(
-        claims.contains("asap-fig9/notify-ack-before-bsp/sim"),
+        claims.contains("asap-fig9/sim/notify-ack-before-bsp"),
         "{claims}"
     );
     assert!(

@@ -246,7 +246,7 @@ fn fig20_21_reports_the_papers_gaps_and_times() {
     ] {
         let line = claims
             .lines()
-            .find(|l| l.starts_with(&format!("hop-fig20-21/gap/{g},")))
+            .find(|l| l.starts_with(&format!("hop-fig20-21/{g}/gap,")))
             .unwrap_or_else(|| panic!("{g}: {claims}"));
         assert!(common::passes_every_seed(line), "{line}");
     }

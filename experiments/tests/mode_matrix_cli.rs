@@ -124,7 +124,7 @@ fn writes_the_matrix_and_its_claims_reproducibly() {
     for id in [
         "mode-matrix/asgd-slow",
         "mode-matrix/ring-bytes",
-        "mode-matrix/best-run-near-optimum/none",
+        "mode-matrix/none/best-run-near-optimum",
     ] {
         assert!(claims.contains(id), "{id}: {claims}");
     }
@@ -300,7 +300,7 @@ fn matrix_factorisation_is_a_matrix_workload() {
     let claims = std::fs::read_to_string(out.join("claims.csv")).unwrap();
     let near = claims
         .lines()
-        .find(|l| l.starts_with("mode-matrix/best-run-near-optimum/none"))
+        .find(|l| l.starts_with("mode-matrix/none/best-run-near-optimum"))
         .unwrap();
     assert_eq!(common::verdict(near), "pass", "BSP on MF converges: {near}");
     // ps/bsp reaches the optimum-relative target without a straggler

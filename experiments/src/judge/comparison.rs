@@ -104,11 +104,16 @@ impl PaperComparison {
     /// against `theirs`'s, lower better: "before X, by more than 5% of its time" (better) or
     /// "before X or within 5% of its time" (better or equivalent).
     pub fn before(&self, theirs: &str) -> String {
+        self.before_in(theirs, "time")
+    }
+
+    /// [`Self::before`] on an axis other than time: "of its `measure`" (clocks, iterations).
+    pub fn before_in(&self, theirs: &str, measure: &str) -> String {
         let pct = 100.0 * self.tolerance;
         match self.allows {
-            Allows::Better => format!("before {theirs}, by more than {pct:.0}% of its time"),
+            Allows::Better => format!("before {theirs}, by more than {pct:.0}% of its {measure}"),
             Allows::BetterOrEquivalent => {
-                format!("before {theirs} or within {pct:.0}% of its time")
+                format!("before {theirs} or within {pct:.0}% of its {measure}")
             }
         }
     }

@@ -147,11 +147,16 @@ impl<K> Judged<'_, '_, K> {
     }
 
     /// When the run under `key` crossed the target.
-    pub fn time_to_target(&self, key: &K) -> Option<f64>
+    pub fn seconds_to_target(&self, key: &K) -> Option<f64>
     where
         K: PartialEq,
     {
         self.crossing(key).map(|p| p.time)
+    }
+
+    /// How the judge names the loss and the reference.
+    pub fn words(&self) -> ReferenceWords {
+        self.judge.words
     }
 
     /// Where `progress`, a curve not among the judged runs (a prediction of one), crosses the
@@ -564,10 +569,10 @@ mod tests {
                     every.measured_value
                 );
             }
-            assert_eq!(judged.time_to_target(&"c"), None);
+            assert_eq!(judged.seconds_to_target(&"c"), None);
         }
         let judged = Judge::new(Some(&r)).judge(runs);
-        assert_eq!(judged.time_to_target(&"a"), Some(2.0));
+        assert_eq!(judged.seconds_to_target(&"a"), Some(2.0));
         assert_eq!(judged.reference_rows("p").len(), 1);
         // a crosses at evaluation 2 of 2: the every-run claim and a comparison with it test
         // nothing.
@@ -629,7 +634,7 @@ mod tests {
         assert!(one.unexercised_by(&["c", "l"]).is_none());
         let d = curve(&[1.0, 0.2, 0.9, 0.2]);
         let held = Judge::new(None).holding(1).judge([("d", &d[..])]);
-        assert_eq!(held.time_to_target(&"d"), Some(3.0));
+        assert_eq!(held.seconds_to_target(&"d"), Some(3.0));
         assert_eq!(held.crossing_of(&d).map(|p| p.time), Some(3.0));
     }
 

@@ -234,14 +234,14 @@ impl Experiment for PsModes {
             way_rows.extend(judged.way_rows(driver.label()));
             out.claim(
                 judged.near_optimum_claim(format!(
-                    "ps-modes/best-run-near-optimum/{}",
+                    "ps-modes/{}/best-run-near-optimum",
                     driver.label()
                 )),
             );
             // Every mode converges, not only the best: a mode that never gets near the
             // optimum would make its rate and staleness comparisons moot.
             out.claim(judged.every_run_reaches_claim(format!(
-                "ps-modes/every-mode-reaches-target/{}",
+                "ps-modes/{}/every-mode-reaches-target",
                 driver.label()
             )));
         }

@@ -5,9 +5,11 @@
 use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
+use crate::judge::claim_id::ClaimId;
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use crate::judge::curve_area::Axis;
 use crate::judge::format::show;
+use crate::judge::time_to_target::TimeToTarget;
 use crate::judge::verdict::Judge;
 use crate::runs::peers::{graph, run_peers, PeerCommon};
 use anyhow::bail;
@@ -198,7 +200,7 @@ impl Experiment for AsapFig6 {
                 let rows = c.data.train_rows as f64;
                 let tag = driver_tag(&part.name, "/", driver, &drivers);
                 let mut per_degree = Vec::new();
-                let mut stats = Vec::new();
+                let mut names = Vec::new();
                 for (g, r) in graphs.iter().zip(&runs) {
                     let n = g.nodes();
                     let mean_deg =
@@ -237,7 +239,7 @@ impl Experiment for AsapFig6 {
                             loss: p.loss,
                         });
                     }
-                    stats.push((g.name().to_string(), t, e, mb));
+                    names.push(g.name().to_string());
                 }
                 let (lo, hi) = per_degree
                     .iter()
@@ -263,78 +265,42 @@ impl Experiment for AsapFig6 {
                         "{FIGURE}/{tag}/every-run-reaches-target"
                     )),
                 );
-                let find = |p: &str| stats.iter().find(|s| s.0.starts_with(p));
+                let find = |p: &str| names.iter().find(|n| n.starts_with(p));
                 if let (Some(root), Some(ar)) = (find("root-expander"), find("complete")) {
                     // Three outcomes, in the words of the part's panel.
                     let words = root_against_all_reduce(&part.name);
-                    let (holds, how) = words.judge(root.1, ar.1);
-                    out.claim(
-                        judged.gate(
-                            Claim::check(
-                                format!("{FIGURE}/{tag}/root-not-slower-than-all-reduce"),
-                                format!(
-                                    "root expander reaches loss {target:.4} {}",
-                                    words.before("all-reduce")
-                                ),
-                                words.cite(),
-                                format!(
-                                    "root {} s ({:.1} MB/node), all-reduce {} s ({:.1} MB/node): {how}",
-                                    show(root.1),
-                                    root.3,
-                                    show(ar.1),
-                                    ar.3
-                                ),
-                                holds,
-                            )
-                            .with_value(match (root.1, ar.1) {
-                                (Some(a), Some(b)) if a > 0.0 => b / a,
-                                _ => f64::NAN,
-                            }),
-                            &[root.0.clone(), ar.0.clone()],
-                        ),
-                    );
-                    // The same comparison on the whole curve (every target at once).
-                    if let Some(c) = judged.area_claim(
-                        format!("{FIGURE}/{tag}/root-not-slower-than-all-reduce-area"),
-                        words,
-                        Axis::Seconds,
-                        &root.0,
-                        &ar.0,
+                    for c in judged.time_claims(
+                        TimeToTarget::new(
+                            ClaimId::new(FIGURE, tag.as_str(), "root-not-slower-than-all-reduce"),
+                            words,
+                            root.clone(),
+                            ar.clone(),
+                        )
+                        .stated(format!(
+                            "root expander reaches loss {target:.4} {}",
+                            words.before("all-reduce")
+                        )),
                     ) {
                         out.claim(c);
                     }
                 }
                 if let (Some(chain), Some(root)) = (find("chain"), find("root-expander")) {
-                    let compared = [chain.0.clone(), root.0.clone()];
                     // The root expander's epochs against the chain's (lower better): a chain
-                    // that never gets there needs more.
-                    let (holds, how) = CHAIN_MORE_EPOCHS.judge(root.2, chain.2);
-                    out.claim(judged.gate(Claim::check(
-                        format!("{FIGURE}/{tag}/chain-needs-more-epochs"),
-                        format!(
+                    // that never gets there needs more. Epochs are iterations over a node's
+                    // shard, the same multiple of iterations for every graph.
+                    for c in judged.time_claims(
+                        TimeToTarget::new(
+                            ClaimId::new(FIGURE, tag.as_str(), "chain-needs-more-epochs"),
+                            &CHAIN_MORE_EPOCHS,
+                            root.clone(),
+                            chain.clone(),
+                        )
+                        .on(Axis::Iterations)
+                        .shown_in("epochs", per_iter_examples / rows)
+                        .stated(format!(
                             "the chain needs more epochs than the root expander to loss {target:.4}: the root fewer by more than {:.0}% of the chain's",
                             100.0 * CHAIN_MORE_EPOCHS.tolerance
-                        ),
-                        CHAIN_MORE_EPOCHS.cite(),
-                        format!(
-                            "chain {} epochs, root {} epochs; the root's against the chain's: {how}",
-                            show(chain.2),
-                            show(root.2)
-                        ),
-                        holds,
-                    )
-                    .with_value(match (chain.2, root.2) {
-                        (Some(a), Some(b)) if b > 0.0 => a / b,
-                        _ => f64::NAN,
-                    }), &compared));
-                    // On the whole curve, per iteration (epochs are iterations over a
-                    // node's shard, the same for every graph).
-                    if let Some(c) = judged.area_claim(
-                        format!("{FIGURE}/{tag}/chain-needs-more-epochs-area"),
-                        &CHAIN_MORE_EPOCHS,
-                        Axis::Iterations,
-                        &root.0,
-                        &chain.0,
+                        )),
                     ) {
                         out.claim(c);
                     }

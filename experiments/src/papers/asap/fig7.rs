@@ -260,7 +260,7 @@ fn mode_claims(tag: &str, runs: &ModeRuns, g: usize, max_in: usize) -> Vec<Claim
     let (na, bsp, asy) = runs.trio();
     claims.push(
         Claim::check(
-            format!("{FIGURE}/notify-ack-all-inputs/{tag}"),
+            format!("{FIGURE}/{tag}/notify-ack-all-inputs"),
             format!("under {tag}, NOTIFY-ACK reduces with all {max_in} inputs every time"),
             "NOTIFY-ACK: 100% of reduces use all 7 inputs",
             format!(
@@ -279,7 +279,7 @@ fn mode_claims(tag: &str, runs: &ModeRuns, g: usize, max_in: usize) -> Vec<Claim
     );
     claims.push(
             Claim::check(
-                format!("{FIGURE}/order-at-least-{g}/{tag}"),
+                format!("{FIGURE}/{tag}/order-at-least-{g}"),
                 format!(
                     "under {tag}, the share of reduces with >= {g} consistent inputs orders NOTIFY-ACK > BSP > ASYNC, each by more than {ORDER_MARGIN_PP} points"
                 ),
@@ -299,7 +299,7 @@ fn mode_claims(tag: &str, runs: &ModeRuns, g: usize, max_in: usize) -> Vec<Claim
     // consistent inputs, so BSP has substantial torn reads (23%) and ASYNC a majority.
     claims.push(
             Claim::check(
-                format!("{FIGURE}/bsp-async-gap-at-least-{g}/{tag}"),
+                format!("{FIGURE}/{tag}/bsp-async-gap-at-least-{g}"),
                 format!(
                     "under {tag}, BSP's share of reduces with >= {g} consistent inputs exceeds ASYNC's by >= {BSP_ASYNC_GAP_PP} points (half the paper's)"
                 ),
@@ -313,7 +313,7 @@ fn mode_claims(tag: &str, runs: &ModeRuns, g: usize, max_in: usize) -> Vec<Claim
         );
     claims.push(
             Claim::check(
-                format!("{FIGURE}/bsp-torn-reads-below-{g}/{tag}"),
+                format!("{FIGURE}/{tag}/bsp-torn-reads-below-{g}"),
                 format!(
                     "under {tag}, >= {BSP_TORN_PCT}% of BSP's reduces have fewer than {g} consistent inputs (half the paper's)"
                 ),
@@ -325,7 +325,7 @@ fn mode_claims(tag: &str, runs: &ModeRuns, g: usize, max_in: usize) -> Vec<Claim
         );
     claims.push(
         Claim::check(
-            format!("{FIGURE}/async-mostly-below-{g}/{tag}"),
+            format!("{FIGURE}/{tag}/async-mostly-below-{g}"),
             format!(
                 "under {tag}, fewer than half of ASYNC's reduces have >= {g} consistent inputs"
             ),

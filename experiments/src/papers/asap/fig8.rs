@@ -160,7 +160,7 @@ impl Experiment for AsapFig8 {
                 for driver in drivers {
                     for (i, (id, statement, _)) in CLAIMS.into_iter().enumerate() {
                         run.out().claim(Claim::not_applicable(
-                            format!("{FIGURE}/{id}/{}", driver.label()),
+                            format!("{FIGURE}/{}/{id}", driver.label()),
                             format!("under {}: {statement}", driver.label()),
                             paper_value(i),
                             "this build has no CNN support (make fig-asap-fig8 CNN=1)",
@@ -212,7 +212,7 @@ impl Experiment for AsapFig8 {
             let (async_highest, how) = ASYNC_POOR.judge(Some(1.0 / ra), Some(1.0 / rn));
             run.out().claim(
                 Claim::check(
-                    format!("{FIGURE}/{}/{tag}", CLAIMS[0].0),
+                    format!("{FIGURE}/{tag}/{}", CLAIMS[0].0),
                     format!("under {tag}: {}", CLAIMS[0].1),
                     paper_value(0),
                     format!("ASYNC {ra:.1}, NOTIFY-ACK {rn:.1}, BSP {rb:.1} images/s; seconds per image, ASYNC against NOTIFY-ACK: {how}"),
@@ -243,7 +243,7 @@ impl Experiment for AsapFig8 {
             };
             run.out().claim(
                 Claim::check(
-                    format!("{FIGURE}/{}/{tag}", CLAIMS[1].0),
+                    format!("{FIGURE}/{tag}/{}", CLAIMS[1].0),
                     format!("under {tag}: {}", CLAIMS[1].1),
                     paper_value(1),
                     format!(

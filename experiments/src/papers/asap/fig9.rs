@@ -4,10 +4,11 @@
 
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
+use crate::judge::claim_id::ClaimId;
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
-use crate::judge::curve_area::Axis;
 use crate::judge::format::show;
 use crate::judge::sensitivity::{self, Knob, Sensitivity};
+use crate::judge::time_to_target::TimeToTarget;
 use crate::judge::verdict::{Judge, Judged};
 use crate::runs::buffered::{run_every_mode, AsyncKnobs, BufferedCommon, ModeRuns};
 use bench_core::claims::Claim;
@@ -137,7 +138,10 @@ impl Experiment for AsapFig9 {
             let tag = driver.label();
             ref_rows.extend(judged.reference_rows(tag));
             way_rows.extend(judged.way_rows(tag));
-            out.claim(judged.near_optimum_claim(format!("{FIGURE}/best-run-near-optimum/{tag}")));
+            out.claim(
+                judged
+                    .near_optimum_claim(ClaimId::new(FIGURE, tag, "best-run-near-optimum").into()),
+            );
             let claims = mode_claims(tag, &judged, &runs);
             if driver == DriverKind::Sim {
                 headline = Some(claims.clone());
@@ -215,57 +219,29 @@ const FASTER_THAN_BSP: PaperComparison = PaperComparison {
 fn mode_claims(tag: &str, judged: &Judged<'_, '_, &'static str>, runs: &ModeRuns) -> Vec<Claim> {
     let target = judged.target;
     let (_, _, asy) = runs.trio();
-    let mut claims =
-        vec![judged
-            .every_run_reaches_claim(format!("{FIGURE}/notify-ack-and-bsp-reach-target/{tag}"))];
-    let time = |m: ReduceSync| judged.time_to_target(&m.label());
-    let (tn, tb, ta) = (
-        time(ReduceSync::NotifyAck),
-        time(ReduceSync::Bsp),
-        time(ReduceSync::Async),
-    );
-    let compared = [ReduceSync::NotifyAck.label(), ReduceSync::Bsp.label()];
+    let mut claims = vec![judged.every_run_reaches_claim(
+        ClaimId::new(FIGURE, tag, "notify-ack-and-bsp-reach-target").into(),
+    )];
+    let ta = judged.seconds_to_target(&ReduceSync::Async.label());
     // Three outcomes, as the paper words it: "faster" is better by more than the tolerance.
-    let (holds, how) = FASTER_THAN_BSP.judge(tn, tb);
-    claims.push(
-        judged.gate(
-            Claim::check(
-                format!("{FIGURE}/notify-ack-before-bsp/{tag}"),
-                format!(
-                    "under {tag}, NOTIFY-ACK reaches loss {target:.4} before BSP, by more than {:.0}% of BSP's time",
-                    100.0 * FASTER_THAN_BSP.tolerance
-                ),
-                FASTER_THAN_BSP.cite(),
-                format!(
-                    "NOTIFY-ACK {} s, BSP {} s{}: {how}",
-                    show(tn),
-                    show(tb),
-                    match (tn, tb) {
-                        (Some(a), Some(b)) if a > 0.0 => format!(" (speedup {:.2}x)", b / a),
-                        _ => String::new(),
-                    }
-                ),
-                holds,
+    claims.extend(
+        judged.time_claims(
+            TimeToTarget::new(
+                ClaimId::new(FIGURE, tag, "notify-ack-before-bsp"),
+                &FASTER_THAN_BSP,
+                ReduceSync::NotifyAck.label(),
+                ReduceSync::Bsp.label(),
             )
-            .with_value(match (tn, tb) {
-                (Some(a), Some(b)) if a > 0.0 => b / a,
-                _ => f64::NAN,
-            }),
-            &compared,
+            .stated(format!(
+                "under {tag}, NOTIFY-ACK reaches loss {target:.4} {}",
+                FASTER_THAN_BSP.before("BSP")
+            )),
         ),
     );
-    // The same comparison on the whole curve (every target at once).
-    claims.extend(judged.area_claim(
-        format!("{FIGURE}/notify-ack-before-bsp-area/{tag}"),
-        &FASTER_THAN_BSP,
-        Axis::Seconds,
-        &compared[0],
-        &compared[1],
-    ));
     let async_best = asy.progress.iter().map(|p| p.loss).fold(f64::NAN, f64::min);
     claims.push(
         Claim::check(
-            format!("{FIGURE}/async-misses-target/{tag}"),
+            ClaimId::new(FIGURE, tag, "async-misses-target"),
             format!("under {tag}, ASYNC never reaches loss {target:.4}"),
             "ASYNC does not converge to the correct value",
             format!(

@@ -7,6 +7,7 @@ use crate::harness::data_source::DataSource;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::harness::parallel::map_runs;
+use crate::judge::claim_id::ClaimId;
 use crate::judge::reference::Reference;
 use crate::judge::sensitivity::{self, Knob, Sensitivity};
 use crate::judge::verdict::Judge;
@@ -221,8 +222,8 @@ impl Experiment for EsspFig3 {
                 };
                 let words = ConvergenceWords {
                     ids: [
-                        format!("{FIGURE}/{d}/mf-clocks-s{s}"),
-                        format!("{FIGURE}/{d}/mf-time-s{s}"),
+                        ClaimId::new(FIGURE, d, format!("mf-clocks-s{s}")),
+                        ClaimId::new(FIGURE, d, format!("mf-time-s{s}")),
                     ],
                     statements: [
                         format!(

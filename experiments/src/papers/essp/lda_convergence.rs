@@ -10,6 +10,7 @@
 
 use crate::harness::output::ExperimentOutput;
 use crate::harness::runner::ThreadsSection;
+use crate::judge::claim_id::ClaimId;
 use crate::judge::reference::{Reference, ReferenceRow, ReferenceWords};
 use crate::judge::verdict::Judge;
 use crate::papers::essp::{convergence_claims, fmt_opt, ConvergenceWords};
@@ -133,8 +134,8 @@ pub fn run(
         for &s in &part.staleness {
             let words = ConvergenceWords {
                 ids: [
-                    format!("{figure}/{d}/lda-clocks-s{s}"),
-                    format!("{figure}/{d}/lda-time-s{s}"),
+                    ClaimId::new(figure.as_str(), d, format!("lda-clocks-s{s}")),
+                    ClaimId::new(figure.as_str(), d, format!("lda-time-s{s}")),
                 ],
                 statements: [
                     format!(

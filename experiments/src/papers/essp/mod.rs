@@ -7,8 +7,10 @@ pub mod fig2_staleness;
 pub mod fig3;
 pub mod lda_convergence;
 
+use crate::judge::claim_id::ClaimId;
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use crate::judge::curve_area::Axis;
+use crate::judge::time_to_target::TimeToTarget;
 use crate::judge::verdict::Judged;
 use bench_core::claims::Claim;
 use std::fmt::Display;
@@ -31,79 +33,32 @@ pub(super) fn fmt_opt(v: Option<f64>) -> String {
 /// statements (clocks, time) of one workload at one staleness.
 pub struct ConvergenceWords {
     /// Ids of the per-clock and per-second claims.
-    pub ids: [String; 2],
+    pub ids: [ClaimId; 2],
     /// Their statements.
     pub statements: [String; 2],
 }
 
 /// ESSP against SSP at one staleness, by clocks and by time to the judged target, read in
-/// ESSP's words ([`FASTER_OR_COMPARABLE`]) and not exercised when either run crosses the
-/// target at once, each followed by its whole-curve twin where the target is optimum-relative
-/// ([`Judged::area_claim`]: per clock and per second); `ssp` and `essp` are the runs' keys in
-/// `judged`.
-pub fn convergence_claims<K: Display + PartialEq>(
+/// ESSP's words ([`FASTER_OR_COMPARABLE`]): the one time-to-target comparison
+/// ([`Judged::time_claims`]) on each axis, each followed by its whole-curve twin where the
+/// target is optimum-relative; `ssp` and `essp` are the runs' keys in `judged`. The deciding
+/// number is SSP's over ESSP's (above 1: ESSP first), as every figure's.
+pub fn convergence_claims<K: Display + PartialEq + Clone>(
     judged: &Judged<'_, '_, K>,
     ssp: K,
     essp: K,
     words: ConvergenceWords,
 ) -> Vec<Claim> {
-    let (s, e) = (judged.crossing(&ssp), judged.crossing(&essp));
-    let (si, ei) = (s.map(|h| h.iteration), e.map(|h| h.iteration));
-    let (st, et) = (s.map(|h| h.time), e.map(|h| h.time));
-    let [clocks_id, time_id] = words.ids;
-    let areas = [(&clocks_id, Axis::Clocks), (&time_id, Axis::Seconds)].map(|(id, axis)| {
-        judged.area_claim(
-            format!("{id}-area"),
-            &FASTER_OR_COMPARABLE,
-            axis,
-            &essp,
-            &ssp,
-        )
-    });
-    let compared = [ssp, essp];
-    let [clocks_statement, time_statement] = words.statements;
-    let (clocks_hold, clocks_how) = FASTER_OR_COMPARABLE.judge(ei, si);
-    let (time_hold, time_how) = FASTER_OR_COMPARABLE.judge(et, st);
-    // The deciding number: ESSP's over SSP's, the ratio the comparison reads (below 1: ESSP
-    // faster); none when either never crosses.
-    let ratio = |ours: Option<f64>, theirs: Option<f64>| match (ours, theirs) {
-        (Some(a), Some(b)) if b > 0.0 => a / b,
-        _ => f64::NAN,
-    };
-    [
-        judged.gate(
-            Claim::check(
-                clocks_id,
-                clocks_statement,
-                FASTER_OR_COMPARABLE.cite(),
-                format!(
-                    "ESSP {} vs SSP {} clocks: {clocks_how}",
-                    fmt_opt(ei),
-                    fmt_opt(si)
-                ),
-                clocks_hold,
+    let ConvergenceWords { ids, statements } = words;
+    ids.into_iter()
+        .zip(statements)
+        .zip([Axis::Clocks, Axis::Seconds])
+        .flat_map(|((id, statement), axis)| {
+            judged.time_claims(
+                TimeToTarget::new(id, &FASTER_OR_COMPARABLE, essp.clone(), ssp.clone())
+                    .on(axis)
+                    .stated(statement),
             )
-            .with_value(ratio(ei, si)),
-            &compared,
-        ),
-        judged.gate(
-            Claim::check(
-                time_id,
-                time_statement,
-                FASTER_OR_COMPARABLE.cite(),
-                format!(
-                    "ESSP {} s vs SSP {} s: {time_how}",
-                    fmt_opt(et),
-                    fmt_opt(st)
-                ),
-                time_hold,
-            )
-            .with_value(ratio(et, st)),
-            &compared,
-        ),
-    ]
-    .into_iter()
-    .zip(areas)
-    .flat_map(|(time, area)| std::iter::once(time).chain(area))
-    .collect()
+        })
+        .collect()
 }

@@ -7,9 +7,10 @@ use super::step_cost::step_cost_claim;
 use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{Experiment, NoArgs, Run};
 use crate::harness::output::progress;
+use crate::judge::claim_id::ClaimId;
 use crate::judge::comparison::PaperComparison;
-use crate::judge::curve_area::Axis;
 use crate::judge::format::show;
+use crate::judge::time_to_target::TimeToTarget;
 use crate::judge::verdict::Judge;
 use crate::runs::peers::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use anyhow::{bail, Result};
@@ -327,49 +328,23 @@ pub fn run<E: Experiment<Config = CompareConfig>>(
                 }
             }
             let (_, base) = &runs[0];
-            let base_t = base.time_to_loss(target);
             let base_it = seconds_per_iteration(base, cfg.common.iterations);
             for ((s, r), sc) in runs[1..].iter().zip(&cfg.settings) {
                 if sc.reference {
                     continue;
                 }
-                let t = r.time_to_loss(target);
                 // Three outcomes, in the paper's words (a run that never gets there loses to
                 // one that does).
-                let (holds, how) = before_standard.judge(t, base_t);
-                out.claim(
-                    judged.gate(
-                        Claim::check(
-                            format!("{figure}/{tag}/{}-time-to-target", s.label()),
-                            format!(
-                                "{} reaches loss {target:.4} {}",
-                                s.label(),
-                                before_standard.before("standard")
-                            ),
-                            before_standard.cite(),
-                            format!(
-                                "{} {} s, standard {} s: {how}",
-                                s.label(),
-                                show(t),
-                                show(base_t)
-                            ),
-                            holds,
-                        )
-                        .with_value(match (t, base_t) {
-                            (Some(a), Some(b)) if a > 0.0 => b / a,
-                            _ => f64::NAN,
-                        }),
-                        &[standard.label(), s.label()],
+                for c in judged.time_claims(TimeToTarget::new(
+                    ClaimId::new(
+                        figure.as_str(),
+                        tag.as_str(),
+                        format!("{}-time-to-target", s.label()),
                     ),
-                );
-                // The same comparison on the whole curve (every target at once).
-                if let Some(c) = judged.area_claim(
-                    format!("{figure}/{tag}/{}-time-to-target-area", s.label()),
                     &before_standard,
-                    Axis::Seconds,
-                    &s.label(),
-                    &standard.label(),
-                ) {
+                    s.label(),
+                    standard.label(),
+                )) {
                     out.claim(c);
                 }
                 if let Some(limit) = cfg.max_step_ratio {
@@ -399,38 +374,20 @@ pub fn run<E: Experiment<Config = CompareConfig>>(
                 );
             }
             for [a, b] in &cfg.faster_than {
-                let t = |l: &str| {
-                    runs.iter()
-                        .find(|(s, _)| s.label() == l)
-                        .map(|(_, r)| r.time_to_loss(target))
-                };
-                let (Some(ta), Some(tb)) = (t(a), t(b)) else {
+                let run = |l: &str| runs.iter().any(|(s, _)| s.label() == l);
+                if !(run(a) && run(b)) {
                     bail!("faster_than names a setting that is not run: {a} or {b}");
-                };
-                let (holds, how) = pair_words.judge(ta, tb);
-                out.claim(
-                    judged.gate(
-                        Claim::check(
-                            format!("{figure}/{tag}/{a}-not-slower-than-{b}"),
-                            format!("{a} reaches loss {target:.4} {}", pair_words.before(b)),
-                            pair_words.cite(),
-                            format!("{a} {} s, {b} {} s: {how}", show(ta), show(tb)),
-                            holds,
-                        )
-                        .with_value(match (ta, tb) {
-                            (Some(x), Some(y)) if x > 0.0 => y / x,
-                            _ => f64::NAN,
-                        }),
-                        &[a.clone(), b.clone()],
+                }
+                for c in judged.time_claims(TimeToTarget::new(
+                    ClaimId::new(
+                        figure.as_str(),
+                        tag.as_str(),
+                        format!("{a}-not-slower-than-{b}"),
                     ),
-                );
-                if let Some(c) = judged.area_claim(
-                    format!("{figure}/{tag}/{a}-not-slower-than-{b}-area"),
                     &pair_words,
-                    Axis::Seconds,
-                    a,
-                    b,
-                ) {
+                    a.clone(),
+                    b.clone(),
+                )) {
                     out.claim(c);
                 }
             }

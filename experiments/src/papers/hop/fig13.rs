@@ -5,11 +5,12 @@ use crate::harness::data_source::DataSource;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
 use crate::harness::runner::{run_ps, RunSettings};
+use crate::judge::claim_id::ClaimId;
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
-use crate::judge::curve_area::Axis;
 use crate::judge::format::show;
 use crate::judge::reference::{Reference, ReferenceRow};
 use crate::judge::sensitivity::{self, Knob, KnobValue, Sensitivity};
+use crate::judge::time_to_target::TimeToTarget;
 use crate::judge::verdict::Judge;
 use crate::runs::peers::{graph, run_peers, seconds_per_iteration, PeerCommon};
 use anyhow::bail;
@@ -265,45 +266,23 @@ fn compare(cfg: &Config, setup: &Setup<'_>, show_progress: bool) -> anyhow::Resu
     ]);
     let (target, how) = (judged.target, judged.rule.clone());
     let mut claims = vec![judged.near_optimum_claim(format!("{FIGURE}/best-run-near-optimum"))];
-    let (td, tp) = (
-        judged.time_to_target(&"decentralized"),
-        judged.time_to_target(&"ps-bsp"),
-    );
     claims.push(judged.every_run_reaches_claim(format!("{FIGURE}/every-run-reaches-target")));
     let reference_rows = judged.reference_rows("svm");
     // Three outcomes, as the paper words it: "much faster" is better by more than the tolerance.
-    let (holds, words) = MUCH_FASTER_THAN_PS.judge(td, tp);
-    claims.push(
-        judged.gate(
-            Claim::check(
-                format!("{FIGURE}/decentralized-before-ps"),
-                format!(
-                    "decentralized training reaches loss {target:.4} {}",
-                    MUCH_FASTER_THAN_PS.before("the BSP parameter server")
-                ),
-                MUCH_FASTER_THAN_PS.cite(),
-                format!(
-                    "decentralized {} s, PS BSP {} s: {words}",
-                    show(td),
-                    show(tp)
-                ),
-                holds,
+    claims.extend(
+        judged.time_claims(
+            TimeToTarget::new(
+                ClaimId::new(FIGURE, "", "decentralized-before-ps"),
+                &MUCH_FASTER_THAN_PS,
+                "decentralized",
+                "ps-bsp",
             )
-            .with_value(match (td, tp) {
-                (Some(a), Some(b)) if a > 0.0 => b / a,
-                _ => f64::NAN,
-            }),
-            &["decentralized", "ps-bsp"],
+            .stated(format!(
+                "decentralized training reaches loss {target:.4} {}",
+                MUCH_FASTER_THAN_PS.before("the BSP parameter server")
+            )),
         ),
     );
-    // The same comparison on the whole curve (every target at once).
-    claims.extend(judged.area_claim(
-        format!("{FIGURE}/decentralized-before-ps-area"),
-        &MUCH_FASTER_THAN_PS,
-        Axis::Seconds,
-        &"decentralized",
-        &"ps-bsp",
-    ));
     Ok(Comparison {
         dec,
         ps,

@@ -4,9 +4,10 @@
 use crate::harness::cli::driver_tag;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
+use crate::judge::claim_id::ClaimId;
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
-use crate::judge::curve_area::Axis;
 use crate::judge::format::show;
+use crate::judge::time_to_target::TimeToTarget;
 use crate::judge::verdict::Judge;
 use crate::papers::hop::compare::iterations_to_loss;
 use crate::runs::peers::{graph, run_peers, seconds_per_iteration, PeerCommon};
@@ -164,7 +165,7 @@ impl Experiment for HopFig20To21 {
             if let Some(p) = entry.paper_gap {
                 out.claim(
                     Claim::check(
-                        format!("{FIGURE}/gap/{}", g.name()),
+                        format!("{FIGURE}/{}/gap", g.name()),
                         format!(
                             "{}: spectral gap 1 - lambda_2(D^-1 A) matches the paper's",
                             g.name()
@@ -202,12 +203,11 @@ impl Experiment for HopFig20To21 {
             }
             ref_rows.extend(judged.reference_rows(driver.label()));
             way_rows.extend(judged.way_rows(driver.label()));
-            out.claim(judged.near_optimum_claim(driver_tag(
-                &format!("{FIGURE}/best-run-near-optimum"),
-                "/",
-                driver,
-                &drivers,
-            )));
+            // The claims' part: the driver, where there are several.
+            let part = driver_tag("", "", driver, &drivers);
+            out.claim(judged.near_optimum_claim(
+                ClaimId::new(FIGURE, part.as_str(), "best-run-near-optimum").into(),
+            ));
             for (g, r) in graphs.iter().zip(&runs) {
                 let name = driver_tag(g.name(), "@", driver, &drivers);
                 let first = r.progress.iter().find(|p| p.loss <= target);
@@ -231,8 +231,6 @@ impl Experiment for HopFig20To21 {
                     });
                 }
             }
-            let base = &runs[0];
-            let tb = base.time_to_loss(target);
             // Hop: "our experiments do not show a significant difference in the convergence
             // rate w.r.t. iterations, even when the spectral gaps are very dissimilar".
             let iterations: Vec<(String, Option<f64>)> = graphs
@@ -245,66 +243,30 @@ impl Experiment for HopFig20To21 {
                     )
                 })
                 .collect();
-            out.claim(judged.every_run_reaches_claim(driver_tag(
-                &format!("{FIGURE}/every-run-reaches-target"),
-                "/",
-                driver,
-                &drivers,
-            )));
+            out.claim(judged.every_run_reaches_claim(
+                ClaimId::new(FIGURE, part.as_str(), "every-run-reaches-target").into(),
+            ));
             out.claim(similar_iterations_claim(
-                driver_tag(
-                    &format!("{FIGURE}/similar-iterations-to-target"),
-                    "/",
-                    driver,
-                    &drivers,
-                ),
+                ClaimId::new(FIGURE, part.as_str(), "similar-iterations-to-target").into(),
                 target,
                 &iterations,
             ));
-            for (g, r) in graphs.iter().zip(&runs).skip(1) {
-                let t = r.time_to_loss(target);
+            for g in graphs.iter().skip(1) {
                 // Three outcomes, as the paper words it (a run that never gets there loses to
                 // one that does).
-                let (holds, how) = HIERARCHICAL_BETTER.judge(t, tb);
-                let name = format!("{FIGURE}/{}-before-{}", g.name(), graphs[0].name());
-                let id = driver_tag(&name, "/", driver, &drivers);
                 let (ours, theirs) = (g.name().to_string(), graphs[0].name().to_string());
-                // The same comparison on the whole curve (every target at once); `-area` after
-                // the claim's name, before any driver tag, as every twin's id.
-                let area = judged.area_claim(
-                    driver_tag(&format!("{name}-area"), "/", driver, &drivers),
-                    &HIERARCHICAL_BETTER,
-                    Axis::Seconds,
-                    &ours,
-                    &theirs,
-                );
-                out.claim(
-                    judged.gate(
-                        Claim::check(
-                            id,
-                            format!(
-                                "{} reaches loss {target:.4} {} under the two-level network",
-                                g.name(),
-                                HIERARCHICAL_BETTER.before(graphs[0].name())
-                            ),
-                            HIERARCHICAL_BETTER.cite(),
-                            format!(
-                                "{} {} s, {} {} s: {how}",
-                                g.name(),
-                                show(t),
-                                graphs[0].name(),
-                                show(tb)
-                            ),
-                            holds,
-                        )
-                        .with_value(match (t, tb) {
-                            (Some(a), Some(b)) if a > 0.0 => b / a,
-                            _ => f64::NAN,
-                        }),
-                        &[ours, theirs],
-                    ),
-                );
-                if let Some(c) = area {
+                for c in judged.time_claims(
+                    TimeToTarget::new(
+                        ClaimId::new(FIGURE, part.as_str(), format!("{ours}-before-{theirs}")),
+                        &HIERARCHICAL_BETTER,
+                        ours.clone(),
+                        theirs.clone(),
+                    )
+                    .stated(format!(
+                        "{ours} reaches loss {target:.4} {} under the two-level network",
+                        HIERARCHICAL_BETTER.before(&theirs)
+                    )),
+                ) {
                     out.claim(c);
                 }
             }

@@ -231,7 +231,7 @@ pub(super) fn matrix(
                 .map(|r| (r.mode.label(), &r.rec.progress[..])),
         );
         o.claims.push(
-            in_pattern.near_optimum_claim(format!("{FIGURE}/best-run-near-optimum/{}", p.name)),
+            in_pattern.near_optimum_claim(format!("{FIGURE}/{}/best-run-near-optimum", p.name)),
         );
     }
     for h in &cfg.headlines {
