@@ -114,7 +114,7 @@ fn fig9_compares_the_three_modes_on_a_sparse_graph() {
         "{claims}"
     );
     assert!(
-        claims.contains("asap-fig9/async-misses-target/sim"),
+        claims.contains("asap-fig9/sim/async-misses-target"),
         "{claims}"
     );
     assert!(out.join("curves.csv").exists());
