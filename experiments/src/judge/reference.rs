@@ -121,25 +121,25 @@ pub fn loss_span(progress: &[ProgressRow]) -> (f64, f64) {
 /// half way is crossed at the first evaluation of most runs.)
 pub const COMPARISON_WAY: f64 = 1.0 - NEAR_OPTIMUM;
 
-/// For the fallback target (no reference optimum): a run counts as having learned when its
-/// held-out loss went down by at least this share of the largest drop among the compared runs.
-/// A run stuck near its start (a CNN at chance) then cannot put the target beside the start,
-/// where every run is at time 0.
-pub const LEARNED_SHARE: f64 = 0.5;
+/// For the fallback target (no reference optimum: a CNN, real data): the share of the way
+/// from the runs' initial held-out loss to the best (lowest) held-out loss any compared run
+/// reaches, where the target sits. Half: a CNN half's curves sit near chance for much of their
+/// budget and are still falling when it ends, so a target near the best loss (or at the
+/// largest final loss of the runs) is crossed only in the last tenth of every run, where the
+/// budget's length decides the comparison; half the way is crossed in the middle of the
+/// descent (seed 1 of the quick Hop CNN halves: at 70-83% of the runs, where 90% of the way
+/// is crossed at 86-100% or never).
+pub const NO_REFERENCE_WAY: f64 = 0.5;
 
-/// For the fallback target: the largest drop among the compared runs must be at least this share
-/// of that run's initial loss, or no run learned and there is no target (NaN: the comparisons
-/// are then not made).
+/// For the fallback target: the best loss must lie below the start by at least this share of
+/// the start, or no run learned and there is no target (NaN: the comparisons are then not
+/// made).
 pub const MIN_LEARNING: f64 = 0.05;
 
 /// The held-out loss a figure's time-to-target comparisons use, and how it was chosen: with a
 /// reference optimum, [`Reference::way`] of the way from the runs' initial loss to the
-/// optimum's; without one (real data, a CNN), the largest finite final loss of the runs that
-/// learned (their `progress`; so the slowest run that learned reaches it at its end). A run
-/// learned when its loss went down by at least [`LEARNED_SHARE`] of the largest drop among the
-/// runs, itself at least [`MIN_LEARNING`] of that run's start: a run that diverged past its
-/// start, or sat near it, cannot put the target where every run is at time 0; when no run
-/// learned the target is NaN.
+/// optimum's; without one (real data, a CNN), [`NO_REFERENCE_WAY`] of the way from the runs'
+/// initial loss to the best loss any of them reaches ([`MIN_LEARNING`]: NaN when none learned).
 pub fn comparison_target(reference: Option<&Reference>, runs: &[&[ProgressRow]]) -> (f64, String) {
     let start = first_start(runs);
     match (reference, start) {
@@ -151,40 +151,38 @@ pub fn comparison_target(reference: Option<&Reference>, runs: &[&[ProgressRow]])
                 r.test_loss
             ),
         ),
-        _ => (
-            learned_target(runs),
-            format!(
-                "target = the largest final loss of the compared runs that learned (loss down by at least {:.0}% of the largest drop among them, itself at least {:.0}% of its start; no reference optimum: real data, a CNN, a reference switched off, or an optimum no better than the start)",
-                LEARNED_SHARE * 100.0,
-                MIN_LEARNING * 100.0
-            ),
-        ),
+        _ => {
+            let (target, best) = best_loss_target(runs);
+            (
+                target,
+                format!(
+                    "target = {:.0}% of the way from the initial held-out loss {} to the best any compared run reaches, {best:.4} (no reference optimum: real data, a CNN, a reference switched off, or an optimum no better than the start; no target when the best is less than {:.0}% below the start)",
+                    NO_REFERENCE_WAY * 100.0,
+                    start.map_or("NaN".into(), |s| format!("{s:.4}")),
+                    MIN_LEARNING * 100.0
+                ),
+            )
+        }
     }
 }
 
-/// The fallback target of [`comparison_target`]: the largest final loss of the runs that
-/// learned, NaN when none did.
-fn learned_target(runs: &[&[ProgressRow]]) -> f64 {
-    let spans: Vec<(f64, f64)> = runs
+/// The fallback target of [`comparison_target`] and the best loss it is read from: NaN when
+/// no run learned.
+fn best_loss_target(runs: &[&[ProgressRow]]) -> (f64, f64) {
+    let best = runs
         .iter()
-        .filter_map(|r| Some((r.first()?.loss, r.last()?.loss)))
-        .filter(|&(first, last)| first.is_finite() && last.is_finite())
-        .collect();
-    let Some((best_first, best_drop)) = spans
-        .iter()
-        .map(|&(first, last)| (first, first - last))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-    else {
-        return f64::NAN;
+        .flat_map(|r| r.iter().map(|p| p.loss))
+        .filter(|l| l.is_finite())
+        .fold(f64::NAN, f64::min);
+    let Some(start) = first_start(runs) else {
+        return (f64::NAN, best);
     };
-    if !(best_drop > 0.0 && best_drop >= MIN_LEARNING * best_first.abs()) {
-        return f64::NAN;
+    let drop = start - best;
+    if drop > 0.0 && drop >= MIN_LEARNING * start.abs() {
+        (start - NO_REFERENCE_WAY * drop, best)
+    } else {
+        (f64::NAN, best)
     }
-    spans
-        .iter()
-        .filter(|&&(first, last)| first - last >= LEARNED_SHARE * best_drop)
-        .map(|&(_, last)| last)
-        .fold(f64::NAN, f64::max)
 }
 
 /// The first finite initial held-out loss among `runs`.
@@ -195,8 +193,8 @@ fn first_start(runs: &[&[ProgressRow]]) -> Option<f64> {
 }
 
 /// Whether [`comparison_target`] sets its target relative to the reference optimum for these
-/// `runs` (false: it falls back to the largest final loss of the runs that learned, which each
-/// of them reaches by construction; see [`LEARNED_SHARE`]).
+/// `runs` (false: it falls back to [`NO_REFERENCE_WAY`] of the way to the best loss any run
+/// reaches).
 pub fn target_from_reference(reference: Option<&Reference>, runs: &[&[ProgressRow]]) -> bool {
     matches!((reference, first_start(runs)), (Some(r), Some(start)) if start > r.test_loss)
 }
@@ -344,29 +342,38 @@ pub fn near_reference_claim(
 /// converging (some later than others), so a mode that never gets near the optimum is a
 /// different picture even when the time comparisons among the others pass. `runs` are
 /// `(name, time to the target)`; `relative`: the target was set relative to the reference
-/// optimum ([`target_from_reference`]). Not applicable otherwise: the target is then the
-/// largest final loss of the runs that learned, which each of them reaches by construction (the
-/// not-applicable reason names the runs that did not reach it).
+/// optimum ([`target_from_reference`]), else it is [`NO_REFERENCE_WAY`] of the way to the best
+/// loss any run reached. Not applicable when there is no target (no run learned).
 pub fn every_run_reaches_claim(
     id: String,
     relative: bool,
     target: f64,
     runs: &[(String, Option<f64>)],
 ) -> Claim {
-    let statement =
-        format!("every compared run reaches the near-optimum loss {target:.4} within its budget");
+    let statement = if relative {
+        format!("every compared run reaches the near-optimum loss {target:.4} within its budget")
+    } else {
+        format!(
+            "every compared run reaches the loss {target:.4}, {:.0}% of the way to the best any of them reaches, within its budget",
+            NO_REFERENCE_WAY * 100.0
+        )
+    };
     let paper = "every compared mode converges in the paper's figure";
     let missed: Vec<&str> = runs
         .iter()
         .filter(|(_, t)| t.is_none())
         .map(|(name, _)| name.as_str())
         .collect();
-    if !relative || !target.is_finite() {
-        let mut why = "no reference optimum: the target is the largest final loss of the runs that learned, reached by them by construction".to_string();
-        if !missed.is_empty() {
-            why.push_str(&format!("; never reached it: {}", missed.join(", ")));
-        }
-        return Claim::not_applicable(id, statement, paper, why);
+    if !target.is_finite() {
+        return Claim::not_applicable(
+            id,
+            statement,
+            paper,
+            format!(
+                "no target: no compared run's loss fell {:.0}% below the start",
+                MIN_LEARNING * 100.0
+            ),
+        );
     }
     let reached = runs.len() - missed.len();
     let slowest = runs
@@ -449,8 +456,8 @@ pub(crate) mod tests {
     }
 
     /// The comparison target sits on the near-optimum line, whatever the runs reached; without
-    /// an optimum (or with one no better than the start) it falls back to the largest final
-    /// loss, and says so.
+    /// an optimum (or with one no better than the start) it falls back to half the way to the
+    /// best loss reached, and says so.
     #[test]
     fn the_comparison_target_is_relative_to_the_optimum() {
         let (a, b) = (curve(&[1.0, 0.9, 0.8]), curve(&[1.0, 0.7]));
@@ -460,22 +467,20 @@ pub(crate) mod tests {
         assert!((t - 0.46).abs() < 1e-12, "{t}");
         assert!(how.contains("90% of the way"), "{how}");
         let (t, how) = comparison_target(None, &runs);
-        assert_eq!(t, 0.8);
-        assert!(how.contains("largest final loss"), "{how}");
+        // Half the way from 1.0 to the best loss reached, 0.7.
+        assert!((t - 0.85).abs() < 1e-12, "{t}");
+        assert!(how.contains("50% of the way"), "{how}");
         let (t, _) = comparison_target(Some(&reference(1.2)), &runs);
-        assert_eq!(t, 0.8);
-        // A run that ended above its start (diverged) does not set the fallback target.
-        let diverged = curve(&[1.0, 0.9, 3.5]);
+        assert!((t - 0.85).abs() < 1e-12, "{t}");
+        // A run that diverged past its start does not move it.
+        let diverged = curve(&[1.0, 0.9, 3.5, f64::NAN]);
         let (t, _) = comparison_target(None, &[&a[..], &b[..], &diverged[..]]);
-        assert_eq!(t, 0.8);
-        // Nor does a run that sat near its start (a CNN at chance) beside runs that learned.
+        assert!((t - 0.85).abs() < 1e-12, "{t}");
+        // A run that sat near its start (a CNN at chance) beside one that learned: half the
+        // way to the learner's best, 2.30 - (2.30 - 0.47) / 2.
         let (stuck, learner) = (curve(&[2.30, 2.28, 2.29]), curve(&[2.34, 1.1, 0.47]));
-        let (slow, _) = (curve(&[2.31, 1.6, 1.2]), ());
         let (t, _) = comparison_target(None, &[&stuck[..], &learner[..]]);
-        assert_eq!(t, 0.47);
-        // A slower run that still went more than half as far sets it.
-        let (t, _) = comparison_target(None, &[&stuck[..], &learner[..], &slow[..]]);
-        assert_eq!(t, 1.2);
+        assert!((t - 1.385).abs() < 1e-12, "{t}");
         // When no run learned there is no target.
         let other = curve(&[2.31, 2.27]);
         let (t, _) = comparison_target(None, &[&stuck[..], &other[..]]);
@@ -487,7 +492,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn every_run_must_reach_the_target_and_without_a_reference_nothing_is_claimed() {
+    fn every_run_must_reach_the_target_with_or_without_a_reference() {
         let all = [("a".to_string(), Some(1.0)), ("b".to_string(), Some(3.0))];
         let c = every_run_reaches_claim("x".into(), true, 0.3, &all);
         assert_eq!(c.verdict, Verdict::Pass);
@@ -504,7 +509,13 @@ pub(crate) mod tests {
             "{}",
             c.measured_value
         );
+        // Without a reference the target is not reached by construction: it is checked.
         let c = every_run_reaches_claim("x".into(), false, 0.3, &all);
+        assert_eq!(c.verdict, Verdict::Pass);
+        assert!(c.statement.contains("50% of the way"), "{}", c.statement);
+        let c = every_run_reaches_claim("x".into(), false, 0.3, &one_missed);
+        assert_eq!(c.verdict, Verdict::Fail);
+        let c = every_run_reaches_claim("x".into(), false, f64::NAN, &all);
         assert_eq!(c.verdict, Verdict::NotApplicable);
         let c = every_run_reaches_claim("x".into(), true, 0.3, &[]);
         assert_eq!(c.verdict, Verdict::Fail);

@@ -18,7 +18,7 @@ use bench_core::metrics::ProgressRow;
 use std::fmt::Display;
 
 /// How a figure reads its runs: against a reference (`Some`) or by the no-reference rule
-/// (`None`: the target is the largest final loss of the runs that learned), naming the loss
+/// (`None`: the target is half the way from the start to the best loss any run reaches), naming the loss
 /// and the reference with its words, a run crossing the target when it reaches it and holds it
 /// for `hold` more evaluations.
 #[derive(Debug, Clone, Copy)]
@@ -622,7 +622,7 @@ mod tests {
         // against one that does not is compared (the learner is better).
         let chance = curve(&[2.303, 2.30, 2.29, 2.281]);
         let chance2 = curve(&[2.303, 2.29, 2.30, 2.29]);
-        let learner = curve(&[2.303, 1.5, 1.0, 0.5]);
+        let learner = curve(&[2.303, 2.0, 1.8, 1.5, 1.0, 0.5]);
         let flat = Judge::new(None).judge([("c", &chance[..]), ("d", &chance2[..])]);
         let why = flat.unexercised_by(&["c", "d"]).expect("neither learns");
         assert!(

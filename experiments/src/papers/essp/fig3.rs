@@ -192,7 +192,7 @@ impl Experiment for EsspFig3 {
                 runs.insert(RunKey { mode, step }, rec);
             }
             // Target: 90% of the way from the initial held-out loss to the optimum's.
-            // Without a reference the shared fallback (the largest final loss) is taken over
+            // Without a reference the shared fallback (half the way to the best loss) is taken over
             // every run at the normal step; the large step's runs may diverge.
             let normal = |k: &RunKey| k.step == cfg.mf.step && modes.contains(&k.mode);
             let judged = judge.judge_by(runs.iter().map(|(k, r)| (*k, &r.progress[..])), normal);
