@@ -423,7 +423,9 @@ pub(crate) mod tests {
             .collect()
     }
 
-    fn reference(test_loss: f64) -> Reference {
+    /// A reference optimum whose held-out loss is `test_loss`, at the default way (shared
+    /// with the judge's tests).
+    pub(crate) fn reference(test_loss: f64) -> Reference {
         Reference {
             objective: 0.1,
             test_loss,

@@ -132,8 +132,7 @@ impl<K: Display + PartialEq + Clone> Judged<'_, '_, K> {
 mod tests {
     use super::*;
     use crate::judge::comparison::{Allows, DEFAULT_TOLERANCE};
-    use crate::judge::reference::tests::curve;
-    use crate::judge::reference::{Reference, DEFAULT_WAY};
+    use crate::judge::reference::tests::{curve, reference};
     use crate::judge::verdict::Judge;
     use bench_core::claims::Verdict;
 
@@ -144,23 +143,11 @@ mod tests {
         tolerance: DEFAULT_TOLERANCE,
     };
 
-    fn reference() -> Reference {
-        Reference {
-            objective: 0.1,
-            test_loss: 0.0,
-            test_accuracy: 0.9,
-            certificate: 1e-5,
-            passes: 10,
-            objective_gap: f64::NAN,
-            way: DEFAULT_WAY,
-        }
-    }
-
     /// The time claim, its deciding number theirs over ours, its twin right after it under
     /// the `-area` id, and the statement by the axis.
     #[test]
     fn one_comparison_gives_the_time_claim_and_its_twin() {
-        let r = reference();
+        let r = reference(0.0);
         // Start 1.0, optimum 0.0: the target is 0.1. `a` crosses at its 4th evaluation of
         // 10, `b` at its 8th.
         let mut la = vec![1.0, 0.8, 0.5, 0.3, 0.09];
@@ -234,7 +221,7 @@ mod tests {
     /// not a number; both crossing at once is not exercised.
     #[test]
     fn never_and_at_once() {
-        let r = reference();
+        let r = reference(0.0);
         let a = curve(&[1.0, 0.8, 0.6, 0.4, 0.09, 0.05]);
         let b = curve(&[1.0, 0.9, 0.8, 0.7, 0.6, 0.5]);
         let judged = Judge::new(Some(&r)).judge_by([("a", &a[..]), ("b", &b[..])], |k| *k == "a");

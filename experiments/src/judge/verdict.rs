@@ -529,21 +529,13 @@ impl<K: Display> Judged<'_, '_, K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::reference::tests::curve;
+    use crate::judge::reference::tests::{curve, reference};
     use crate::judge::reference::{loss_spans, near_optimum_claim};
 
     /// The judge's sequence gives what the rules give one by one.
     #[test]
     fn the_judge_sequences_the_rules() {
-        let r = Reference {
-            objective: 0.1,
-            test_loss: 0.4,
-            test_accuracy: 0.9,
-            certificate: 1e-5,
-            passes: 10,
-            objective_gap: f64::NAN,
-            way: crate::judge::reference::DEFAULT_WAY,
-        };
+        let r = reference(0.4);
         let (a, b, c) = (
             curve(&[1.0, 0.9, 0.45]),
             curve(&[1.0, 0.7, 0.6]),
@@ -642,15 +634,7 @@ mod tests {
     /// reference gives, and nothing where the target is not optimum-relative.
     #[test]
     fn way_rows_cross_each_share_of_the_way() {
-        let r = Reference {
-            objective: 0.1,
-            test_loss: 0.0,
-            test_accuracy: 0.9,
-            certificate: 1e-5,
-            passes: 10,
-            objective_gap: f64::NAN,
-            way: crate::judge::reference::DEFAULT_WAY,
-        };
+        let r = reference(0.0);
         let a = curve(&[1.0, 0.6, 0.4, 0.05, 0.005]);
         let b = curve(&[1.0, 0.9, 0.8, 0.7, 0.08]);
         let judged = Judge::new(Some(&r)).judge([("a", &a[..]), ("b", &b[..])]);
@@ -689,15 +673,7 @@ mod tests {
             allows: Allows::Better,
             tolerance: DEFAULT_TOLERANCE,
         };
-        let r = Reference {
-            objective: 0.1,
-            test_loss: 0.0,
-            test_accuracy: 0.9,
-            certificate: 1e-5,
-            passes: 10,
-            objective_gap: f64::NAN,
-            way: crate::judge::reference::DEFAULT_WAY,
-        };
+        let r = reference(0.0);
         let a = curve(&[1.0, 0.6, 0.4, 0.05, 0.005]);
         let b = curve(&[1.0, 0.9, 0.8, 0.7, 0.08]);
         let c = b.clone();
