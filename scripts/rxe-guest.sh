@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Runs inside the QEMU guest of scripts/rxe-check.sh, chrooted into the host's root (read-only)
+# with the report folder $OUT writable: creates the soft-RoCE device rxe0 and runs each check as a
+# step. Every step's output goes to $OUT/<step>.log; $OUT/steps.tsv holds one line per step
+# (name, pass or fail, seconds, exit status) and ends with `done`; $OUT/report.md is the summary.
+# Inputs: BIN (release binaries built with --features rdma), RDMA_TESTS (bench-core's test binary
+# with the rdma feature), OUT.
+set -uo pipefail
+export SYNCBENCH_RDMA_DEVICE=rxe0
+export RUST_BACKTRACE=1
+# The verbs backend pins its regions; a guest's default locked-memory limit is 8 MiB.
+ulimit -l unlimited
+
+steps=$OUT/steps.tsv
+: >"$steps"
+# step NAME SECONDS COMMAND...: run it under a timeout, record pass or fail.
+step() {
+  local name=$1 limit=$2 start rc
+  shift 2
+  start=$(date +%s)
+  echo "rxe-guest: $name"
+  # Through bash, so that a step may be one of the functions below (exported).
+  timeout -k 10 "$limit" bash -c '"$@"' "$name" "$@" >"$OUT/$name.log" 2>&1
+  rc=$?
+  local verdict=pass
+  [ "$rc" -eq 0 ] || verdict=fail
+  printf '%s\t%s\t%s\t%s\n' "$name" "$verdict" "$(( $(date +%s) - start ))" "$rc" >>"$steps"
+  return 0
+}
+
+# The device: rdma_cm cannot route on lo or 127.0.0.0/8, so rxe0 sits on a dummy netdev with a
+# link-local address (loading the dummy module may create dummy0 itself).
+device() {
+  ip link set lo up &&
+    { ip link show dummy0 >/dev/null 2>&1 || ip link add dummy0 type dummy; } &&
+    ip addr add 169.254.77.1/16 dev dummy0 &&
+    ip link set dummy0 up &&
+    rdma link add rxe0 type rxe netdev dummy0 &&
+    uname -r && rdma link show && ibv_devinfo -v -d rxe0
+}
+export -f device
+step device 60 device
+if ! grep -q $'^device\tpass' "$steps"; then
+  echo done >>"$steps"
+  exit 0
+fi
+cp "$OUT/device.log" "$OUT/devices.txt"
+
+# The verbs backend's unit tests, then its #[ignore]d tests that need a device.
+step rdma-unit-tests 300 "$RDMA_TESTS" --test-threads 1 transport::rdma
+step rdma-device-tests 300 "$RDMA_TESTS" --test-threads 1 --ignored transport::rdma
+
+# Cluster runs over real RDMA writes: asap-fig7's torn-buffer histogram, ps-modes' parameter
+# server. One seed each (the cluster driver runs exactly --seeds).
+cluster() {
+  local ranks=$1 fig=$2 out=$3
+  shift 3
+  "$BIN/syncbench" launch --ranks "$ranks" -- "$fig" --driver cluster --transport rdma \
+    --seeds 1 --max-seeds 1 --out "$out" "$@"
+}
+export -f cluster
+step asap-fig7-rdma-2-ranks 600 cluster 2 asap-fig7 "$OUT/asap-fig7-2-ranks"
+step asap-fig7-rdma-4-ranks 600 cluster 4 asap-fig7 "$OUT/asap-fig7-4-ranks"
+step ps-modes-rdma-4-ranks 600 cluster 4 ps-modes "$OUT/ps-modes-4-ranks"
+
+# perftest beside our transport, in one run: write bandwidth at 1 MiB and latency at 64 B.
+perftest() {
+  local tool=$1
+  shift
+  "$tool" -d rxe0 "$@" >"$OUT/$tool.server.txt" 2>&1 &
+  local server=$!
+  sleep 2
+  "$tool" -d rxe0 "$@" 169.254.77.1
+  local rc=$?
+  wait "$server"
+  return "$rc"
+}
+export -f perftest
+export OUT
+step ib_write_bw 120 perftest ib_write_bw -s 1048576 -n 200
+step ib_write_lat 120 perftest ib_write_lat -s 64 -n 1000
+step transport-bench-rdma 300 "$BIN/syncbench" transport-bench --backends rdma \
+  --sizes 64,1048576 --iters 200 --warmup 20 \
+  --json "$OUT/transport-bench.json" --csv "$OUT/transport-bench.csv"
+
+echo done >>"$steps"
+
+# The report: what ran, what passed.
+{
+  echo "# rxe-check: the verbs backend on soft-RoCE (rdma_rxe) in a QEMU guest"
+  echo
+  echo "Kernel $(uname -r); device: $(rdma link show 2>/dev/null | head -1)"
+  echo
+  echo "| step | verdict | seconds | exit |"
+  echo "|---|---|---|---|"
+  grep -v '^done' "$steps" | awk -F'\t' '{printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4}'
+  echo
+  for t in rdma-unit-tests rdma-device-tests; do
+    echo "$t: $(grep '^test result' "$OUT/$t.log" | tail -1)"
+  done
+  echo
+  echo "ib_write_bw (1 MiB): $(awk '/^ *1048576/ {print $4 " MB/s"}' "$OUT/ib_write_bw.log" | tail -1)"
+  echo "ib_write_lat (64 B): $(awk '/^ *64 / {print $6 " us typical"}' "$OUT/ib_write_lat.log" | tail -1)"
+  echo "transport-bench rdma: $OUT/transport-bench.csv"
+} >"$OUT/report.md"
