@@ -18,11 +18,14 @@ use crate::metrics::ProgressRow;
 use crate::protocol::buffered::{BufferedAction, BufferedInput, BufferedPeer};
 use crate::transport::threads::ThreadsFabric;
 use crate::transport::{AlignedWords, Endpoint};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 const TAG_NOTIFY: u64 = 1;
 const TAG_ACK: u64 = 2;
+/// A peer finished: it posts nothing more to the receiver (see [`PeerThread::farewell`]).
+const TAG_DONE: u64 = 3;
 
 /// A reusable barrier whose wait gives up after a timeout (a failed peer must not hang the
 /// others forever).
@@ -132,6 +135,10 @@ pub(crate) fn spawn_peers<E: Endpoint + 'static>(
         .into_iter()
         .map(|(peer, ep)| {
             let node = peer.node();
+            let mut neighbors = setup.topology.in_neighbors(node);
+            neighbors.extend(setup.topology.out_neighbors(node));
+            neighbors.retain(|&j| j != node);
+            let neighbors: BTreeSet<usize> = neighbors.into_iter().collect();
             let sampler = setup.stragglers.sampler(n, node, setup.seed);
             let thread = PeerThread {
                 cfg: cfg.clone(),
@@ -140,6 +147,8 @@ pub(crate) fn spawn_peers<E: Endpoint + 'static>(
                 peer,
                 ep,
                 barrier: barrier.clone(),
+                neighbors,
+                finished: BTreeSet::new(),
                 start,
                 n,
                 dim,
@@ -221,6 +230,10 @@ struct PeerThread<E: Endpoint> {
     peer: BufferedPeer,
     ep: E,
     barrier: Arc<dyn PeerBarrier>,
+    /// The peers this one writes to or hears from (in- and out-neighbours, ACKs included).
+    neighbors: BTreeSet<usize>,
+    /// Neighbours that said they finished ([`TAG_DONE`]).
+    finished: BTreeSet<usize>,
     start: Instant,
     n: usize,
     dim: usize,
@@ -300,6 +313,10 @@ impl<E: Endpoint> PeerThread<E> {
                         version: note.imm[1],
                     },
                     TAG_ACK => BufferedInput::Acked { from: note.from },
+                    TAG_DONE => {
+                        self.finished.insert(note.from);
+                        continue;
+                    }
                     tag => {
                         return Err(CoreError::transport(
                             TransportFault::Malformed,
@@ -417,9 +434,55 @@ impl<E: Endpoint> PeerThread<E> {
                 p.train_objective = last;
             }
         }
-        // Peers that finish early keep their endpoint's copy engine until their last writes
-        // landed: dropping the endpoint joins it.
+        self.farewell(stall)?;
         Ok(out)
+    }
+
+    /// Says done to every neighbour, then waits until every neighbour said done, taking what
+    /// still arrives (too late to matter: this peer has finished). So no peer tears its
+    /// endpoint down while a neighbour may still write to it: on a real RDMA device a write
+    /// into a peer whose queue pairs are gone is never acknowledged and its sender stalls
+    /// (seen on soft-RoCE: asap-fig7's ASYNC peers finish at different times), where the
+    /// threads and shm backends let the write land in memory nobody reads. A peer's done is
+    /// its last post to each neighbour, so when every neighbour's done has arrived, every
+    /// write to this peer has landed.
+    ///
+    /// # Errors
+    /// A neighbour stays silent for the stall timeout, or the transport fails.
+    fn farewell(&mut self, stall: Duration) -> Result<()> {
+        let i = self.peer.node();
+        for &to in &self.neighbors {
+            self.ep.post_notify(to, [TAG_DONE, 0])?;
+        }
+        while self.finished.len() < self.neighbors.len() {
+            let Some(note) = self.wait(stall)? else {
+                let left: Vec<_> = self.neighbors.difference(&self.finished).collect();
+                return Err(CoreError::Deadlock {
+                    time_ns: self.now(),
+                    message: format!(
+                        "peer {i} finished and waited {} ms for peers {left:?} to finish",
+                        self.cfg.stall_timeout_ms
+                    ),
+                });
+            };
+            match note.imm[0] {
+                TAG_DONE => {
+                    self.finished.insert(note.from);
+                }
+                TAG_NOTIFY | TAG_ACK => {}
+                tag => {
+                    return Err(CoreError::transport(
+                        TransportFault::Malformed,
+                        format!(
+                            "peer {i}: notification with unknown tag {tag} from node {}",
+                            note.from
+                        ),
+                    ))
+                }
+            }
+            while self.ep.poll_completion().is_some() {}
+        }
+        Ok(())
     }
 
     fn evaluate(&self, model: &[f32], iteration: u64, out: &mut PeerOutcome) {
