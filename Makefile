@@ -17,6 +17,7 @@
 #   make sim-validation-cluster  sim-validation measured as 4 local processes over tcp and shm
 #   make soak                    that cluster smoke 100 times per transport: failures / runs
 #   make faults                  the fault matrix (results/faults/REPORT.md)
+#   make rxe-check               the verbs backend on soft-RoCE in a QEMU guest (results/rxe-check)
 #   make fuzz                    every fuzz target for 10 minutes (results/fuzz/REPORT.md)
 #   make regress                 results against baselines/$(TESTBED).json (TESTBED=, BASELINE=); make
 #                                exits 2 on any failure: run target/release/syncbench regress for its codes
@@ -69,7 +70,7 @@ BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATA
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
 args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
 
-.PHONY: all build fig-one fig-cnn-dir reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn gpu-build gpu-check bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults fuzz lint clean
+.PHONY: all build fig-one fig-cnn-dir reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn gpu-build gpu-check bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults rxe-check fuzz lint clean
 
 all: reproduce-all
 
@@ -208,6 +209,11 @@ fuzz:
 # Soak: the 4-rank cluster smoke of ps-modes and asap-fig7 over tcp and shm, SOAK_RUNS times each
 # (default 100), then a small asap-fig7 whose peers finish at different times (the start-up race's
 # trigger); prints failures / runs into $(RESULTS)/soak{,-small}/soak.md. Not part of `make test`.
+# The verbs backend on a real verbs device: soft-RoCE (rdma_rxe) in a QEMU guest booted from
+# Debian's kernel, running this checkout's rdma build (scripts/rxe-check.sh says what it runs).
+rxe-check:
+	OUT=$(RESULTS)/rxe-check ./scripts/rxe-check.sh
+
 SOAK_RUNS ?= 100
 soak: build
 	BIN=$(BIN) OUT=$(RESULTS)/soak SCALE=$(SCALE) ./scripts/soak.sh $(SOAK_RUNS)
