@@ -12,6 +12,10 @@
 
 mod aligned;
 mod inbox;
+#[cfg(feature = "ofi")]
+pub mod ofi;
+#[cfg(any(feature = "rdma", feature = "ofi"))]
+mod one_sided;
 pub mod perf;
 #[cfg(feature = "rdma")]
 pub mod rdma;

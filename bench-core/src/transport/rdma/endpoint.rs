@@ -9,11 +9,11 @@ use super::completion::CompletionQueue;
 use super::hardware::*;
 use super::memory::MemoryRegion;
 use super::queue_pair::{ConnectedQp, PreparedQp};
-use super::send_tracker::{Chain, SendTracker};
-use super::send_window::STAGED_ENTRIES;
-use super::slot_write::{length_word, payload_checksum, slot_write_plan};
 use super::{err, RdmaDevice, QUEUE};
 use crate::error::{CoreError, Result};
+use crate::transport::one_sided::send_tracker::{Chain, SendTracker};
+use crate::transport::one_sided::send_window::STAGED_ENTRIES;
+use crate::transport::one_sided::slot_write::{length_word, payload_checksum, slot_write_plan};
 use crate::transport::region::{entry_offset, slot_stride, ENTRY_WORDS};
 use crate::transport::ring::{poll_with_backoff, read_slot_with_check, slot_words};
 use crate::transport::{

@@ -2,9 +2,9 @@
 //! the hardware: posting chains of work requests on a peer's queue pair, polling the send
 //! completion queue, and moving a queue pair to the error state.
 
-use super::completion::CompletionQueue;
+use super::completion::{status_name, CompletionQueue};
 use super::endpoint::*;
-use super::send_tracker::{PostError, SendVerbs, Wc};
+use crate::transport::one_sided::send_tracker::{PostError, SendVerbs, Wc};
 use crate::transport::NodeId;
 use ibverbs_sys as ffi;
 use std::collections::HashMap;
@@ -18,6 +18,10 @@ pub(super) struct Hardware<'a> {
 
 impl SendVerbs for Hardware<'_> {
     type Wr = ffi::ibv_send_wr;
+
+    fn status_text(&self, status: u32, vendor_err: u32) -> String {
+        format!("{}, vendor error {vendor_err}", status_name(status))
+    }
 
     unsafe fn post_send(
         &mut self,

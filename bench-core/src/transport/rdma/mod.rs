@@ -4,7 +4,7 @@
 //!
 //! A write stages the slot in a registered buffer and posts, as one chain on the queue pair to
 //! the receiver, (1) an RDMA WRITE of the header (version) word alone, (2) one of the length
-//! and payload, (3) one of the footer word ([`slot_write`]), and with a notification (4) a
+//! and payload, (3) one of the footer word ([`slot_write`](super::one_sided::slot_write)), and with a notification (4) a
 //! WRITE_WITH_IMM of the 64-byte queue entry into the receiver's queue. Only the chain's last
 //! request is signaled. The seqlock of the slot is the same as every backend's, so a reader
 //! overlapping a later write sees a torn buffer, as in ASAP. Receivers post one receive request
@@ -24,7 +24,7 @@
 //! 2. Readers that poll a slot without a notification (ASAP's receive-buffer reduce, and the
 //!    torn-buffer detection of any reader overlapping a later write) cannot lean on a
 //!    completion. Each slot write carries a checksum of its payload above its length
-//!    ([`slot_write::payload_checksum`]), and the reader takes a payload only when header,
+//!    ([`payload_checksum`](super::one_sided::slot_write::payload_checksum)), and the reader takes a payload only when header,
 //!    footer and checksum agree: a payload partly of a later write is caught whatever order
 //!    its bytes land in (a 2^-32 chance of a miss). The order header, payload, footer keeps the
 //!    versions honest where the responder places one queue pair's WRITEs in posting order,
@@ -54,12 +54,13 @@
 //! on drop it reaps what is in flight, then moves its queue pairs to the error state), set up
 //! in [`setup`], with its notification queue in [`notify_queue`] and its bridge to the send verbs
 //! in [`hardware`]. The
-//! decisions that need no device are pure and unit-tested: [`addressing`] (port, GID, global
-//! routing, traffic class and hop limit, path MTU, initial PSNs), [`slot_write`] (the WRITEs
+//! decisions that need no device are pure and unit-tested: here [`addressing`] (port, GID, global
+//! routing, traffic class and hop limit, path MTU, initial PSNs), [`slot_write`](super::one_sided::slot_write) (the WRITEs
 //! of a slot write and their order), [`async_events`] (which events are fatal, what they
-//! name), [`wr_id`] (every request names its peer and kind), [`send_window`] (what is in
+//! name), and in the one-sided engine shared with the libfabric backend ([`super::one_sided`]):
+//! [`wr_id`](super::one_sided::wr_id) (every request names its peer and kind), [`send_window`](super::one_sided::send_window) (what is in
 //! flight per peer; nothing staged is rewritten before its chain completes) and
-//! [`send_tracker`] (the send side's bookkeeping: which chain may be staged and posted, what
+//! [`send_tracker`](super::one_sided::send_tracker) (the send side's bookkeeping: which chain may be staged and posted, what
 //! each completion means, which peers are given up, teardown's reaping). The endpoint drives
 //! the tracker through a trait over the send verbs (post, poll, error state); its tests drive
 //! it through a mock of them that delays, reorders and fails completions and refuses posts
@@ -75,11 +76,7 @@ mod hardware;
 mod memory;
 mod notify_queue;
 mod queue_pair;
-mod send_tracker;
-mod send_window;
 mod setup;
-mod slot_write;
-mod wr_id;
 
 pub use device::RdmaDevice;
 pub use endpoint::{PreparedEndpoint, RdmaAddress, RdmaEndpoint, RegionEntry};

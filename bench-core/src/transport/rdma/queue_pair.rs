@@ -6,12 +6,10 @@ use super::addressing;
 use super::completion::CompletionQueue;
 use super::{err, RdmaDevice};
 use crate::error::Result;
+use crate::transport::one_sided::send_window::SEND_WRS;
 use ibverbs_sys as ffi;
 use std::ptr::NonNull;
 use std::sync::Arc;
-
-/// Send requests per queue pair.
-pub(super) const SEND_WRS: u32 = 1024;
 
 /// The owned verbs queue pair, destroyed in Drop before the completion queues it uses.
 struct QpHandle {

@@ -8,11 +8,11 @@ use super::completion::{checked_entries, CompletionQueue};
 use super::endpoint::*;
 use super::memory::{self, MemoryRegion};
 use super::queue_pair::{PreparedQp, RemoteQp};
-use super::send_tracker::SendTracker;
-use super::send_window::STAGED_ENTRIES;
-use super::slot_write::SLOT_WRITE_WRS;
 use super::{err, RdmaDevice, QUEUE};
 use crate::error::Result;
+use crate::transport::one_sided::send_tracker::SendTracker;
+use crate::transport::one_sided::send_window::STAGED_ENTRIES;
+use crate::transport::one_sided::slot_write::SLOT_WRITE_WRS;
 use crate::transport::region::{place, slot_stride, ENTRY_WORDS, PAGE_WORDS};
 use crate::transport::{AlignedWords, NodeId, RingShape};
 use std::collections::HashMap;
@@ -135,7 +135,7 @@ impl PreparedEndpoint {
             heads: self.senders.keys().map(|&k| (k, 0)).collect(),
             senders: self.senders,
             by_qpn: HashMap::new(),
-            sends: SendTracker::new(node),
+            sends: SendTracker::new("rdma", node),
             dev: self.dev.clone(),
         };
         let mut prepared: Vec<(NodeId, (PreparedQp, MemoryRegion))> =

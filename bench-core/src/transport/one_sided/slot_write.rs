@@ -10,7 +10,7 @@
 
 /// One RDMA WRITE of a slot write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct WriteSegment {
+pub(crate) struct WriteSegment {
     /// Offset in words from the slot's start, in the staged copy and in the remote slot alike.
     pub word: usize,
     /// Bytes written.
@@ -19,19 +19,19 @@ pub(super) struct WriteSegment {
 
 impl WriteSegment {
     /// Offset in bytes from the slot's start.
-    pub(super) fn byte_offset(&self) -> u64 {
+    pub(crate) fn byte_offset(&self) -> u64 {
         (self.word * 8) as u64
     }
 }
 
 /// Requests in a slot write's chain before its notification, if any: one per segment of
 /// [`slot_write_plan`].
-pub(super) const SLOT_WRITE_WRS: u32 = 3;
+pub(crate) const SLOT_WRITE_WRS: u32 = 3;
 
 /// The WRITEs of a write of `len` payload words into a slot of `capacity` words, in the order
 /// they are posted: the header (version) word, the length word and payload, the footer
 /// (version) word. A zero-length payload still writes its length word.
-pub(super) fn slot_write_plan(capacity: usize, len: usize) -> [WriteSegment; 3] {
+pub(crate) fn slot_write_plan(capacity: usize, len: usize) -> [WriteSegment; 3] {
     debug_assert!(len <= capacity, "{len} words into a slot of {capacity}");
     [
         WriteSegment { word: 0, bytes: 8 },
@@ -52,7 +52,7 @@ pub(super) fn slot_write_plan(capacity: usize, len: usize) -> [WriteSegment; 3] 
 /// write is caught even where the responder places bytes out of order. Position-mixed and
 /// summed with wrapping arithmetic, which vectorises: any one word changed changes it; a mix of
 /// two payloads passes with a chance of about 2^-32.
-pub(super) fn payload_checksum(words: impl IntoIterator<Item = u64>) -> u32 {
+pub(crate) fn payload_checksum(words: impl IntoIterator<Item = u64>) -> u32 {
     let h = words
         .into_iter()
         .zip(0u64..)
@@ -63,7 +63,7 @@ pub(super) fn payload_checksum(words: impl IntoIterator<Item = u64>) -> u32 {
 }
 
 /// The length word of a slot: the payload's length in words, and its checksum above it.
-pub(super) fn length_word(len: usize, checksum: u32) -> u64 {
+pub(crate) fn length_word(len: usize, checksum: u32) -> u64 {
     debug_assert!(len <= u32::MAX as usize, "a payload of {len} words");
     len as u64 | (u64::from(checksum) << 32)
 }

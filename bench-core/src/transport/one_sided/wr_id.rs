@@ -9,7 +9,7 @@ use crate::transport::NodeId;
 
 /// What a request is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum WrKind {
+pub(crate) enum WrKind {
     /// The final request of a write chain into a slot with this tag ([`slot_tag`]).
     Write(u8),
     /// A notification alone (post_notify).
@@ -26,12 +26,12 @@ const SEQ_BITS: u32 = 40;
 
 /// The tag of `slot`: writes to slots with one tag wait for each other's staging (never a
 /// notification's, whose kind no slot shares).
-pub(super) fn slot_tag(slot: usize) -> u8 {
+pub(crate) fn slot_tag(slot: usize) -> u8 {
     (slot % SLOT_TAGS) as u8
 }
 
 /// The id of request `seq` of kind `kind` to `peer` (peers below 2^16).
-pub(super) fn encode(peer: NodeId, kind: WrKind, seq: u64) -> u64 {
+pub(crate) fn encode(peer: NodeId, kind: WrKind, seq: u64) -> u64 {
     let k = match kind {
         WrKind::Write(tag) => u64::from(tag).min(SLOT_TAGS as u64 - 1),
         WrKind::Notify => NOTIFY,
@@ -41,7 +41,7 @@ pub(super) fn encode(peer: NodeId, kind: WrKind, seq: u64) -> u64 {
 }
 
 /// The peer, kind and sequence number of id `id`.
-pub(super) fn decode(id: u64) -> (NodeId, WrKind, u64) {
+pub(crate) fn decode(id: u64) -> (NodeId, WrKind, u64) {
     let kind = match (id >> SEQ_BITS) & 0xFF {
         NOTIFY => WrKind::Notify,
         PART => WrKind::Part,

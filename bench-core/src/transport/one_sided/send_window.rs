@@ -5,16 +5,19 @@
 //! rule "stage only when fewer than [`STAGED_ENTRIES`] chains are in flight" enough for the
 //! notification entries, used round-robin.
 
-use super::queue_pair::SEND_WRS;
 use super::wr_id::{decode, WrKind};
 use std::collections::HashMap;
 
+/// Send-queue entries per peer: what a queue pair (or an endpoint's transmit queue) is sized
+/// for, and the most requests in flight to one peer.
+pub(crate) const SEND_WRS: u32 = 1024;
+
 /// Chains in flight at once per peer, and notification entries staged round-robin.
-pub(super) const STAGED_ENTRIES: usize = 64;
+pub(crate) const STAGED_ENTRIES: usize = 64;
 
 /// What is in flight to one peer.
 #[derive(Debug, Default)]
-pub(super) struct SendWindow {
+pub(crate) struct SendWindow {
     /// Final request id -> send-queue entries its chain covers.
     inflight: HashMap<u64, u32>,
     /// Send-queue entries in flight.
@@ -25,12 +28,12 @@ pub(super) struct SendWindow {
 
 impl SendWindow {
     /// Whether a chain of `wrs` requests may be staged and posted now.
-    pub(super) fn has_room(&self, wrs: u32) -> bool {
+    pub(crate) fn has_room(&self, wrs: u32) -> bool {
         self.outstanding + wrs <= SEND_WRS && self.inflight.len() < STAGED_ENTRIES
     }
 
     /// Whether a write into a slot with tag `tag` is in flight (its staging is then busy).
-    pub(super) fn slot_busy(&self, tag: u8) -> bool {
+    pub(crate) fn slot_busy(&self, tag: u8) -> bool {
         self.inflight
             .keys()
             .any(|&k| decode(k).1 == WrKind::Write(tag))
@@ -38,20 +41,20 @@ impl SendWindow {
 
     /// The next notification's number and its staging entry. Call only with room
     /// ([`SendWindow::has_room`]): the entry's previous chain has then completed.
-    pub(super) fn next_notification(&mut self) -> (u64, usize) {
+    pub(crate) fn next_notification(&mut self) -> (u64, usize) {
         let t = self.sent;
         self.sent += 1;
         (t, t as usize % STAGED_ENTRIES)
     }
 
     /// A chain of `wrs` requests ending in `final_id` was posted.
-    pub(super) fn posted(&mut self, final_id: u64, wrs: u32) {
+    pub(crate) fn posted(&mut self, final_id: u64, wrs: u32) {
         self.outstanding += wrs;
         self.inflight.insert(final_id, wrs);
     }
 
     /// The chain ending in `final_id` completed; false when it was not in flight.
-    pub(super) fn completed(&mut self, final_id: u64) -> bool {
+    pub(crate) fn completed(&mut self, final_id: u64) -> bool {
         match self.inflight.remove(&final_id) {
             Some(wrs) => {
                 self.outstanding = self.outstanding.saturating_sub(wrs);
@@ -62,7 +65,7 @@ impl SendWindow {
     }
 
     /// Chains in flight.
-    pub(super) fn in_flight(&self) -> usize {
+    pub(crate) fn in_flight(&self) -> usize {
         self.inflight.len()
     }
 }

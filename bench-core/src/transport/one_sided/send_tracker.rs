@@ -7,8 +7,6 @@
 //! delays completions, reorders them across queue pairs, fails them and refuses posts part-way,
 //! as a device may.
 
-use super::completion::status_name;
-use super::err;
 use super::send_window::SendWindow;
 use super::slot_write::SLOT_WRITE_WRS;
 use super::wr_id::{decode, encode, slot_tag, WrKind};
@@ -29,7 +27,7 @@ const SUCCESS: u32 = 0;
 /// A send completion: the request's id, its status (`ibv_wc_status`, [`SUCCESS`] or an
 /// error) and the vendor's syndrome.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Wc {
+pub(crate) struct Wc {
     pub wr_id: u64,
     pub status: u32,
     pub vendor_err: u32,
@@ -38,15 +36,18 @@ pub(super) struct Wc {
 /// A post the verbs refused: `ibv_post_send` returned `errno`, and the requests before the one
 /// it named in `bad_wr`, `posted` of them, went out all the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct PostError {
+pub(crate) struct PostError {
     pub errno: i32,
     pub posted: usize,
 }
 
 /// The verbs the send side calls, on the queue pair to each peer.
-pub(super) trait SendVerbs {
+pub(crate) trait SendVerbs {
     /// A work request as these verbs take it.
     type Wr;
+
+    /// A failed completion's status and vendor (provider) error, in words.
+    fn status_text(&self, status: u32, vendor_err: u32) -> String;
 
     /// Posts `chain`, linked in order, on the queue pair to `peer`.
     ///
@@ -72,7 +73,7 @@ pub(super) trait SendVerbs {
 
 /// A chain of work requests, as the endpoint posts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Chain {
+pub(crate) enum Chain {
     /// A slot write (header, length and payload, footer: [`super::slot_write`]), with a
     /// notification as its last request or without.
     Write { slot: usize, notify: bool },
@@ -93,7 +94,7 @@ impl Chain {
 /// A chain admitted for staging and posting ([`SendTracker::admit`]): nothing in flight reads
 /// its notification entry or its slot's staging any more.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Admitted {
+pub(crate) struct Admitted {
     /// The peer.
     pub to: NodeId,
     /// The id post_write and post_notify return, and that the write's completion carries.
@@ -112,7 +113,7 @@ impl Admitted {
     /// The work-request id of request `i` of the chain and whether it is signaled: only the
     /// last request is, with the chain's final id; the others are parts, which complete only
     /// when they fail.
-    pub(super) fn request(&self, i: usize) -> (u64, bool) {
+    pub(crate) fn request(&self, i: usize) -> (u64, bool) {
         debug_assert!(
             i < self.requests as usize,
             "request {i} of {}",
@@ -148,7 +149,9 @@ struct PeerSends {
 /// The send side of one endpoint: per peer what is in flight and whether it failed; the
 /// writes finished and not yet taken; every failure noticed.
 #[derive(Debug)]
-pub(super) struct SendTracker {
+pub(crate) struct SendTracker {
+    /// The backend's name, which every message starts with (`rdma`, `ofi`).
+    fabric: &'static str,
     node: NodeId,
     peers: HashMap<NodeId, PeerSends>,
     /// The last request sequence number handed out.
@@ -159,23 +162,12 @@ pub(super) struct SendTracker {
     failures: Vec<(TransportFault, String)>,
 }
 
-/// The error of a post to a peer given up earlier.
-fn given_up(node: NodeId, to: NodeId) -> CoreError {
-    CoreError::transport(
-        TransportFault::PeerLost,
-        format!("rdma: node {node}: the connection to node {to} failed earlier"),
-    )
-}
-
-/// The error of a post to a node without a queue pair.
-fn no_peer(node: NodeId, to: NodeId) -> CoreError {
-    err(format!("node {node}: no queue pair to node {to}"))
-}
-
 impl SendTracker {
-    /// The send side of node `node`, with no peers yet.
-    pub(super) fn new(node: NodeId) -> Self {
+    /// The send side of node `node` of backend `fabric` (the name its messages start with),
+    /// with no peers yet.
+    pub(crate) fn new(fabric: &'static str, node: NodeId) -> Self {
         SendTracker {
+            fabric,
             node,
             peers: HashMap::new(),
             next_wr: 0,
@@ -184,18 +176,39 @@ impl SendTracker {
         }
     }
 
+    /// A device-level failure, named `<fabric>: ...`.
+    fn err(&self, what: impl std::fmt::Display) -> CoreError {
+        CoreError::transport(TransportFault::Device, format!("{}: {what}", self.fabric))
+    }
+
+    /// The error of a post to a peer given up earlier.
+    fn given_up(&self, to: NodeId) -> CoreError {
+        CoreError::transport(
+            TransportFault::PeerLost,
+            format!(
+                "{}: node {}: the connection to node {to} failed earlier",
+                self.fabric, self.node
+            ),
+        )
+    }
+
+    /// The error of a post to a node without a queue pair.
+    fn no_peer(&self, to: NodeId) -> CoreError {
+        self.err(format!("node {}: no connection to node {to}", self.node))
+    }
+
     /// A queue pair to `peer` is connected.
-    pub(super) fn add_peer(&mut self, peer: NodeId) {
+    pub(crate) fn add_peer(&mut self, peer: NodeId) {
         self.peers.entry(peer).or_default();
     }
 
     /// Every failure noticed, first first.
-    pub(super) fn failures(&self) -> &[(TransportFault, String)] {
+    pub(crate) fn failures(&self) -> &[(TransportFault, String)] {
         &self.failures
     }
 
     /// Records a failure noticed elsewhere (the receive side), after those noticed before.
-    pub(super) fn record(&mut self, fault: TransportFault, message: String) {
+    pub(crate) fn record(&mut self, fault: TransportFault, message: String) {
         self.failures.push((fault, message));
     }
 
@@ -207,7 +220,7 @@ impl SendTracker {
     ///
     /// # Errors
     /// The peer failed (earlier, or while waiting), or nothing completed for 30 s.
-    pub(super) fn admit<V: SendVerbs>(
+    pub(crate) fn admit<V: SendVerbs>(
         &mut self,
         verbs: &mut V,
         to: NodeId,
@@ -224,8 +237,9 @@ impl SendTracker {
             }
             Chain::Notify => (WrKind::Notify, true),
         };
-        let node = self.node;
-        let p = self.peers.get_mut(&to).ok_or_else(|| no_peer(node, to))?;
+        let Some(p) = self.peers.get_mut(&to) else {
+            return Err(self.no_peer(to));
+        };
         let notification = notify.then(|| p.window.next_notification());
         self.next_wr += 1;
         let id = self.next_wr;
@@ -245,9 +259,11 @@ impl SendTracker {
         let mut started: Option<Instant> = None;
         loop {
             let node = self.node;
-            let p = self.peers.get(&to).ok_or_else(|| no_peer(node, to))?;
+            let Some(p) = self.peers.get(&to) else {
+                return Err(self.no_peer(to));
+            };
             if p.dead {
-                return Err(given_up(node, to));
+                return Err(self.given_up(to));
             }
             let ready = match what {
                 Wait::Room(wrs) => p.window.has_room(wrs),
@@ -257,7 +273,7 @@ impl SendTracker {
                 return Ok(());
             }
             if started.get_or_insert_with(Instant::now).elapsed() > PATIENCE {
-                return Err(err(match what {
+                return Err(self.err(match what {
                     Wait::Room(_) => format!(
                         "node {node}: no send completions from node {to} for {} s",
                         PATIENCE.as_secs()
@@ -283,7 +299,7 @@ impl SendTracker {
     /// until the chain's final completion has been polled. Staging written only for chains
     /// this tracker admitted, after [`SendTracker::admit`] returned, keeps the second half:
     /// a chain is admitted only when no chain in flight reads its entry or its slot.
-    pub(super) unsafe fn post<V: SendVerbs>(
+    pub(crate) unsafe fn post<V: SendVerbs>(
         &mut self,
         verbs: &mut V,
         admitted: &Admitted,
@@ -295,10 +311,13 @@ impl SendTracker {
             "a chain as admitted"
         );
         let (node, to) = (self.node, admitted.to);
-        let p = self.peers.get_mut(&to).ok_or_else(|| no_peer(node, to))?;
-        if p.dead {
-            return Err(given_up(node, to));
+        if !self.peers.contains_key(&to) {
+            return Err(self.no_peer(to));
         }
+        if self.peers[&to].dead {
+            return Err(self.given_up(to));
+        }
+        let p = self.peers.get_mut(&to).expect("checked above");
         // SAFETY: the caller's obligation (above).
         match unsafe { verbs.post_send(to, chain) } {
             Ok(()) => {
@@ -319,7 +338,7 @@ impl SendTracker {
                 );
                 self.failures
                     .push((TransportFault::Device, message.clone()));
-                Err(err(message))
+                Err(self.err(message))
             }
         }
     }
@@ -329,14 +348,14 @@ impl SendTracker {
         let mut wc = [Wc::default(); POLL_BATCH];
         let n = verbs.poll_send(&mut wc).min(POLL_BATCH);
         for &c in &wc[..n] {
-            self.complete(c);
+            self.complete(verbs, c);
         }
     }
 
     /// One send completion: a final request retires its chain (a finished write when it
     /// succeeded); the first failure of a peer, of any request, gives the peer up and is
     /// recorded naming it, once.
-    fn complete(&mut self, c: Wc) {
+    fn complete<V: SendVerbs>(&mut self, verbs: &V, c: Wc) {
         let (peer, kind, seq) = decode(c.wr_id);
         let node = self.node;
         let Some(p) = self.peers.get_mut(&peer) else {
@@ -352,9 +371,8 @@ impl SendTracker {
             self.failures.push((
                 TransportFault::PeerLost,
                 format!(
-                    "node {node}: {what} to node {peer} (request {seq}) failed: {}, vendor error {}: peer lost or unreachable",
-                    status_name(c.status),
-                    c.vendor_err
+                    "node {node}: {what} to node {peer} (request {seq}) failed: {}: peer lost or unreachable",
+                    verbs.status_text(c.status, c.vendor_err)
                 ),
             ));
         }
@@ -367,7 +385,7 @@ impl SendTracker {
     }
 
     /// The next finished write or notification, polling once when none is waiting.
-    pub(super) fn poll_completion<V: SendVerbs>(&mut self, verbs: &mut V) -> Option<Completion> {
+    pub(crate) fn poll_completion<V: SendVerbs>(&mut self, verbs: &mut V) -> Option<Completion> {
         if self.done.is_empty() {
             self.poll(verbs);
         }
@@ -387,7 +405,7 @@ impl SendTracker {
     /// that a final write (a DONE or STOP) whose packet was lost is retransmitted rather than
     /// destroyed with its queue pair, then moves every queue pair to the error state (what is
     /// left is flushed). Returns how many chains to live peers were abandoned at the deadline.
-    pub(super) fn teardown<V: SendVerbs>(&mut self, verbs: &mut V, deadline: Duration) -> usize {
+    pub(crate) fn teardown<V: SendVerbs>(&mut self, verbs: &mut V, deadline: Duration) -> usize {
         let started = Instant::now();
         while self.in_flight_to_live_peers() > 0 && started.elapsed() < deadline {
             self.poll(verbs);
@@ -402,7 +420,7 @@ impl SendTracker {
 
     /// Chains in flight to `peer`.
     #[cfg(test)]
-    pub(super) fn in_flight(&self, peer: NodeId) -> usize {
+    pub(crate) fn in_flight(&self, peer: NodeId) -> usize {
         self.peers.get(&peer).map_or(0, |p| p.window.in_flight())
     }
 }

@@ -1,0 +1,3 @@
+//! The libfabric backend (cargo feature `ofi`).
+
+mod ffi;
