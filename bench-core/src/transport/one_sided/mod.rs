@@ -3,6 +3,7 @@
 //! ([`super::ofi`], RDM endpoints) each bridge it to their provider with a small
 //! [`send_tracker::SendVerbs`] implementation, and stage and post the same chains.
 //!
+//! - [`layout`]: the receive region and staging both lay out alike, and reading a slot;
 //! - [`slot_write`]: the writes of one slot write and their order (header word, length and
 //!   payload, footer word), and the payload checksum a polling reader checks;
 //! - [`wr_id`]: every request names its peer and kind, so a completion is attributed right;
@@ -14,6 +15,7 @@
 //!
 //! None of it touches a device, so it is compiled (and its tests run) with either backend.
 
+pub(crate) mod layout;
 pub(crate) mod send_tracker;
 pub(crate) mod send_window;
 pub(crate) mod slot_write;

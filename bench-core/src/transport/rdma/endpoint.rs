@@ -11,11 +11,13 @@ use super::memory::MemoryRegion;
 use super::queue_pair::{ConnectedQp, PreparedQp};
 use super::{err, RdmaDevice, QUEUE};
 use crate::error::{CoreError, Result};
+use crate::transport::one_sided::layout::read_region_slot;
+pub use crate::transport::one_sided::layout::RegionEntry;
 use crate::transport::one_sided::send_tracker::{Chain, SendTracker};
 use crate::transport::one_sided::send_window::STAGED_ENTRIES;
 use crate::transport::one_sided::slot_write::{length_word, payload_checksum, slot_write_plan};
 use crate::transport::region::{entry_offset, slot_stride, ENTRY_WORDS};
-use crate::transport::ring::{poll_with_backoff, read_slot_with_check, slot_words};
+use crate::transport::ring::poll_with_backoff;
 use crate::transport::{
     AlignedWords, Completion, Endpoint, NodeId, Notification, SlotRead, IMM_WORDS,
 };
@@ -24,15 +26,6 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Where a sender's queue and ring are in a receiver's region (word offsets).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RegionEntry {
-    pub(super) queue: usize,
-    pub(super) ring: usize,
-    pub(super) capacity: usize,
-    pub(super) depth: usize,
-}
 
 /// What a node publishes so that its peers can connect and write to it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -361,11 +354,12 @@ impl Endpoint for RdmaEndpoint {
                 self.node, e.depth
             )));
         }
-        let start = e.ring + slot * slot_stride(e.capacity);
-        let s = &self.region.words().as_slice()[start..start + slot_words(e.capacity)];
-        let (mut read, checksum) = read_slot_with_check(s, e.capacity, out);
-        read.checksum_ok = payload_checksum(out.iter().copied()) == checksum;
-        Ok(read)
+        Ok(read_region_slot(
+            self.region.words().as_slice(),
+            e,
+            slot,
+            out,
+        ))
     }
 
     /// The first failure this endpoint noticed (a refused post, a failed completion, an

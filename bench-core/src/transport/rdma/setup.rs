@@ -10,10 +10,10 @@ use super::memory::{self, MemoryRegion};
 use super::queue_pair::{PreparedQp, RemoteQp};
 use super::{err, RdmaDevice, QUEUE};
 use crate::error::Result;
+use crate::transport::one_sided::layout::{region_layout, staging_words};
 use crate::transport::one_sided::send_tracker::SendTracker;
 use crate::transport::one_sided::send_window::STAGED_ENTRIES;
 use crate::transport::one_sided::slot_write::SLOT_WRITE_WRS;
-use crate::transport::region::{place, slot_stride, ENTRY_WORDS, PAGE_WORDS};
 use crate::transport::{AlignedWords, NodeId, RingShape};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,23 +42,8 @@ impl RdmaEndpoint {
                 )));
             }
         }
-        let mut senders: Vec<(NodeId, RingShape)> = local.iter().map(|(&f, &s)| (f, s)).collect();
-        senders.sort_by_key(|s| s.0);
-        let (placed, offset) = place(&senders, 0, QUEUE);
-        let mut layout = HashMap::new();
-        for ((from, p), &(_, shape)) in placed.into_iter().zip(&senders) {
-            layout.insert(
-                from,
-                RegionEntry {
-                    queue: p.queue,
-                    ring: p.ring,
-                    capacity: shape.capacity,
-                    depth: shape.depth,
-                },
-            );
-        }
-        let region =
-            MemoryRegion::register(&dev, AlignedWords::zeroed(offset.max(PAGE_WORDS)), true)?;
+        let (layout, words) = region_layout(local, QUEUE);
+        let region = MemoryRegion::register(&dev, AlignedWords::zeroed(words), true)?;
         // Send completions: per peer at most STAGED_ENTRIES chains in flight, each of at most
         // SLOT_WRITE_WRS + 1 requests (header, length and payload, footer, notification),
         // every one of which completes when it fails (parts are unsignaled).
@@ -79,13 +64,7 @@ impl RdmaEndpoint {
         let mut psn = HashMap::new();
         let mut peers = HashMap::new();
         for peer in all {
-            // Notification entries, then a copy of each remote slot, laid out as the remote
-            // ring (the same stride), so that one word offset names a segment in both.
-            let cap = remote.get(&peer).map_or(1, |s| s.capacity);
-            let staging = AlignedWords::zeroed(
-                STAGED_ENTRIES * ENTRY_WORDS
-                    + remote.get(&peer).map_or(0, |s| s.depth * slot_stride(cap)),
-            );
+            let staging = AlignedWords::zeroed(staging_words(remote.get(&peer).copied()));
             let staging = MemoryRegion::register(&dev, staging, false)?;
             let qp = PreparedQp::create(&dev, &send_cq, &recv_cq, QUEUE as u32)
                 .map_err(|e| err(format!("node {node}: queue pair for node {peer}: {e}")))?;
