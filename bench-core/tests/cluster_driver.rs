@@ -287,11 +287,30 @@ fn a_stranger_at_the_root_is_rejected_and_the_job_goes_on() {
 /// learning progresses.
 #[test]
 fn receive_buffer_reduce_on_three_ranks() {
+    for transport in [ClusterTransport::Tcp, ClusterTransport::Shm] {
+        receive_buffer_reduce(transport);
+    }
+}
+
+/// The parameter-server modes and the receive-buffer reduce over libfabric, on each provider
+/// Debian's libfabric brings that runs on any machine. One test sets the provider for the
+/// ranks (which read `SYNCBENCH_OFI_PROVIDER`), so none other reads it meanwhile.
+#[cfg(feature = "ofi")]
+#[test]
+fn every_mode_and_the_receive_buffer_reduce_over_libfabric() {
+    for provider in ["tcp;ofi_rxm", "shm", "sockets"] {
+        std::env::set_var("SYNCBENCH_OFI_PROVIDER", provider);
+        every_mode_on_four_ranks(ClusterTransport::Ofi);
+        receive_buffer_reduce(ClusterTransport::Ofi);
+    }
+}
+
+fn receive_buffer_reduce(transport: ClusterTransport) {
     use bench_core::driver::buffered::{self, BufferedConfig, BufferedSetup};
     use bench_core::driver::NetworkModel;
     use bench_core::protocol::buffered::ReduceSync;
     use bench_core::topology::TopologyKind;
-    for transport in [ClusterTransport::Tcp, ClusterTransport::Shm] {
+    {
         let per_rank = on_ranks(3, move |_, s| {
             let topo = TopologyKind::Complete.build(6).unwrap();
             let cfg = BufferedConfig {

@@ -16,6 +16,9 @@ pub enum TransportArg {
     Shm,
     /// RDMA verbs (builds with `--features rdma`; device from $SYNCBENCH_RDMA_DEVICE).
     Rdma,
+    /// libfabric one-sided writes (builds with `--features ofi`; provider from
+    /// $SYNCBENCH_OFI_PROVIDER, e.g. `tcp;ofi_rxm`, `shm`, `verbs;ofi_rxm`).
+    Ofi,
 }
 
 impl TransportArg {
@@ -28,6 +31,12 @@ impl TransportArg {
             #[cfg(not(feature = "rdma"))]
             TransportArg::Rdma => anyhow::bail!(
                 "this build has no rdma transport: build with `cargo build --release --features rdma` (needs cmake, libnl-3-dev, libnl-route-3-dev, libclang-dev, pkg-config)"
+            ),
+            #[cfg(feature = "ofi")]
+            TransportArg::Ofi => ClusterTransport::Ofi,
+            #[cfg(not(feature = "ofi"))]
+            TransportArg::Ofi => anyhow::bail!(
+                "this build has no ofi transport: build with `cargo build --release --features ofi` (needs libfabric-dev 1.17 or later, libclang-dev, pkg-config)"
             ),
         })
     }
@@ -164,6 +173,8 @@ pub fn transport_name() -> Option<&'static str> {
             ClusterTransport::Shm => "shm",
             #[cfg(feature = "rdma")]
             ClusterTransport::Rdma => "rdma",
+            #[cfg(feature = "ofi")]
+            ClusterTransport::Ofi => "ofi",
         },
     )
 }

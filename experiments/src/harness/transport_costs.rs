@@ -65,8 +65,49 @@ pub fn backend_costs(
         "rdma" => bail!(
             "this build has no rdma backend: build with `cargo build --release --features rdma`"
         ),
-        other => bail!("unknown backend '{other}' (threads, shm, tcp)"),
+        #[cfg(feature = "ofi")]
+        "ofi" => {
+            let (a, b) = ofi_loopback(words, depth)?;
+            let (lat, a, b) = perf::latency(a, b, words, n, warmup)?;
+            let (bw, _, _) = perf::bandwidth(a, b, words, n)?;
+            (lat, bw)
+        }
+        #[cfg(not(feature = "ofi"))]
+        "ofi" => bail!(
+            "this build has no ofi backend: build with `cargo build --release --features ofi`"
+        ),
+        other => bail!("unknown backend '{other}' (threads, shm, tcp, rdma, ofi)"),
     })
+}
+
+/// Two connected ofi endpoints, nodes 0 and 1, each with a ring of `depth` slots of `words`
+/// words towards the other, on the provider $SYNCBENCH_OFI_PROVIDER names (or libfabric's
+/// first match), bound to 127.0.0.1 where the provider is an IP one.
+///
+/// # Errors
+/// No provider fits, or an endpoint cannot be opened or connected.
+#[cfg(feature = "ofi")]
+pub fn ofi_loopback(
+    words: usize,
+    depth: usize,
+) -> Result<(
+    bench_core::transport::ofi::OfiEndpoint,
+    bench_core::transport::ofi::OfiEndpoint,
+)> {
+    use bench_core::transport::ofi::{provider_from_env, OfiEndpoint};
+    use bench_core::transport::RingShape;
+    use std::collections::HashMap;
+    let shape = RingShape {
+        capacity: words,
+        depth,
+    };
+    let provider = provider_from_env();
+    let lo = Some(std::net::IpAddr::from([127, 0, 0, 1]));
+    let ring = |peer| HashMap::from([(peer, shape)]);
+    let (a, aa) = OfiEndpoint::create(0, &ring(1), &ring(1), provider.as_deref(), lo)?;
+    let (b, ba) = OfiEndpoint::create(1, &ring(0), &ring(0), provider.as_deref(), lo)?;
+    let table = vec![aa, ba];
+    Ok((a.connect(&table)?, b.connect(&table)?))
 }
 
 /// Two connected rdma endpoints, nodes 0 and 1, each with a ring of `depth` slots of `words`

@@ -14,8 +14,9 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Backends, comma-separated: threads (in-process copy engines), shm (shared-memory
-    /// segments in /dev/shm), tcp (loopback) and rdma (builds with `--features rdma`; loopback
-    /// through the device named by $SYNCBENCH_RDMA_DEVICE).
+    /// segments in /dev/shm), tcp (loopback), rdma (builds with `--features rdma`; loopback
+    /// through the device named by $SYNCBENCH_RDMA_DEVICE) and ofi (builds with `--features
+    /// ofi`; loopback on the libfabric provider $SYNCBENCH_OFI_PROVIDER names).
     #[arg(long, value_delimiter = ',', default_value = "threads,shm,tcp")]
     backends: Vec<String>,
     /// Message sizes in bytes, comma-separated (rounded up to whole 8-byte words on the wire).
@@ -105,8 +106,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
         bail!("--depth must be >= 1");
     }
     for b in &args.backends {
-        if !["threads", "tcp", "shm", "rdma"].contains(&b.as_str()) {
-            bail!("unknown backend '{b}' (threads, shm, tcp)");
+        if !["threads", "tcp", "shm", "rdma", "ofi"].contains(&b.as_str()) {
+            bail!("unknown backend '{b}' (threads, shm, tcp, rdma, ofi)");
         }
     }
     let cl = perf::cache_line_ping_pong(100_000);

@@ -192,3 +192,50 @@ impl Backend for RdmaBackend {
         ep.connect(&addrs)
     }
 }
+
+/// libfabric: an RDM endpoint per node on the provider `SYNCBENCH_OFI_PROVIDER` names, bound
+/// to the rank's address where the provider is an IP one.
+#[cfg(feature = "ofi")]
+pub(crate) struct OfiBackend;
+
+#[cfg(feature = "ofi")]
+impl Backend for OfiBackend {
+    type Pending = crate::transport::ofi::PreparedOfi;
+    type Ep = crate::transport::ofi::OfiEndpoint;
+
+    fn prepare(
+        ip: IpAddr,
+        _token: u64,
+        node: NodeId,
+        local: HashMap<NodeId, RingShape>,
+        remote: HashMap<NodeId, RingShape>,
+    ) -> Result<(String, Self::Pending)> {
+        use crate::transport::ofi;
+        let provider = ofi::provider_from_env();
+        let (ep, addr) =
+            ofi::OfiEndpoint::create(node, &local, &remote, provider.as_deref(), Some(ip))?;
+        Ok((serde_json::to_string(&addr)?, ep))
+    }
+
+    fn build(
+        ep: Self::Pending,
+        _token: u64,
+        _node: NodeId,
+        table: &[String],
+        _deadline: Instant,
+    ) -> Result<Self::Ep> {
+        let addrs = table
+            .iter()
+            .enumerate()
+            .map(|(j, a)| {
+                serde_json::from_str(a).map_err(|e| {
+                    CoreError::transport(
+                        TransportFault::Malformed,
+                        format!("node {j} announced a malformed libfabric address: {e}"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<crate::transport::ofi::OfiAddress>>>()?;
+        ep.connect(&addrs)
+    }
+}

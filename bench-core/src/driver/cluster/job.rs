@@ -94,6 +94,10 @@ pub(crate) fn run_job<O: Serialize + DeserializeOwned + Send + 'static>(
         ClusterTransport::Rdma => {
             run_on::<O, super::backend::RdmaBackend>(session, transport, plan, start)
         }
+        #[cfg(feature = "ofi")]
+        ClusterTransport::Ofi => {
+            run_on::<O, super::backend::OfiBackend>(session, transport, plan, start)
+        }
     }
 }
 

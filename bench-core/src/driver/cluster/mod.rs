@@ -56,6 +56,10 @@ pub enum ClusterTransport {
     /// feature `rdma`).
     #[cfg(feature = "rdma")]
     Rdma,
+    /// libfabric: the same one-sided writes on an RDM endpoint of the provider
+    /// `SYNCBENCH_OFI_PROVIDER` names (cargo feature `ofi`).
+    #[cfg(feature = "ofi")]
+    Ofi,
 }
 
 /// Runs `nodes` across the job's ranks (this process runs its share) until all finish.
