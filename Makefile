@@ -16,6 +16,7 @@
 #   make cluster-smoke           ps-modes and asap-fig7 as 4 local processes (cluster driver)
 #   make sim-validation-cluster  sim-validation measured as 4 local processes over tcp and shm
 #   make soak                    that cluster smoke 100 times per transport: failures / runs
+#                                (TRANSPORT=ofi: over libfabric on tcp;ofi_rxm, shm, sockets)
 #   make faults                  the fault matrix (results/faults/REPORT.md)
 #   make rxe-check               the verbs backend on soft-RoCE in a QEMU guest (results/rxe-check)
 #   make fuzz                    every fuzz target for 10 minutes (results/fuzz/REPORT.md)
@@ -41,7 +42,9 @@ TESTBED ?=
 # train their logistic-regression proxy.
 CNN     ?= 1
 CNN_ON   = $(filter-out 0 no false,$(CNN))
-FEATURES = $(if $(CNN_ON),--features experiments/cnn)
+# TRANSPORT=ofi (make soak): the build adds the libfabric backend (feature `ofi`).
+TRANSPORT ?=
+FEATURES = $(strip $(if $(CNN_ON),--features experiments/cnn) $(if $(filter ofi,$(TRANSPORT)),--features experiments/ofi))
 # Binaries whose figure the paper ran on CNNs: with CNN on, reproduce-all and `make fig-<id>` run
 # them on experiments/configs/<binary>.cnn.$(SCALE).toml into $(RESULTS)/<id>/ (the proxy stays
 # the built-in configuration: CNN=0, or CONFIG=).
@@ -215,9 +218,11 @@ rxe-check:
 	OUT=$(RESULTS)/rxe-check ./scripts/rxe-check.sh
 
 SOAK_RUNS ?= 100
+# TRANSPORT=ofi: the same over --transport ofi on each provider that runs on any machine.
+SOAK_TRANSPORTS = $(if $(filter ofi,$(TRANSPORT)),ofi:tcp;ofi_rxm ofi:shm ofi:sockets,tcp shm)
 soak: build
-	BIN=$(BIN) OUT=$(RESULTS)/soak SCALE=$(SCALE) ./scripts/soak.sh $(SOAK_RUNS)
-	BIN=$(BIN) OUT=$(RESULTS)/soak-small EXPERIMENTS=asap-fig7 ARGS="--config scripts/soak-asap-small.toml" ./scripts/soak.sh $(SOAK_RUNS)
+	BIN=$(BIN) OUT=$(RESULTS)/soak$(if $(TRANSPORT),-$(TRANSPORT)) SCALE=$(SCALE) TRANSPORTS="$(SOAK_TRANSPORTS)" ./scripts/soak.sh $(SOAK_RUNS)
+	BIN=$(BIN) OUT=$(RESULTS)/soak-small$(if $(TRANSPORT),-$(TRANSPORT)) EXPERIMENTS=asap-fig7 TRANSPORTS="$(SOAK_TRANSPORTS)" ARGS="--config scripts/soak-asap-small.toml" ./scripts/soak.sh $(SOAK_RUNS)
 
 # The CNN training step vs PyTorch on the same architectures, on the CPU (PyTorch from
 # scripts/torch-env.sh, about 4.6 GB in ~/.cache/syncbench): results/bench/cnn-vs-pytorch.{csv,md}.

@@ -7,6 +7,10 @@
 #   scripts/soak.sh [RUNS]        env: BIN (target/release), OUT (results/soak), SCALE (quick),
 #                                 RANKS (4), EXPERIMENTS, TRANSPORTS, ARGS (more experiment
 #                                 arguments, e.g. --config small.toml)
+#
+# A transport `ofi:PROVIDER` runs --transport ofi --ofi-provider PROVIDER (a build with the ofi
+# feature): TRANSPORTS="ofi:tcp;ofi_rxm ofi:shm ofi:sockets" is what `make soak TRANSPORT=ofi`
+# runs.
 set -uo pipefail
 RUNS=${1:-${RUNS:-100}}
 BIN=${BIN:-target/release}
@@ -29,12 +33,16 @@ for exp in $EXPERIMENTS; do
   for tr in $TRANSPORTS; do
     fails=0
     t0=$(date +%s.%N)
+    case $tr in
+      ofi:*) flags=(--transport ofi --ofi-provider "${tr#ofi:}") ;;
+      *) flags=(--transport "$tr") ;;
+    esac
     for i in $(seq 1 "$RUNS"); do
       log="$work/run.log"
-      if ! "$BIN/syncbench" launch --ranks "$RANKS" -- "$exp" --driver cluster --transport "$tr" \
+      if ! "$BIN/syncbench" launch --ranks "$RANKS" -- "$exp" --driver cluster "${flags[@]}" \
           --scale "$SCALE" --seed "$i" --seeds 1 --out "$work/results" $ARGS >"$log" 2>&1; then
         fails=$((fails + 1))
-        cp "$log" "$OUT/failed-$exp-$tr-$i.log"
+        cp "$log" "$OUT/failed-$exp-${tr//[:;]/_}-$i.log"
         echo "soak: $exp over $tr, run $i failed: $(grep -m1 'error' "$log")" >&2
       fi
       printf '\rsoak: %s over %s: %d/%d runs, %d failed' "$exp" "$tr" "$i" "$RUNS" "$fails" >&2

@@ -82,6 +82,13 @@ pub struct ClusterArgs {
     /// backoff until then (default: $SYNCBENCH_STARTUP_TIMEOUT_MS, else 10000).
     #[arg(long)]
     pub startup_timeout_ms: Option<u64>,
+    /// Cluster driver, `--transport ofi`: the libfabric provider, as `fi_info -p` names it
+    /// (`tcp;ofi_rxm`, `shm`, `sockets`, `verbs;ofi_rxm`, `efa`, `cxi`); every rank needs the
+    /// same. Sets $SYNCBENCH_OFI_PROVIDER for this process, so the manifest records it
+    /// (default: $SYNCBENCH_OFI_PROVIDER, else libfabric's first match, which $FI_PROVIDER
+    /// narrows; the manifest names the provider opened either way).
+    #[arg(long)]
+    pub ofi_provider: Option<String>,
 }
 
 struct Joined {
@@ -107,6 +114,13 @@ pub fn join(args: &ClusterArgs) -> Result<()> {
         startup_ms: args.startup_timeout_ms,
     };
     let transport = args.transport.core()?;
+    if let Some(p) = &args.ofi_provider {
+        if args.transport != TransportArg::Ofi {
+            anyhow::bail!("--ofi-provider {p} needs --transport ofi");
+        }
+        // Read by every endpoint this process opens; set before any runs (or threads) start.
+        std::env::set_var("SYNCBENCH_OFI_PROVIDER", p);
+    }
     bench_core::driver::cluster::fault_point::reach("bootstrap");
     let (spec, listener) = match args.bootstrap {
         BootstrapArg::Tcp => (RankSpec::resolve(&flags, &|k| std::env::var(k).ok())?, None),
@@ -177,6 +191,20 @@ pub fn transport_name() -> Option<&'static str> {
             ClusterTransport::Ofi => "ofi",
         },
     )
+}
+
+/// The transport of the job this process joined, with what it opened where that varies: for
+/// ofi, the provider and libfabric's version (None outside a job).
+pub fn transport_detail() -> Option<String> {
+    let name = transport_name()?;
+    #[cfg(feature = "ofi")]
+    if name == "ofi" {
+        return Some(match bench_core::transport::ofi::opened_provider() {
+            Some(p) => format!("ofi ({p})"),
+            None => "ofi (no endpoint opened in this process)".into(),
+        });
+    }
+    Some(name.to_string())
 }
 
 /// True once this process joined a cluster job.

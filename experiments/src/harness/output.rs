@@ -227,6 +227,8 @@ impl ExperimentOutput {
                 // CNN kernels ran at (speed only: the bits are the same at every level).
                 "numeric_platform": bench_core::metrics::numeric_platform(),
                 "cnn_cpu_level": cnn_cpu_level(),
+                // The cluster driver's transport, and for ofi the provider it opened.
+                "cluster_transport": crate::harness::cluster::transport_detail(),
             }),
             command: std::env::args().collect(),
             wall_seconds: self.started.elapsed().as_secs_f64(),

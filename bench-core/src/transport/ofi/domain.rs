@@ -56,6 +56,9 @@ pub fn provider_from_env() -> Option<String> {
         .filter(|p| !p.is_empty())
 }
 
+/// The first provider this process opened, with libfabric's version ([`super::opened_provider`]).
+pub(super) static OPENED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// One node's fabric, domain, address vector, completion queue and endpoint.
 pub(crate) struct Domain {
     pub(crate) info: *mut ffi::fi_info,
@@ -220,6 +223,11 @@ impl Domain {
             )?;
             check(i64::from(ffi::enable(&mut (*d.ep).fid)), "fi_enable")?;
         }
+        OPENED.get_or_init(|| {
+            // SAFETY: fi_version takes nothing and returns the library's version.
+            let v = unsafe { ffi::fi_version() };
+            format!("{}, libfabric {}.{}", d.provider(), v >> 16, v & 0xFFFF)
+        });
         Ok(d)
     }
 

@@ -65,6 +65,12 @@ pub const QUEUE: usize = 256;
 /// The largest node id a notification's remote data (and a request id) can name.
 pub const MAX_NODE: usize = 0xFFFF;
 
+/// The provider this process opened first, and libfabric's version: `tcp;ofi_rxm, libfabric
+/// 1.17` (None before any endpoint opened). A run's manifest names it.
+pub fn opened_provider() -> Option<String> {
+    domain::OPENED.get().cloned()
+}
+
 /// A provider-level failure, named `ofi: ...`.
 fn err(what: impl std::fmt::Display) -> CoreError {
     CoreError::transport(TransportFault::Device, format!("ofi: {what}"))
