@@ -27,7 +27,7 @@ pub struct LatencyNs {
 }
 
 impl LatencyNs {
-    fn of(h: &Histogram<u64>) -> Self {
+    pub(crate) fn of(h: &Histogram<u64>) -> Self {
         LatencyNs {
             min: h.min() as f64,
             median: h.value_at_quantile(0.5) as f64,
@@ -47,11 +47,11 @@ pub struct BandwidthGbps {
     pub peak: f64,
 }
 
-fn histogram() -> Histogram<u64> {
+pub(crate) fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds")
 }
 
-fn gbps(bytes: f64, ns: f64) -> f64 {
+pub(crate) fn gbps(bytes: f64, ns: f64) -> f64 {
     if ns <= 0.0 {
         0.0
     } else {
@@ -60,7 +60,7 @@ fn gbps(bytes: f64, ns: f64) -> f64 {
 }
 
 /// Peak over windows of a tenth of `arrivals` (ns since the start), `size` bytes each.
-fn peak(arrivals: &[u64], size: usize) -> f64 {
+pub(crate) fn peak(arrivals: &[u64], size: usize) -> f64 {
     let k = (arrivals.len() / 10).max(1);
     (0..arrivals.len().saturating_sub(k))
         .map(|i| gbps((k * size) as f64, (arrivals[i + k] - arrivals[i]) as f64))

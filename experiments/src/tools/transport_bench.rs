@@ -52,6 +52,12 @@ struct Point {
     ratio_to_memcpy: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ratio_to_socket: Option<f64>,
+    /// ofi: bandwidth over the same provider's own write loop (ofi-raw).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ratio_to_provider: Option<f64>,
+    /// ofi: median one-way latency over ofi-raw's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency_over_provider: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -143,6 +149,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 bandwidth_gbps: mb,
                 ratio_to_memcpy: None,
                 ratio_to_socket: None,
+                ratio_to_provider: None,
+                latency_over_provider: None,
             },
         );
         report
@@ -156,8 +164,41 @@ pub fn run(args: BenchArgs) -> Result<()> {
                     bandwidth_gbps: sb,
                     ratio_to_memcpy: None,
                     ratio_to_socket: None,
+                    ratio_to_provider: None,
+                    latency_over_provider: None,
                 },
             );
+        // ofi's baseline: the same provider's own loop of writes with data.
+        #[cfg(feature = "ofi")]
+        let ofi_raw = if args.backends.iter().any(|b| b == "ofi") {
+            pb.set_message(format!("ofi-raw {size} B"));
+            let provider = bench_core::transport::ofi::provider_from_env();
+            let (rl, rb) = bench_core::transport::ofi::raw_costs(
+                provider.as_deref(),
+                words * 8,
+                n,
+                args.warmup,
+                args.depth,
+            )?;
+            report
+                .baselines
+                .entry("ofi-raw".into())
+                .or_default()
+                .insert(
+                    size,
+                    Point {
+                        latency_ns: rl,
+                        bandwidth_gbps: rb,
+                        ratio_to_memcpy: None,
+                        ratio_to_socket: None,
+                        ratio_to_provider: None,
+                        latency_over_provider: None,
+                    },
+                );
+            Some((rl, rb))
+        } else {
+            None
+        };
         for b in &args.backends {
             pb.set_message(format!("{b} {size} B"));
             let (lat, bw) = backend_costs(b, words, n, args.warmup, args.depth)?;
@@ -166,6 +207,13 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 "tcp" => (None, Some(bw.average / sb.average.max(1e-12))),
                 _ => (Some(bw.average / mb.average.max(1e-12)), None),
             };
+            #[allow(unused_mut)]
+            let (mut rp, mut lp) = (None, None);
+            #[cfg(feature = "ofi")]
+            if let (true, Some((rl, rb))) = (b == "ofi", ofi_raw) {
+                rp = Some(bw.average / rb.average.max(1e-12));
+                lp = Some(lat.median / rl.median.max(1.0));
+            }
             report.backends.entry(b.clone()).or_default().insert(
                 size,
                 Point {
@@ -173,6 +221,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
                     bandwidth_gbps: bw,
                     ratio_to_memcpy: rm,
                     ratio_to_socket: rs,
+                    ratio_to_provider: rp,
+                    latency_over_provider: lp,
                 },
             );
         }
@@ -194,11 +244,14 @@ pub fn run(args: BenchArgs) -> Result<()> {
     for group in [&report.baselines, &report.backends] {
         for (b, points) in group {
             for (&size, p) in points {
-                let ratio = match (p.ratio_to_memcpy, p.ratio_to_socket) {
+                let mut ratio = match (p.ratio_to_memcpy, p.ratio_to_socket) {
                     (Some(r), _) => format!("{r:.2}x memcpy"),
                     (_, Some(r)) => format!("{r:.2}x socket"),
                     _ => String::new(),
                 };
+                if let (Some(r), Some(l)) = (p.ratio_to_provider, p.latency_over_provider) {
+                    ratio.push_str(&format!("; {r:.2}x ofi-raw bandwidth, {l:.2}x its latency"));
+                }
                 let l = &p.latency_ns;
                 println!(
                     "{b:<11} {size:>9} {:>8.0}ns {:>8.0}ns {:>8.0}ns {:>8.0}ns {:>8.0}ns {:>6.2}Gb/s {:>6.2}Gb/s  {ratio}",

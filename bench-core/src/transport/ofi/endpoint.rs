@@ -727,6 +727,24 @@ mod tests {
     }
 
     #[test]
+    fn the_raw_provider_loop_measures_every_software_provider() {
+        for provider in PROVIDERS {
+            for size in [64, 4096] {
+                eprintln!("{provider} {size}");
+                let (lat, bw) = super::super::raw_costs(Some(provider), size, 50, 5, 8).unwrap();
+                assert!(
+                    lat.min > 0.0 && lat.median >= lat.min,
+                    "{provider}: {lat:?}"
+                );
+                assert!(
+                    bw.average > 0.0 && bw.peak >= bw.average * 0.5,
+                    "{provider}: {bw:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn bad_requests_name_what_and_where() {
         let (mut a, _b) = pair("tcp;ofi_rxm");
         let src = Arc::new(AlignedWords::from_words(&[1; 8]));

@@ -33,6 +33,9 @@
 //!   connections on a first write the same way.
 //! - Send completions mean what the provider's default completion level says (transmit
 //!   complete: the staging may be reused), where RC verbs report the remote acknowledgement.
+//! - A notification is always the signaled last request of its chain: the sockets provider
+//!   (1.17) was seen never to deliver the remote data of a write posted without
+//!   FI_COMPLETION on an endpoint bound with FI_SELECTIVE_COMPLETION.
 //! - A failed peer cannot be moved to an error state alone (one endpoint serves every peer):
 //!   its later posts are refused, and what is in flight completes or is cancelled when the
 //!   endpoint closes.
@@ -45,7 +48,8 @@
 //! By idea: [`ffi`] (bindgen's bindings and the headers' inline calls), [`domain`] (the
 //! provider's objects, opened and closed together), [`memory`] (a registration that owns its
 //! buffer), [`progress`] (the thread that reads the completion queue), [`bridge`] (the send
-//! verbs the tracker drives), and [`endpoint`] (the ring transport built from them).
+//! verbs the tracker drives), [`endpoint`] (the ring transport built from them), and [`raw`]
+//! (the provider's own write loop, transport-bench's baseline for this backend).
 
 mod bridge;
 mod domain;
@@ -53,9 +57,11 @@ mod endpoint;
 mod ffi;
 mod memory;
 mod progress;
+mod raw;
 
 pub use domain::provider_from_env;
 pub use endpoint::{OfiAddress, OfiEndpoint, PreparedOfi, RemoteBuffer};
+pub use raw::raw_costs;
 
 use crate::error::{CoreError, TransportFault};
 
