@@ -34,6 +34,9 @@ pub(crate) struct Progress {
     thread: Option<JoinHandle<()>>,
 }
 
+/// Empty reads before the thread naps (spinning, then yielding, until then).
+const YIELDS: u32 = 20_000;
+
 /// Entries read per `fi_cq_read`.
 const BATCH: usize = 16;
 
@@ -62,8 +65,9 @@ impl Drop for Progress {
     }
 }
 
-/// Reads until told to stop: spinning while entries come, then napping from 5 us doubling to
-/// 100 us while none do (a nap's length is the latency an idle endpoint adds).
+/// Reads until told to stop: spinning while entries come, then yielding, then (after
+/// [`YIELDS`] empty reads) napping from 5 us doubling to 100 us while none do (a nap's length
+/// is the latency an idle endpoint adds).
 fn run(d: &Domain, inbox: &Inbox, stop: &AtomicBool) {
     let mut buf = [ffi::fi_cq_data_entry::default(); BATCH];
     let mut idle = 0u32;
@@ -93,6 +97,10 @@ fn run(d: &Domain, inbox: &Inbox, stop: &AtomicBool) {
         idle += 1;
         if idle < 256 {
             std::hint::spin_loop();
+        } else if idle < YIELDS {
+            // Yielding keeps the latency of a busy exchange low without taking a core from
+            // a thread that needs it.
+            std::thread::yield_now();
         } else {
             std::thread::sleep(nap);
             nap = (nap * 2).min(Duration::from_micros(100));
