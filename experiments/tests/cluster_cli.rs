@@ -74,6 +74,39 @@ fn four_ranks_over_shm_give_the_threads_schema_and_leave_no_segments() {
     assert!(after.is_empty(), "left in /dev/shm: {after:?}");
 }
 
+/// Over libfabric, on the provider libfabric finds first here (any of tcp;ofi_rxm, shm,
+/// sockets).
+#[cfg(feature = "ofi")]
+#[test]
+fn four_ranks_over_ofi_give_the_threads_schema() {
+    four_ranks_give_the_threads_schema("ofi");
+}
+
+#[test]
+fn an_ofi_provider_without_the_ofi_transport_is_refused() {
+    let dir = tmpdir("ofi-provider-alone");
+    let out = Command::new(env!("CARGO_BIN_EXE_ps-modes"))
+        .args([
+            "--driver",
+            "cluster",
+            "--transport",
+            "tcp",
+            "--ofi-provider",
+            "shm",
+        ])
+        .args(["--rank", "0", "--world-size", "1", "--out"])
+        .arg(dir.join("results"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("--ofi-provider shm needs --transport ofi"),
+        "{err}"
+    );
+    assert!(!dir.join("results").exists());
+}
+
 fn four_ranks_give_the_threads_schema(transport: &str) {
     let dir = tmpdir(&format!("schema-{transport}"));
     let cfg = config(&dir, 12);
@@ -121,7 +154,11 @@ fn four_ranks_give_the_threads_schema(transport: &str) {
     // 4 workers x 12 iterations, every worker present (they ran on ranks 1, 2, 3 and 0).
     assert_eq!(iterations.lines().count(), 1 + 48);
     let manifest = std::fs::read_to_string(cluster.join("ps-modes/manifest.json")).unwrap();
-    let over = if transport == "tcp" { "Tcp" } else { "Shm" };
+    let over = match transport {
+        "tcp" => "Tcp",
+        "shm" => "Shm",
+        _ => "Ofi",
+    };
     assert!(
         manifest.contains(&format!("4 ranks over {over}")),
         "{manifest}"
@@ -138,6 +175,12 @@ fn a_killed_rank_stops_the_others_naming_it_over_tcp() {
 #[test]
 fn a_killed_rank_stops_the_others_naming_it_over_shm() {
     a_killed_rank_stops_the_others_naming_it("shm");
+}
+
+#[cfg(feature = "ofi")]
+#[test]
+fn a_killed_rank_stops_the_others_naming_it_over_ofi() {
+    a_killed_rank_stops_the_others_naming_it("ofi");
 }
 
 fn a_killed_rank_stops_the_others_naming_it(transport: &str) {
@@ -158,6 +201,8 @@ fn a_killed_rank_stops_the_others_naming_it(transport: &str) {
                 .args([
                     "--driver",
                     "cluster",
+                    "--transport",
+                    transport,
                     "--cluster-timeout-ms",
                     "5000",
                     "--out",
@@ -170,7 +215,11 @@ fn a_killed_rank_stops_the_others_naming_it(transport: &str) {
                 .env("SYNCBENCH_ROOT", format!("127.0.0.1:{port}"))
                 .env(
                     "SYNCBENCH_JOB_TOKEN",
-                    if transport == "tcp" { "feed" } else { "beef" },
+                    match transport {
+                        "tcp" => "feed",
+                        "shm" => "beef",
+                        _ => "cafe",
+                    },
                 )
                 .stderr(Stdio::piped())
                 .stdout(Stdio::null())
