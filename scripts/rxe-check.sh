@@ -46,11 +46,11 @@ fi
 # The release binaries and the rdma test binary, in a target folder of their own so that the
 # default build's features are not disturbed.
 if [ -z "${BIN:-}" ]; then
-  cargo build --release --target-dir target/rxe -p experiments --features rdma --bins
+  cargo build --release --target-dir target/rxe -p experiments --features rdma,ofi --bins
   BIN=target/rxe/release
 fi
 if [ -z "${RDMA_TESTS:-}" ]; then
-  RDMA_TESTS=$(cargo test --release --target-dir target/rxe -p bench-core --features rdma --lib \
+  RDMA_TESTS=$(cargo test --release --target-dir target/rxe -p bench-core --features rdma,ofi --lib \
     --no-run --message-format=json 2>/dev/null |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
 fi

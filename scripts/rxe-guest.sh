@@ -3,8 +3,8 @@
 # with the report folder $OUT writable: creates the soft-RoCE device rxe0 and runs each check as a
 # step. Every step's output goes to $OUT/<step>.log; $OUT/steps.tsv holds one line per step
 # (name, pass or fail, seconds, exit status) and ends with `done`; $OUT/report.md is the summary.
-# Inputs: BIN (release binaries built with --features rdma), RDMA_TESTS (bench-core's test binary
-# with the rdma feature), OUT.
+# Inputs: BIN (release binaries built with --features rdma,ofi), RDMA_TESTS (bench-core's test
+# binary with those features), OUT.
 set -uo pipefail
 export SYNCBENCH_RDMA_DEVICE=rxe0
 export RUST_BACKTRACE=1
@@ -82,6 +82,21 @@ step ib_write_lat 120 perftest ib_write_lat -s 64 -n 1000
 step transport-bench-rdma 300 "$BIN/syncbench" transport-bench --backends rdma \
   --sizes 64,1048576 --iters 200 --warmup 20 \
   --json "$OUT/transport-bench.json" --csv "$OUT/transport-bench.csv"
+
+# The libfabric backend on the same device, through libfabric's verbs provider under rxm: it
+# finds rxe0 by its netdev, and rxm sizes its completion queue by the universe (default 256
+# ranks: past rxe's 32,767 entries).
+export FI_VERBS_IFACE=dummy0 FI_UNIVERSE_SIZE=16 SYNCBENCH_OFI_PROVIDER='verbs;ofi_rxm'
+cluster_ofi() {
+  local ranks=$1 fig=$2 out=$3
+  "$BIN/syncbench" launch --ranks "$ranks" -- "$fig" --driver cluster --transport ofi \
+    --seeds 1 --max-seeds 1 --out "$out"
+}
+export -f cluster_ofi
+step asap-fig7-ofi-verbs-4-ranks 600 cluster_ofi 4 asap-fig7 "$OUT/asap-fig7-ofi-verbs-4-ranks"
+step ps-modes-ofi-verbs-4-ranks 600 cluster_ofi 4 ps-modes "$OUT/ps-modes-ofi-verbs-4-ranks"
+step transport-bench-ofi-verbs 300 "$BIN/syncbench" transport-bench --backends ofi \
+  --sizes 64,1048576 --iters 200 --warmup 20 --csv "$OUT/transport-bench-ofi-verbs.csv"
 
 echo done >>"$steps"
 
