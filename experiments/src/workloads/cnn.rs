@@ -26,6 +26,11 @@ pub struct ImageData {
     pub classes: usize,
     /// The twin's pixel noise.
     pub noise: f32,
+    /// The share of the twin's images (training and evaluation alike) labelled with another
+    /// class, drawn uniformly ([`bench_core::data::ImageSet::flip_labels`]): it caps the best
+    /// accuracy near `1 - label_noise`, where the twin alone is separable. Default 0.
+    #[serde(default)]
+    pub label_noise: f64,
     /// Evaluate on `test_images` training images spread evenly over the training set (so
     /// every worker's shard is represented) instead of held-out ones: the curve is then
     /// training accuracy (ASAP Fig 8's "99% training accuracy").
@@ -42,6 +47,12 @@ impl ImageData {
     pub fn validate(&self) -> Result<()> {
         if self.test_images == 0 {
             anyhow::bail!("images.test_images must be >= 1");
+        }
+        if !(0.0..1.0).contains(&self.label_noise) {
+            anyhow::bail!(
+                "images.label_noise must be in [0, 1), got {}",
+                self.label_noise
+            );
         }
         bench_core::data::ImageShape {
             images: self.train_images + self.test_images,
@@ -102,15 +113,24 @@ mod with_cnn {
         }
 
         fn twin(&self, seed: u64, data: &DataSource) -> Result<(ImageSet, ImageSet)> {
-            let all = ImageShape {
+            let mut all = ImageShape {
                 images: self.train_images + self.test_images,
                 side: self.side,
                 classes: self.classes,
                 noise: self.noise,
             }
             .generate(seed)?;
+            let flipped = all.flip_labels(self.label_noise, seed)?;
+            let labels = if flipped > 0 {
+                format!(
+                    ", label noise {}: {flipped} images labelled with another class",
+                    self.label_noise
+                )
+            } else {
+                String::new()
+            };
             data.record(format!(
-                "images: synthetic twin{} ({} + {} images of {}x{} pixels, {} classes, noise {}, seed {seed}; bench_core::data::ImageShape: classes are grating frequency pairs x colour mixtures at a random phase, equal mean colour)",
+                "images: synthetic twin{} ({} + {} images of {}x{} pixels, {} classes, noise {}{labels}, seed {seed}; bench_core::data::ImageShape: classes are grating frequency pairs x colour mixtures at a random phase, equal mean colour)",
                 self.dataset.as_ref().map_or(String::new(), |d| format!(" of {d}")),
                 self.train_images,
                 self.test_images,
