@@ -136,7 +136,7 @@ pub const RULES: &[(&str, Range)] = &[
     ("max_i", Range::Count),
     ("max_jump", Range::AtLeastTwo),
     ("max_ratio", Range::Positive),
-    ("max_step_ratio", Range::Between(1.0, 100.0)),
+    ("max_step_cost_share", Range::Between(0.0, 1.0)),
     ("mean_wait", Range::Positive),
     ("min_iteration_speedup", Range::Positive),
     ("min_ratio", Range::NonNegative),
