@@ -45,13 +45,6 @@ CNN_ON   = $(filter-out 0 no false,$(CNN))
 # TRANSPORT=ofi (make soak): the build adds the libfabric backend (feature `ofi`).
 TRANSPORT ?=
 FEATURES = $(strip $(if $(CNN_ON),--features experiments/cnn) $(if $(filter ofi,$(TRANSPORT)),--features experiments/ofi))
-# Binaries whose figure the paper ran on CNNs: with CNN on, reproduce-all and `make fig-<id>` run
-# them on experiments/configs/<binary>.cnn.$(SCALE).toml into $(RESULTS)/<id>/ (the proxy stays
-# the built-in configuration: CNN=0, or CONFIG=).
-CNN_HEADLINE := dssp-fig3 dssp-table1
-# Binaries whose figure's CNN half is a figure of its own (catalogue id <binary>-cnn, `--cnn`):
-# with CNN on, reproduce-all runs them a second time, into $(RESULTS)/<id>-cnn/.
-CNN_HALVES := hop-fig12 hop-fig13 hop-fig14-16 hop-fig17 hop-fig18-19 hop-fig20-21
 cnn_config_of = $(if $(and $(CNN_ON),$(filter $(1),$(CNN_HEADLINE))),--config experiments/configs/$(1).cnn.$(SCALE).toml)
 CARGO   ?= cargo
 # CONFIG=path: `make fig-<id>` runs the figure's binary on this configuration instead of its
@@ -71,7 +64,14 @@ CATALOG  := experiments/figures.tsv
 FIGS     := $(shell awk -F'\t' '!/^\#/ && NF {print $$1}' $(CATALOG))
 BINARIES := $(shell awk -F'\t' '!/^\#/ && NF && !seen[$$2]++ {print $$2}' $(CATALOG))
 bin_of    = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$2}' $(CATALOG))
-args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f {print $$3}' $(CATALOG))
+args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f && $$3 != "-" {print $$3}' $(CATALOG))
+# Binaries whose figure the paper ran on CNNs (`cnn` in the catalogue's fourth column): with CNN
+# on, reproduce-all and `make fig-<id>` run them on experiments/configs/<binary>.cnn.$(SCALE).toml
+# into $(RESULTS)/<id>/ (the proxy stays the built-in configuration: CNN=0, or CONFIG=).
+CNN_HEADLINE := $(shell awk -F'\t' '!/^\#/ && $$4 == "cnn" {print $$2}' $(CATALOG))
+# Binaries whose figure's CNN half is a figure of its own (catalogue id <binary>-cnn, arguments
+# `--cnn`): with CNN on, reproduce-all runs them a second time, into $(RESULTS)/<id>-cnn/.
+CNN_HALVES := $(shell awk -F'\t' '!/^\#/ && $$3 == "--cnn" {print $$2}' $(CATALOG))
 
 .PHONY: all build fig-one fig-cnn-dir reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn gpu-build gpu-check bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults rxe-check fuzz lint clean
 

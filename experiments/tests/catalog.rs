@@ -93,7 +93,7 @@ fn per_figure_arguments_select_one_figure() {
     let out = std::env::temp_dir().join(format!("syncbench-catalog-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     for e in entries().into_iter().filter(|e| !e.args.is_empty()) {
-        let cnn_half = e.args.iter().any(|a| a == "--cnn");
+        let cnn_half = e.is_cnn_half();
         if cnn_half && cfg!(feature = "cnn") {
             // A CNN half trains for 20-70 s at quick scale; its shortened run is
             // experiments_cli's (cnn_hop_fig20_21_on_a_short_run).
@@ -134,4 +134,17 @@ fn per_figure_arguments_select_one_figure() {
         );
     }
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn every_figure_on_a_cnn_and_every_cnn_half_has_its_cnn_configurations() {
+    for e in entries()
+        .into_iter()
+        .filter(|e| e.on_cnn || e.is_cnn_half())
+    {
+        for scale in ["quick", "paper"] {
+            let cfg = manifest_dir().join(format!("configs/{}.cnn.{scale}.toml", e.binary));
+            assert!(cfg.is_file(), "{}: no {}", e.figure, cfg.display());
+        }
+    }
 }

@@ -16,8 +16,21 @@ pub struct CatalogEntry {
     pub figure: String,
     /// Experiment binary that writes it (`experiments/src/bin/<binary>.rs`).
     pub binary: String,
-    /// Extra arguments that make only this figure (empty when the binary makes just it).
+    /// Extra arguments that make only this figure (empty when the binary makes just it; `-`
+    /// in the file).
     pub args: Vec<String>,
+    /// Whether, built with the cnn feature, the figure runs on its binary's CNN configuration
+    /// (`configs/<binary>.cnn.<scale>.toml`) rather than the built-in proxy (`cnn` in the
+    /// fourth column): a paper about CNNs.
+    pub on_cnn: bool,
+}
+
+impl CatalogEntry {
+    /// Whether this figure is a CNN half (`<figure>-cnn`, made with `--cnn`): a figure of its
+    /// own beside its binary's other figure.
+    pub fn is_cnn_half(&self) -> bool {
+        self.args.iter().any(|a| a == "--cnn")
+    }
 }
 
 /// The catalogue's entries in report order.
@@ -28,10 +41,12 @@ pub fn entries() -> Vec<CatalogEntry> {
     parse(CATALOG).expect("figures.tsv is well formed (checked by tests)")
 }
 
-/// Parses catalogue text: `#` comments and blank lines skipped, then `figure<TAB>binary[<TAB>args]`.
+/// Parses catalogue text: `#` comments and blank lines skipped, then
+/// `figure<TAB>binary[<TAB>args|-[<TAB>cnn]]`.
 ///
 /// # Errors
-/// A line with fewer than two columns or a repeated figure id, naming the line.
+/// A line with fewer than two columns, a fourth column other than `cnn`, or a repeated
+/// figure id, naming the line.
 pub fn parse(text: &str) -> Result<Vec<CatalogEntry>, String> {
     let mut out: Vec<CatalogEntry> = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -39,12 +54,22 @@ pub fn parse(text: &str) -> Result<Vec<CatalogEntry>, String> {
             continue;
         }
         let cols: Vec<&str> = line.split('\t').collect();
-        if cols.len() < 2 || cols[0].is_empty() || cols[1].is_empty() {
+        if cols.len() < 2 || cols.len() > 4 || cols[0].is_empty() || cols[1].is_empty() {
             return Err(format!(
-                "figures.tsv:{}: expected `figure<TAB>binary[<TAB>arguments]`, got {line:?}",
+                "figures.tsv:{}: expected `figure<TAB>binary[<TAB>arguments or -[<TAB>cnn]]`, got {line:?}",
                 i + 1
             ));
         }
+        let on_cnn = match cols.get(3) {
+            None => false,
+            Some(&"cnn") => true,
+            Some(other) => {
+                return Err(format!(
+                    "figures.tsv:{}: the fourth column is `cnn` or absent, got {other:?}",
+                    i + 1
+                ))
+            }
+        };
         if out.iter().any(|e| e.figure == cols[0]) {
             return Err(format!(
                 "figures.tsv:{}: figure {} listed twice",
@@ -57,8 +82,10 @@ pub fn parse(text: &str) -> Result<Vec<CatalogEntry>, String> {
             binary: cols[1].to_string(),
             args: cols
                 .get(2)
+                .filter(|a| a.trim() != "-")
                 .map(|a| a.split_whitespace().map(str::to_string).collect())
                 .unwrap_or_default(),
+            on_cnn,
         });
     }
     Ok(out)
@@ -70,10 +97,15 @@ mod tests {
 
     #[test]
     fn parses_columns_and_refuses_bad_lines() {
-        let e = parse("# c\n\na\tb\t--figure a\nc\td\n").unwrap();
-        assert_eq!(e.len(), 2);
+        let e = parse("# c\n\na\tb\t--figure a\nc\td\ne\tf\t-\tcnn\ng\tf\t--cnn\n").unwrap();
+        assert_eq!(e.len(), 4);
         assert_eq!(e[0].args, ["--figure", "a"]);
-        assert!(e[1].args.is_empty());
+        assert!(e[1].args.is_empty() && !e[1].on_cnn && !e[1].is_cnn_half());
+        assert!(e[2].args.is_empty() && e[2].on_cnn);
+        assert!(e[3].is_cnn_half());
+        assert!(parse("a\tb\t-\tgpu\n")
+            .unwrap_err()
+            .contains("fourth column"));
         assert!(parse("a b\n").unwrap_err().contains("figures.tsv:1"));
         assert!(parse("a\tb\na\tc\n").unwrap_err().contains("listed twice"));
     }

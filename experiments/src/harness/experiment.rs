@@ -175,7 +175,7 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
         (true, None) => {
             let with: Vec<String> = crate::harness::catalog::entries()
                 .into_iter()
-                .filter(|e| e.args.iter().any(|a| a == "--cnn"))
+                .filter(|e| e.is_cnn_half())
                 .map(|e| e.binary)
                 .collect();
             return Err(crate::harness::exit::usage(format!(
