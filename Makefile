@@ -71,7 +71,7 @@ args_of   = $(shell awk -F'\t' -v f='$(1)' '$$1 == f && $$3 != "-" {print $$3}' 
 CNN_HEADLINE := $(shell awk -F'\t' '!/^\#/ && $$4 == "cnn" {print $$2}' $(CATALOG))
 # Binaries whose figure's CNN half is a figure of its own (catalogue id <binary>-cnn, arguments
 # `--cnn`): with CNN on, reproduce-all runs them a second time, into $(RESULTS)/<id>-cnn/.
-CNN_HALVES := $(shell awk -F'\t' '!/^\#/ && $$3 == "--cnn" {print $$2}' $(CATALOG))
+CNN_HALVES := $(shell awk -F'\t' '!/^\#/ && $$3 ~ /(^| )--cnn( |$$)/ {print $$2}' $(CATALOG))
 
 .PHONY: all build fig-one fig-cnn-dir reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn gpu-build gpu-check bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults rxe-check fuzz lint clean
 

@@ -192,6 +192,9 @@ pub fn validate(cfg: &CompareConfig) -> Result<()> {
     if cfg.graphs.is_empty() || cfg.settings.is_empty() {
         bail!("graphs and settings must be non-empty");
     }
+    if cfg.max_step_cost_share == Some(0.0) {
+        bail!("max_step_cost_share must be above 0: at 0 a setting that needs more iterations (the hurt) always costs too much");
+    }
     if let Some(free) = &cfg.straggler_free {
         let labels: Vec<String> = cfg
             .settings

@@ -12,7 +12,8 @@
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use bench_core::claims::Claim;
 
-/// Hop's words on the per-step cost, for both claims.
+/// Hop's words on the per-step cost, for both claims (`allows` and `tolerance`: more
+/// iterations than standard by more than 5% is a hurt).
 const HURTS: PaperComparison = PaperComparison {
     quote: "although receiving one less update hurts the per iteration progress, the effect is insignificant compared to the gained speedup in the per iteration execution time",
     source: "Hop §7.3.3, Figs 15-16",
@@ -62,8 +63,20 @@ impl StepCost<'_> {
     /// `<id>-per-step-hurts` and `<id>-per-step-cost`.
     pub fn claims(&self) -> [Claim; 2] {
         let ratio = self.ratio();
-        // Standard's iterations "better" (fewer) than the setting's: receiving less hurts.
-        let (hurts, how) = HURTS.judge(self.standard, self.its);
+        // More iterations than standard beyond the tolerance, read on the setting over
+        // standard (the value and the failure table's conditions read the same ratio); a
+        // setting that never gets there is hurt, a standard that never does leaves nothing to
+        // compare.
+        let tol = HURTS.tolerance;
+        let (hurts, how) = match (self.its, self.standard) {
+            (Some(_), Some(_)) if ratio > 1.0 + tol => (true, "more".to_string()),
+            (Some(_), Some(_)) if ratio >= 1.0 - tol => {
+                (false, format!("a tie (within {:.0}%)", 100.0 * tol))
+            }
+            (Some(_), Some(_)) => (false, "fewer".to_string()),
+            (None, Some(_)) => (true, "more (it never gets there)".to_string()),
+            (_, None) => (false, "standard never gets there".to_string()),
+        };
         let hurt = Claim::check(
             format!("{}-per-step-hurts", self.id),
             format!(
@@ -73,7 +86,7 @@ impl StepCost<'_> {
                 100.0 * HURTS.tolerance
             ),
             HURTS.cite(),
-            format!("{}; standard against it: {how}", self.evidence()),
+            format!("{}: {how}", self.evidence()),
             hurts,
         )
         .with_value(ratio);
@@ -126,8 +139,11 @@ mod tests {
         assert_eq!(verdicts(Some(110.0), Some(100.0), 1.4), [Pass, Pass]);
         // The same 10% at a 1.1x speedup: more than half of the 0.1 gain.
         assert_eq!(verdicts(Some(110.0), Some(100.0), 1.1), [Pass, Fail]);
-        // A tie within 5% does not show a hurt; it is no cost either.
+        // A tie within 5% does not show a hurt; it is no cost either. The line is on the
+        // setting over standard: 5.1% more is a hurt, 5% is not.
         assert_eq!(verdicts(Some(103.0), Some(100.0), 1.4), [Fail, Pass]);
+        assert_eq!(verdicts(Some(105.0), Some(100.0), 1.4), [Fail, Pass]);
+        assert_eq!(verdicts(Some(105.1), Some(100.0), 1.4), [Pass, Pass]);
         assert_eq!(verdicts(Some(100.0), Some(100.0), 1.4), [Fail, Pass]);
         // Fewer iterations: no hurt.
         assert_eq!(verdicts(Some(90.0), Some(100.0), 1.4), [Fail, Pass]);
