@@ -489,7 +489,7 @@ fn cnn_experiments_read_real_cifar_from_the_cache() {
             r#"graphs = ["ring", "ring-based", "double-ring"]"#,
             r#"graphs = ["ring", "double-ring"]"#,
         )
-        .replace("iterations = 60", "iterations = 4");
+        .replace("iterations = 200", "iterations = 4");
     assert!(
         cfg.contains("iterations = 4\n"),
         "the shortened budget no longer matches"

@@ -665,7 +665,7 @@ fn cnn_hop_fig12_on_a_short_run() {
             r#"graphs = ["ring", "ring-based", "double-ring"]"#,
             r#"graphs = ["ring", "double-ring"]"#,
         )
-        .replace("iterations = 60", "iterations = 6")
+        .replace("iterations = 200", "iterations = 6")
         .replace("train_images = 3200", "train_images = 320")
         .replace("test_images = 400", "test_images = 40");
     assert!(
