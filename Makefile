@@ -44,7 +44,12 @@ CNN     ?= 1
 CNN_ON   = $(filter-out 0 no false,$(CNN))
 # TRANSPORT=ofi (make soak): the build adds the libfabric backend (feature `ofi`).
 TRANSPORT ?=
-FEATURES = $(strip $(if $(CNN_ON),--features experiments/cnn) $(if $(filter ofi,$(TRANSPORT)),--features experiments/ofi))
+# EXTRA_FEATURES: more cargo features for the release build, e.g. CI's `--features
+# experiments/rdma,experiments/ofi`, so that `make rxe-check RXE_BIN=target/release` runs the
+# binaries the reproduction built instead of a second release build (the sim's bytes do not
+# depend on the transports compiled in).
+EXTRA_FEATURES ?=
+FEATURES = $(strip $(if $(CNN_ON),--features experiments/cnn) $(if $(filter ofi,$(TRANSPORT)),--features experiments/ofi) $(EXTRA_FEATURES))
 cnn_config_of = $(if $(and $(CNN_ON),$(filter $(1),$(CNN_HEADLINE))),--config experiments/configs/$(1).cnn.$(SCALE).toml)
 CARGO   ?= cargo
 # CONFIG=path: `make fig-<id>` runs the figure's binary on this configuration instead of its
@@ -214,8 +219,11 @@ fuzz:
 # trigger); prints failures / runs into $(RESULTS)/soak{,-small}/soak.md. Not part of `make test`.
 # The verbs backend on a real verbs device: soft-RoCE (rdma_rxe) in a QEMU guest booted from
 # Debian's kernel, running this checkout's rdma build (scripts/rxe-check.sh says what it runs).
+# RXE_BIN=target/release: run the release binaries already built there (they need the rdma and
+# ofi features: EXTRA_FEATURES above) instead of building target/rxe/release.
+RXE_BIN ?=
 rxe-check:
-	OUT=$(RESULTS)/rxe-check ./scripts/rxe-check.sh
+	OUT=$(RESULTS)/rxe-check $(if $(RXE_BIN),BIN=$(RXE_BIN)) ./scripts/rxe-check.sh
 
 SOAK_RUNS ?= 100
 # TRANSPORT=ofi: the same over --transport ofi on each provider that runs on any machine.

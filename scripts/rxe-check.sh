@@ -14,11 +14,11 @@
 # perftest's ib_write_bw and ib_write_lat beside our transport-bench rdma. Its report,
 # $OUT/report.md and $OUT/steps.tsv, says what ran and whether it passed.
 #
-# Inputs (environment): BIN, the folder of release binaries built with --features rdma (default
-# target/rxe/release, which this script builds); RDMA_TESTS, the bench-core test binary built with
-# the rdma feature (found by this script when unset); OUT (default results/rxe-check); CACHE (the
-# kernel, default ~/.cache/syncbench/rxe); RXE_TIMEOUT, the guest's whole budget in seconds
-# (default 900). Needs, from Debian's packages: qemu-system-x86, busybox-static, kmod, cpio, rdma-core,
+# Inputs (environment): BIN, the folder of release binaries built with --features rdma,ofi
+# (default target/rxe/release, which this script builds); RDMA_TESTS, the bench-core test binary
+# built with those features (built in BIN's target folder when unset); OUT (default
+# results/rxe-check); CACHE (the kernel, default ~/.cache/syncbench/rxe); RXE_TIMEOUT, the guest's
+# whole budget in seconds (default 900). Needs, from Debian's packages: qemu-system-x86, busybox-static, kmod, cpio, rdma-core,
 # ibverbs-providers, ibverbs-utils, perftest (installed with apt-get when running as root).
 #
 # Exit status: 0 when every step passed, 1 when a step failed (the report names it), 2 when the
@@ -45,12 +45,15 @@ fi
 
 # The release binaries and the rdma test binary, in a target folder of their own so that the
 # default build's features are not disturbed.
+# With BIN given (e.g. target/release, built with the rdma and ofi features), the test binary is
+# built in BIN's target folder too, where the release build's dependencies already are.
 if [ -z "${BIN:-}" ]; then
   cargo build --release --target-dir target/rxe -p experiments --features rdma,ofi --bins
   BIN=target/rxe/release
 fi
+tests_target=$(dirname "$BIN")
 if [ -z "${RDMA_TESTS:-}" ]; then
-  RDMA_TESTS=$(cargo test --release --target-dir target/rxe -p bench-core --features rdma,ofi --lib \
+  RDMA_TESTS=$(cargo test --release --target-dir "$tests_target" -p bench-core --features rdma,ofi --lib \
     --no-run --message-format=json 2>/dev/null |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
 fi
