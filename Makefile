@@ -221,9 +221,11 @@ fuzz:
 # Debian's kernel, running this checkout's rdma build (scripts/rxe-check.sh says what it runs).
 # RXE_BIN=target/release: run the release binaries already built there (they need the rdma and
 # ofi features: EXTRA_FEATURES above) instead of building target/rxe/release.
+# RXE_STEPS=checks: the checks only, without the speed measurements (CI's set).
 RXE_BIN ?=
+RXE_STEPS ?= all
 rxe-check:
-	OUT=$(RESULTS)/rxe-check $(if $(RXE_BIN),BIN=$(RXE_BIN)) ./scripts/rxe-check.sh
+	OUT=$(RESULTS)/rxe-check RXE_STEPS=$(RXE_STEPS) $(if $(RXE_BIN),BIN=$(RXE_BIN)) ./scripts/rxe-check.sh
 
 SOAK_RUNS ?= 100
 # TRANSPORT=ofi: the same over --transport ofi on each provider that runs on any machine.

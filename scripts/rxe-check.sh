@@ -18,7 +18,8 @@
 # (default target/rxe/release, which this script builds); RDMA_TESTS, the bench-core test binary
 # built with those features (built in BIN's target folder when unset); OUT (default
 # results/rxe-check); CACHE (the kernel, default ~/.cache/syncbench/rxe); RXE_TIMEOUT, the guest's
-# whole budget in seconds (default 900). Needs, from Debian's packages: qemu-system-x86, busybox-static, kmod, cpio, rdma-core,
+# whole budget in seconds (default 900); RXE_STEPS, `all` (default) or `checks` (CI's: no 2-rank
+# run, no speed measurements; scripts/rxe-guest.sh). Needs, from Debian's packages: qemu-system-x86, busybox-static, kmod, cpio, rdma-core,
 # ibverbs-providers, ibverbs-utils, perftest (installed with apt-get when running as root).
 #
 # Exit status: 0 when every step passed, 1 when a step failed (the report names it), 2 when the
@@ -46,14 +47,15 @@ fi
 # The release binaries and the rdma test binary, in a target folder of their own so that the
 # default build's features are not disturbed.
 # With BIN given (e.g. target/release, built with the rdma and ofi features), the test binary is
-# built in BIN's target folder too, where the release build's dependencies already are.
+# built in BIN's target folder, in cargo's test profile (opt-level 2): correctness tests, and a
+# bench-core of one codegen unit in release would cost minutes more.
 if [ -z "${BIN:-}" ]; then
   cargo build --release --target-dir target/rxe -p experiments --features rdma,ofi --bins
   BIN=target/rxe/release
 fi
 tests_target=$(dirname "$BIN")
 if [ -z "${RDMA_TESTS:-}" ]; then
-  RDMA_TESTS=$(cargo test --release --target-dir "$tests_target" -p bench-core --features rdma,ofi --lib \
+  RDMA_TESTS=$(cargo test --target-dir "$tests_target" -p bench-core --features rdma,ofi --lib \
     --no-run --message-format=json 2>/dev/null |
     sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
 fi
@@ -117,7 +119,7 @@ mount -t proc proc /host/proc; mount -t sysfs sys /host/sys; mount -t devtmpfs d
 mount -t tmpfs tmp /host/tmp; mount -t tmpfs run /host/run
 mkdir -p /host/dev/shm && mount -t tmpfs shm /host/dev/shm
 chroot /host /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp \
-  BIN="$BIN" RDMA_TESTS="$RDMA_TESTS" OUT="$out_abs" \
+  BIN="$BIN" RDMA_TESTS="$RDMA_TESTS" OUT="$out_abs" RXE_STEPS="${RXE_STEPS:-all}" \
   /bin/bash "$repo/scripts/rxe-guest.sh" </dev/null
 echo "rxe-check: guest done"
 poweroff -f

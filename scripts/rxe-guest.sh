@@ -59,7 +59,10 @@ cluster() {
     --seeds 1 --max-seeds 1 --out "$out" "$@"
 }
 export -f cluster
-step asap-fig7-rdma-2-ranks 600 cluster 2 asap-fig7 "$OUT/asap-fig7-2-ranks"
+# RXE_STEPS=checks (CI's set) leaves out the 2-rank run (the 4-rank one covers it) and the speed
+# measurements below (perftest beside transport-bench): they measure, they do not check.
+RXE_STEPS=${RXE_STEPS:-all}
+[ "$RXE_STEPS" = checks ] || step asap-fig7-rdma-2-ranks 600 cluster 2 asap-fig7 "$OUT/asap-fig7-2-ranks"
 step asap-fig7-rdma-4-ranks 600 cluster 4 asap-fig7 "$OUT/asap-fig7-4-ranks"
 step ps-modes-rdma-4-ranks 600 cluster 4 ps-modes "$OUT/ps-modes-4-ranks"
 
@@ -77,11 +80,13 @@ perftest() {
 }
 export -f perftest
 export OUT
-step ib_write_bw 120 perftest ib_write_bw -s 1048576 -n 200
-step ib_write_lat 120 perftest ib_write_lat -s 64 -n 1000
-step transport-bench-rdma 300 "$BIN/syncbench" transport-bench --backends rdma \
-  --sizes 64,1048576 --iters 200 --warmup 20 \
-  --json "$OUT/transport-bench.json" --csv "$OUT/transport-bench.csv"
+if [ "$RXE_STEPS" != checks ]; then
+  step ib_write_bw 120 perftest ib_write_bw -s 1048576 -n 200
+  step ib_write_lat 120 perftest ib_write_lat -s 64 -n 1000
+  step transport-bench-rdma 300 "$BIN/syncbench" transport-bench --backends rdma \
+    --sizes 64,1048576 --iters 200 --warmup 20 \
+    --json "$OUT/transport-bench.json" --csv "$OUT/transport-bench.csv"
+fi
 
 # The libfabric backend on the same device, through libfabric's verbs provider under rxm: it
 # finds rxe0 by its netdev, and rxm sizes its completion queue by the universe (default 256
@@ -115,7 +120,11 @@ echo done >>"$steps"
     echo "$t: $(grep '^test result' "$OUT/$t.log" | tail -1)"
   done
   echo
-  echo "ib_write_bw (1 MiB): $(awk '/^ *1048576/ {print $4 " MB/s"}' "$OUT/ib_write_bw.log" | tail -1)"
-  echo "ib_write_lat (64 B): $(awk '/^ *64 / {print $6 " us typical"}' "$OUT/ib_write_lat.log" | tail -1)"
-  echo "transport-bench rdma: $OUT/transport-bench.csv"
+  if [ -f "$OUT/ib_write_bw.log" ]; then
+    echo "ib_write_bw (1 MiB): $(awk '/^ *1048576/ {print $4 " MB/s"}' "$OUT/ib_write_bw.log" | tail -1)"
+    echo "ib_write_lat (64 B): $(awk '/^ *64 / {print $6 " us typical"}' "$OUT/ib_write_lat.log" | tail -1)"
+    echo "transport-bench rdma: $OUT/transport-bench.csv"
+  else
+    echo "speed measurements: not run (RXE_STEPS=$RXE_STEPS)"
+  fi
 } >"$OUT/report.md"

@@ -99,3 +99,49 @@ fn every_missing_dataset_is_named_at_once_before_any_seed() {
     assert!(!err.contains("seed 1"), "{err}");
     assert!(!dir.join("out/asap-fig6").exists());
 }
+
+#[test]
+fn a_log_gets_progress_lines_and_seed_lines_in_seed_order() {
+    let dir = common::tmpdir("progress-lines");
+    // stderr is a pipe here, as in a log: indicatif draws nothing, the progress log writes.
+    let o = Command::new(env!("CARGO_BIN_EXE_hop-fig12"))
+        .args(["--seeds", "3", "--max-seeds", "3", "--jobs", "2", "--out"])
+        .arg(dir.join("out"))
+        .env("SYNCBENCH_PROGRESS_SECONDS", "0.05")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // Each seed's line, in seed order, the last without an estimate.
+    let at = |s: &str| err.find(s).unwrap_or_else(|| panic!("no {s:?} in {err}"));
+    let (one, two, three) = (
+        at("hop-fig12: seed 1 done in "),
+        at("hop-fig12: seed 2 done in "),
+        at("hop-fig12: seed 3 done in "),
+    );
+    assert!(one < two && two < three, "{err}");
+    assert!(
+        err.contains("hop-fig12: seed 3 done in ") && err.contains(" (3 of 3)"),
+        "{err}"
+    );
+    // Progress lines inside the seeds: how far, since when, and what is left.
+    assert!(
+        err.lines()
+            .any(|l| l.contains(" after ")
+                && (l.ends_with(" left") || l.ends_with("no estimate yet"))),
+        "{err}"
+    );
+    // A malformed interval is said, and the default used.
+    let o = Command::new(env!("CARGO_BIN_EXE_hop-fig12"))
+        .args(["--seeds", "1", "--max-seeds", "1", "--out"])
+        .arg(dir.join("out2"))
+        .env("SYNCBENCH_PROGRESS_SECONDS", "soon")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("SYNCBENCH_PROGRESS_SECONDS=\"soon\" is not a number of seconds"),
+        "{err}"
+    );
+}

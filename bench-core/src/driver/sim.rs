@@ -10,6 +10,7 @@ use super::{crosses, ComputeModel, NetworkModel};
 use crate::error::{CoreError, Result};
 use crate::learning::Learning;
 use crate::learning::{Payload, PayloadEffect, HEADER_BYTES};
+use crate::metrics::seconds;
 use crate::metrics::{ProgressRow, RunRecords};
 use crate::protocol::{Action, Input, Message, NodeId, Protocol, Role};
 use crate::straggler::{StragglerConfig, StragglerSampler};
@@ -204,7 +205,7 @@ impl<L: Learning + ?Sized> Sim<'_, L> {
         }
         let (loss, accuracy) = self.workload.evaluate(&self.models[node]);
         self.records.progress.push(ProgressRow {
-            time: now as f64 * 1e-9,
+            time: seconds(now),
             iteration: self.applied_total as f64 / self.workers.max(1) as f64,
             loss,
             accuracy,

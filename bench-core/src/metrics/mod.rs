@@ -7,9 +7,11 @@ mod histogram;
 mod manifest;
 mod records;
 mod run_dir;
+mod seconds;
 
 pub use event_rows::EventRows;
 pub use histogram::WaitHistogram;
 pub use manifest::{environment, git_revision, hostname, numeric_platform, Manifest};
 pub use records::{objective_span, IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};
 pub use run_dir::{abandon_partials, pid_alive, RunDir};
+pub use seconds::seconds;

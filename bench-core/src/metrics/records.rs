@@ -1,5 +1,6 @@
 //! Rows of `iterations.csv` and `progress.csv`.
 
+use crate::metrics::seconds;
 use crate::protocol::Nanos;
 
 /// One row of `iterations.csv`: one worker's finished iteration. Times in nanoseconds.
@@ -134,7 +135,7 @@ impl RunRecords {
                 if end == 0 {
                     0.0
                 } else {
-                    n as f64 / (end as f64 * 1e-9)
+                    n as f64 / seconds(end)
                 }
             })
             .sum::<f64>()

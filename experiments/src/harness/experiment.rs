@@ -14,6 +14,7 @@ use crate::harness::cli::drivers_label;
 use crate::harness::cli::CommonArgs;
 use crate::harness::data_source::{DataMode, DataSource};
 use crate::harness::output::ExperimentOutput;
+use crate::harness::seed_lines::SeedLines;
 use anyhow::{bail, Context, Result};
 use bench_core::driver::DriverKind;
 use clap::{Args, CommandFactory, FromArgMatches};
@@ -355,11 +356,10 @@ impl<E: Experiment> SeedContext<'_, E> {
     /// Runs the `k`-th seed of `total` in this batch. Its data source is its own, so that
     /// what it records does not depend on which seed ran first; the caller merges them in seed
     /// order.
-    fn run(&self, k: usize, total: usize) -> Result<SeedDone> {
+    fn run(&self, k: usize, log: &SeedLines) -> Result<SeedDone> {
         let seed = self.seeds[k];
-        if total > 1 {
-            eprintln!("{}: seed {seed} ({} of {total})", E::BINARY, k + 1);
-        }
+        log.started(k, seed);
+        let started = std::time::Instant::now();
         let data = DataSource::new(self.mode).on(self.device);
         let mut run = Run::<E> {
             cfg: self.cfg,
@@ -377,6 +377,7 @@ impl<E: Experiment> SeedContext<'_, E> {
             driver_label: None,
         };
         E::run(&mut run).with_context(|| format!("seed {seed}"))?;
+        log.finished(k, seed, started.elapsed());
         Ok(SeedDone {
             parts: run.outputs,
             notes: run.notes,
@@ -389,9 +390,16 @@ impl<E: Experiment> SeedContext<'_, E> {
     /// it has several threads. After a failure no further seed starts; the first failing
     /// seed's error (in seed order) is returned.
     fn run_all(&self, ks: std::ops::Range<usize>) -> Result<Vec<SeedDone>> {
-        let total = ks.end;
-        if rayon::current_num_threads() <= 1 || !CommonArgs::seeds_in_parallel(self.drivers) {
-            return ks.map(|k| self.run(k, total)).collect();
+        let parallel =
+            rayon::current_num_threads() > 1 && CommonArgs::seeds_in_parallel(self.drivers);
+        let at_once = if parallel {
+            rayon::current_num_threads().min(ks.len())
+        } else {
+            1
+        };
+        let log = SeedLines::new(E::BINARY, ks.clone(), &self.seeds[ks.clone()], at_once);
+        if !parallel {
+            return ks.map(|k| self.run(k, &log)).collect();
         }
         let failed = AtomicBool::new(false);
         let ks: Vec<usize> = ks.collect();
@@ -399,7 +407,7 @@ impl<E: Experiment> SeedContext<'_, E> {
             if failed.load(Ordering::Relaxed) {
                 return Ok(None);
             }
-            let r = self.run(k, total);
+            let r = self.run(k, &log);
             if r.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }

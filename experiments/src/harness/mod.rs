@@ -19,5 +19,7 @@ pub mod input_files;
 pub mod interrupt;
 pub mod output;
 pub mod parallel;
+pub mod progress_log;
 pub mod runner;
+pub mod seed_lines;
 pub mod transport_costs;

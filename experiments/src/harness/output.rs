@@ -272,9 +272,10 @@ fn count(verdicts: impl Iterator<Item = Verdict>) -> (usize, usize, usize, usize
     })
 }
 
-/// A progress bar on stderr with elapsed time and an estimate of what is left, hidden when
-/// stderr is not a terminal. Bars of seeds running at once (`--jobs`) share one display, one
-/// line each.
+/// A progress bar on stderr with elapsed time and an estimate of what is left. Bars of seeds
+/// running at once share one display, one line each. Where stderr is not a terminal the bar is
+/// not drawn and [`progress_log`](crate::harness::progress_log) writes a line about it every
+/// minute instead.
 pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     static BARS: std::sync::OnceLock<indicatif::MultiProgress> = std::sync::OnceLock::new();
     let pb = BARS
@@ -288,6 +289,7 @@ pub fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
         .progress_chars("=> "),
     );
     pb.set_prefix(what.to_string());
+    crate::harness::progress_log::watch(&pb);
     pb
 }
 

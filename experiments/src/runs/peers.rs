@@ -6,6 +6,7 @@ use crate::harness::runner::{run_nodes, RunSettings, ThreadsSection};
 use crate::workloads::svm::SparseData;
 use anyhow::{bail, Context, Result};
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
+use bench_core::metrics::seconds;
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::peer::PeerSettings;
 use bench_core::straggler::StragglerConfig;
@@ -182,5 +183,5 @@ pub fn run_peers(
 
 /// Seconds per iteration: the run's makespan over the iterations every peer ran.
 pub fn seconds_per_iteration(r: &RunRecords, iterations: u64) -> f64 {
-    r.makespan as f64 * 1e-9 / iterations.max(1) as f64
+    seconds(r.makespan) / iterations.max(1) as f64
 }

@@ -10,6 +10,7 @@ use crate::ExperimentOutput;
 use anyhow::{bail, Context, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
+use bench_core::metrics::seconds;
 use bench_core::metrics::{RunRecords, WaitHistogram};
 use bench_core::protocol::{ProtocolSpec, SyncMode};
 use bench_core::straggler::StragglerConfig;
@@ -197,7 +198,7 @@ impl Experiment for PsModes {
                     driver: driver.label().into(),
                     mode: mode.label(),
                     iterations: rec.iterations.len(),
-                    makespan_s: rec.makespan as f64 * 1e-9,
+                    makespan_s: seconds(rec.makespan),
                     iteration_rate: rec.iteration_rate(),
                     mean_wait_us: h.mean_us(),
                     p99_wait_us: h.quantile_us(0.99),

@@ -19,6 +19,7 @@ use super::{
 };
 use crate::driver::network::NetworkState;
 use crate::error::{CoreError, Result};
+use crate::metrics::seconds;
 use crate::metrics::ProgressRow;
 use crate::protocol::buffered::{BufferedAction, BufferedInput, BufferedPeer};
 use std::cmp::Reverse;
@@ -175,7 +176,7 @@ impl Sim<'_> {
         let e = self.setup.eval_node;
         let (loss, accuracy) = self.setup.workload.evaluate(&self.models[e]);
         self.records.progress.push(ProgressRow {
-            time: t as f64 * 1e-9,
+            time: seconds(t),
             iteration: self.peers[e].iteration() as f64,
             loss,
             accuracy,
@@ -321,7 +322,7 @@ impl Sim<'_> {
             // The evaluation reads the iteration count after the reduce.
             let (loss, accuracy) = self.setup.workload.evaluate(&self.models[i]);
             self.records.progress.push(ProgressRow {
-                time: t as f64 * 1e-9,
+                time: seconds(t),
                 iteration: (r.iter + 1) as f64,
                 loss,
                 accuracy,

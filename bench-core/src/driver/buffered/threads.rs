@@ -14,6 +14,7 @@ use crate::driver::cluster::PeerBarrier;
 use crate::driver::node_thread::AbortFlag;
 use crate::error::{CoreError, Result, TransportFault};
 use crate::learning::Workload;
+use crate::metrics::seconds;
 use crate::metrics::ProgressRow;
 use crate::protocol::buffered::{BufferedAction, BufferedInput, BufferedPeer};
 use crate::transport::threads::ThreadsFabric;
@@ -488,7 +489,7 @@ impl<E: Endpoint> PeerThread<E> {
     fn evaluate(&self, model: &[f32], iteration: u64, out: &mut PeerOutcome) {
         let (loss, accuracy) = self.workload.evaluate(model);
         out.progress.push(ProgressRow {
-            time: self.now() as f64 * 1e-9,
+            time: seconds(self.now()),
             iteration: iteration as f64,
             loss,
             accuracy,

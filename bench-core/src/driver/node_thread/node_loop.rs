@@ -16,6 +16,7 @@ use super::{AbortFlag, NodeOutcome, ThreadsConfig};
 use crate::driver::crosses;
 use crate::error::{CoreError, Result, TransportFault};
 use crate::learning::{Learning, PayloadEffect, HEADER_BYTES};
+use crate::metrics::seconds;
 use crate::metrics::{EventRows, ProgressRow};
 use crate::protocol::{Action, Input, Message, NodeId, Protocol, Role, MESSAGE_WORDS};
 use crate::straggler::StragglerSampler;
@@ -287,7 +288,7 @@ impl<L: Learning + ?Sized, E: Endpoint> NodeThread<L, E> {
     fn evaluate(&mut self) {
         let (loss, accuracy) = self.ctx.workload.evaluate(&self.model);
         self.out.progress.push(ProgressRow {
-            time: self.now() as f64 * 1e-9,
+            time: seconds(self.now()),
             iteration: (self.applied_total * self.eval_scale) as f64 / self.workers.max(1) as f64,
             loss,
             accuracy,

@@ -12,6 +12,7 @@ use anyhow::bail;
 use bench_core::claims::Claim;
 use bench_core::driver::buffered::BufferedRecords;
 use bench_core::driver::DriverKind;
+use bench_core::metrics::seconds;
 use bench_core::protocol::buffered::ReduceSync;
 use serde::{Deserialize, Serialize};
 
@@ -88,7 +89,7 @@ fn summary(driver: DriverKind, mode: ReduceSync, r: &BufferedRecords, good: usiz
         share_at_least_good: r.share_at_least(good),
         mean_consistent: r.reduces.iter().map(|x| x.inputs_consistent).sum::<usize>() as f64 / n,
         mean_current: r.reduces.iter().map(|x| x.inputs_current).sum::<usize>() as f64 / n,
-        seconds: r.makespan as f64 * 1e-9,
+        seconds: seconds(r.makespan),
         final_loss: r.progress.last().map_or(f64::NAN, |p| p.loss),
         mb_per_node: r.bytes_sent.iter().sum::<u64>() as f64
             / r.bytes_sent.len().max(1) as f64

@@ -12,6 +12,7 @@ use anyhow::bail;
 use bench_core::claims::Claim;
 use bench_core::driver::buffered::BufferedRecords;
 use bench_core::driver::DriverKind;
+use bench_core::metrics::seconds;
 use bench_core::protocol::buffered::ReduceSync;
 use bench_core::workload::CnnConfig;
 use serde::{Deserialize, Serialize};
@@ -57,7 +58,7 @@ struct CurveRow {
 /// Images every peer processed, per second of the run.
 fn images_per_s(r: &BufferedRecords, c: &BufferedCommon, batch: usize) -> f64 {
     let images = (c.workers as u64 * c.iterations) as f64 * batch as f64;
-    images / (r.makespan as f64 * 1e-9).max(1e-12)
+    images / seconds(r.makespan).max(1e-12)
 }
 
 /// First evaluation at or above `acc`, seconds.
@@ -193,7 +194,7 @@ impl Experiment for AsapFig8 {
                         .fold(f64::NAN, f64::max),
                     final_loss: r.progress.last().map_or(f64::NAN, |p| p.loss),
                     share_all_inputs: r.share_full(),
-                    seconds: r.makespan as f64 * 1e-9,
+                    seconds: seconds(r.makespan),
                 });
                 curves.extend(r.progress.iter().map(|p| CurveRow {
                     driver: driver.label(),

@@ -13,6 +13,7 @@ use crate::judge::verdict::{Judge, Judged};
 use crate::runs::buffered::{run_every_mode, AsyncKnobs, BufferedCommon, ModeRuns};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
+use bench_core::metrics::seconds;
 use bench_core::protocol::buffered::ReduceSync;
 use bench_core::topology::Topology;
 use bench_core::workload::Workload;
@@ -116,14 +117,14 @@ impl Experiment for AsapFig9 {
                 summary.push(SummaryRow {
                     driver: driver.label(),
                     mode: mode.label(),
-                    seconds: r.makespan as f64 * 1e-9,
+                    seconds: seconds(r.makespan),
                     seconds_to_target: show(r.time_to_loss(target)),
                     target_loss: target,
                     best_loss: r.progress.iter().map(|p| p.loss).fold(f64::NAN, f64::min),
                     final_loss: last.map_or(f64::NAN, |p| p.loss),
                     final_accuracy: last.map_or(f64::NAN, |p| p.accuracy),
                     share_all_inputs: r.share_full(),
-                    iterations_per_second: c.iterations as f64 / (r.makespan as f64 * 1e-9),
+                    iterations_per_second: c.iterations as f64 / seconds(r.makespan),
                 });
                 for p in &r.progress {
                     curves.push(CurveRow {

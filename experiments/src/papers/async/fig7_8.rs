@@ -15,6 +15,7 @@ use crate::ExperimentOutput;
 use anyhow::bail;
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
+use bench_core::metrics::seconds;
 use bench_core::metrics::{ProgressRow, RunRecords};
 use bench_core::straggler::{ProductionStragglers, StragglerConfig};
 use bench_core::workload::Method;
@@ -204,7 +205,7 @@ impl Experiment for AsyncFig7To8 {
                             seconds_to_target: show(r.time_to_loss(target)),
                             target_error: target,
                             final_error: r.progress.last().map_or(f64::NAN, |p| p.loss),
-                            makespan_s: r.makespan as f64 * 1e-9,
+                            makespan_s: seconds(r.makespan),
                             tasks: r.iterations.len(),
                             max_staleness: r
                                 .iterations

@@ -11,6 +11,7 @@ use crate::workloads::mf::{MfExperimentConfig as Config, MfSensitivity};
 use anyhow::{bail, Context, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
+use bench_core::metrics::seconds;
 use bench_core::metrics::RunRecords;
 use bench_core::workload::ClockSteps;
 use serde::Serialize;
@@ -141,7 +142,7 @@ impl Experiment for EsspFig2Staleness {
                     fresh_mass: p.fresh_mass(),
                     min_differential: p.min(),
                     final_squared_loss: rec.progress.last().map_or(f64::NAN, |x| x.loss),
-                    makespan_s: rec.makespan as f64 * 1e-9,
+                    makespan_s: seconds(rec.makespan),
                     bytes_total: rec.bytes_sent.iter().sum(),
                 });
                 profiles.insert(mode.label(), p);

@@ -10,6 +10,7 @@ use crate::runs::named_mode::{mean_wait_us, MatrixMode, RunShape};
 use anyhow::Result;
 use bench_core::claims::Claim;
 use bench_core::driver::DriverKind;
+use bench_core::metrics::seconds;
 use bench_core::metrics::RunRecords;
 use bench_core::workload::Workload;
 use std::fmt;
@@ -203,7 +204,7 @@ pub(super) fn matrix(
             time_to_target_s: hit.map(|p| p.time),
             vs_baseline: None,
             iterations_to_target: hit.map(|p| p.iteration),
-            makespan_s: rec.makespan as f64 * 1e-9,
+            makespan_s: seconds(rec.makespan),
             final_loss: rec.progress.last().map_or(f64::NAN, |p| p.loss),
             bytes_per_node: rec.bytes_sent.iter().sum::<u64>() as f64 / m.nodes(cfg.workers) as f64,
             mean_wait_us: mean_wait_us(rec),

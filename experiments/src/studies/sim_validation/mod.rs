@@ -17,6 +17,7 @@ use crate::workloads::svm::SparseData;
 use anyhow::{bail, Context, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel};
+use bench_core::metrics::seconds;
 use bench_core::metrics::RunRecords;
 use bench_core::protocol::buffered::ReduceSync;
 use bench_core::straggler::{StragglerConfig, StragglerTrace, TraceReplay};
@@ -333,7 +334,7 @@ impl Experiment for SimValidation {
             let values = |r: &RunRecords| -> [Option<f64>; 4] {
                 [
                     Some(r.iteration_rate()),
-                    Some(r.makespan as f64 * 1e-9),
+                    Some(seconds(r.makespan)),
                     judged.crossing_of(&r.progress).map(|p| p.time),
                     Some(mean_wait_us(r)),
                 ]

@@ -10,6 +10,7 @@ use anyhow::{bail, Result};
 use bench_core::claims::Claim;
 use bench_core::driver::buffered::BufferedRecords;
 use bench_core::driver::DriverKind;
+use bench_core::metrics::seconds;
 use bench_core::protocol::buffered::ReduceSync;
 use bench_core::transport::perf;
 use serde::{Deserialize, Serialize};
@@ -60,7 +61,7 @@ pub(super) struct TornValidation {
 /// Reduces per second per peer.
 fn reduce_rate(r: &BufferedRecords) -> f64 {
     let peers = r.bytes_sent.len().max(1) as f64;
-    r.reduces.len() as f64 / peers / (r.makespan.max(1) as f64 * 1e-9)
+    r.reduces.len() as f64 / peers / seconds(r.makespan.max(1))
 }
 
 /// asap-fig7's three reduce modes of `t` run under `driver` (every rank of a cluster job runs

@@ -7,6 +7,7 @@
 mod claims;
 mod sensitivity;
 
+use bench_core::metrics::seconds;
 use claims::{conv_claims, wait_claims};
 use sensitivity::{scales, step_sensitivity};
 
@@ -276,7 +277,7 @@ pub fn run<E: Experiment<Config = CdsConfig>>(
                         seconds_to_target: show(time),
                         target_error: target,
                         final_error: r.progress.last().map_or(f64::NAN, |p| p.loss),
-                        makespan_s: r.makespan as f64 * 1e-9,
+                        makespan_s: seconds(r.makespan),
                         tasks: r.iterations.len(),
                         max_staleness: r.iterations.iter().map(|x| x.staleness).max().unwrap_or(0),
                         mean_wait_ms: mean_wait_ms(&r),
