@@ -31,7 +31,12 @@ repo=$(pwd)
 OUT=${OUT:-results/rxe-check}
 CACHE=${CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/syncbench/rxe}
 RXE_TIMEOUT=${RXE_TIMEOUT:-900}
+RXE_STEPS=${RXE_STEPS:-all}
 setup_fail() { echo "rxe-check: $*" >&2; exit 2; }
+case "$RXE_STEPS" in
+  all | checks) ;;
+  *) setup_fail "RXE_STEPS is all or checks, not '$RXE_STEPS'" ;;
+esac
 
 pkgs="qemu-system-x86 busybox-static kmod cpio rdma-core ibverbs-providers ibverbs-utils perftest"
 if ! dpkg -s $pkgs >/dev/null 2>&1; then
@@ -44,8 +49,8 @@ if ! dpkg -s $pkgs >/dev/null 2>&1; then
   fi
 fi
 
-# The release binaries and the rdma test binary, in a target folder of their own so that the
-# default build's features are not disturbed.
+# The release binaries and the rdma test binary: without BIN, in a target folder of their own
+# (target/rxe) so that the default build's features are not disturbed.
 # With BIN given (e.g. target/release, built with the rdma and ofi features), the test binary is
 # built in BIN's target folder, in cargo's test profile (opt-level 2): correctness tests, and a
 # bench-core of one codegen unit in release would cost minutes more.
@@ -53,11 +58,17 @@ if [ -z "${BIN:-}" ]; then
   cargo build --release --target-dir target/rxe -p experiments --features rdma,ofi --bins
   BIN=target/rxe/release
 fi
-tests_target=$(dirname "$BIN")
+# BIN's target folder when BIN is a cargo profile folder (target/release), else target/rxe.
+case "$(basename "$BIN")" in
+  release | debug) tests_target=$(dirname "$BIN") ;;
+  *) tests_target=target/rxe ;;
+esac
 if [ -z "${RDMA_TESTS:-}" ]; then
+  mkdir -p "$tests_target"
   RDMA_TESTS=$(cargo test --target-dir "$tests_target" -p bench-core --features rdma,ofi --lib \
-    --no-run --message-format=json 2>/dev/null |
-    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
+    --no-run --message-format=json 2>"$tests_target/rxe-tests-build.log" |
+    sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1) ||
+    { tail -20 "$tests_target/rxe-tests-build.log" >&2; setup_fail "building the rdma test binary failed ($tests_target/rxe-tests-build.log)"; }
 fi
 [ -x "$BIN/syncbench" ] || setup_fail "no syncbench in $BIN (build with --features experiments/rdma)"
 [ -n "$RDMA_TESTS" ] && [ -x "$RDMA_TESTS" ] || setup_fail "no bench-core rdma test binary (RDMA_TESTS)"
@@ -119,7 +130,7 @@ mount -t proc proc /host/proc; mount -t sysfs sys /host/sys; mount -t devtmpfs d
 mount -t tmpfs tmp /host/tmp; mount -t tmpfs run /host/run
 mkdir -p /host/dev/shm && mount -t tmpfs shm /host/dev/shm
 chroot /host /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp \
-  BIN="$BIN" RDMA_TESTS="$RDMA_TESTS" OUT="$out_abs" RXE_STEPS="${RXE_STEPS:-all}" \
+  BIN="$BIN" RDMA_TESTS="$RDMA_TESTS" OUT="$out_abs" RXE_STEPS="$RXE_STEPS" \
   /bin/bash "$repo/scripts/rxe-guest.sh" </dev/null
 echo "rxe-check: guest done"
 poweroff -f

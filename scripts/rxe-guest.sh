@@ -4,7 +4,7 @@
 # step. Every step's output goes to $OUT/<step>.log; $OUT/steps.tsv holds one line per step
 # (name, pass or fail, seconds, exit status) and ends with `done`; $OUT/report.md is the summary.
 # Inputs: BIN (release binaries built with --features rdma,ofi), RDMA_TESTS (bench-core's test
-# binary with those features), OUT.
+# binary with those features), OUT, RXE_STEPS (all, or checks: no 2-rank run, no speed steps).
 set -uo pipefail
 export SYNCBENCH_RDMA_DEVICE=rxe0
 export RUST_BACKTRACE=1

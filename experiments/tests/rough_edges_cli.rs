@@ -141,7 +141,7 @@ fn a_log_gets_progress_lines_and_seed_lines_in_seed_order() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
-        err.contains("SYNCBENCH_PROGRESS_SECONDS=\"soon\" is not a number of seconds"),
+        err.contains("SYNCBENCH_PROGRESS_SECONDS=\"soon\" is not 0 or a number of seconds"),
         "{err}"
     );
 }

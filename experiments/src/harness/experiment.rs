@@ -147,8 +147,8 @@ impl<E: Experiment> Run<'_, E> {
         self.driver_label = Some(label.into());
     }
 
-    /// A progress bar of `len` steps named after the binary and the seed (hidden when stderr
-    /// is not a terminal).
+    /// A progress bar of `len` steps named after the binary and the seed (not drawn where
+    /// stderr is not a terminal: a line every minute instead, crate::harness::progress_log).
     pub fn progress(&self, len: u64) -> indicatif::ProgressBar {
         crate::harness::output::progress(len, &format!("{} seed {}", E::BINARY, self.seed))
     }
@@ -353,7 +353,7 @@ struct SeedDone {
 }
 
 impl<E: Experiment> SeedContext<'_, E> {
-    /// Runs the `k`-th seed of `total` in this batch. Its data source is its own, so that
+    /// Runs the `k`-th seed, saying so through `log`. Its data source is its own, so that
     /// what it records does not depend on which seed ran first; the caller merges them in seed
     /// order.
     fn run(&self, k: usize, log: &SeedLines) -> Result<SeedDone> {

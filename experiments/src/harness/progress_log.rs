@@ -42,21 +42,33 @@ pub fn watch(pb: &ProgressBar) {
 }
 
 /// The interval from [`PROGRESS_SECONDS_ENV`]; None for 0. A value that is not a number of
-/// seconds is said once and the default used: a progress line is not worth failing a run for.
+/// seconds from [`MIN_SECONDS`] to a day is said once and the default used: a progress line is
+/// not worth failing a run for (nor flooding its log).
 fn interval() -> Option<Duration> {
-    let secs = match std::env::var(PROGRESS_SECONDS_ENV) {
-        Err(_) => DEFAULT_SECONDS,
-        Ok(v) => match v.trim().parse::<f64>() {
-            Ok(s) if s.is_finite() && s >= 0.0 => s,
-            _ => {
-                eprintln!(
-                    "{PROGRESS_SECONDS_ENV}={v:?} is not a number of seconds: progress lines every {DEFAULT_SECONDS} s"
-                );
-                DEFAULT_SECONDS
-            }
-        },
-    };
-    (secs > 0.0).then(|| Duration::from_secs_f64(secs))
+    match std::env::var(PROGRESS_SECONDS_ENV) {
+        Err(_) => Some(Duration::from_secs_f64(DEFAULT_SECONDS)),
+        Ok(v) => parse_interval(&v).unwrap_or_else(|| {
+            eprintln!(
+                "{PROGRESS_SECONDS_ENV}={v:?} is not 0 or a number of seconds from {MIN_SECONDS} to 86400: progress lines every {DEFAULT_SECONDS} s"
+            );
+            Some(Duration::from_secs_f64(DEFAULT_SECONDS))
+        }),
+    }
+}
+
+/// The shortest interval taken: below it the lines would flood the log.
+const MIN_SECONDS: f64 = 0.01;
+
+/// `Some(None)` for 0 (no lines), `Some(Some(d))` for an interval, None for anything else.
+fn parse_interval(v: &str) -> Option<Option<Duration>> {
+    let s = v.trim().parse::<f64>().ok()?;
+    if s == 0.0 {
+        return Some(None);
+    }
+    if !(MIN_SECONDS..=86_400.0).contains(&s) {
+        return None;
+    }
+    Some(Some(Duration::from_secs_f64(s)))
 }
 
 /// One line per watched bar that is still running.
@@ -131,6 +143,18 @@ mod tests {
         let l = line(&pb);
         assert!(l.starts_with("hop-table1 seed 2 ring: 4/10 after "), "{l}");
         assert!(l.contains(", about ") && l.ends_with(" left"), "{l}");
+    }
+
+    #[test]
+    fn intervals_outside_the_range_are_refused() {
+        assert_eq!(parse_interval("0"), Some(None));
+        assert_eq!(
+            parse_interval(" 0.5 "),
+            Some(Some(Duration::from_millis(500)))
+        );
+        for bad in ["soon", "-1", "1e-10", "1e20", "NaN", "inf", ""] {
+            assert_eq!(parse_interval(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -21,8 +21,9 @@ pub struct SeedLines {
 struct State {
     /// The next seed (index) whose line is due.
     next: usize,
-    /// Lines of seeds done before an earlier seed, by index.
-    waiting: BTreeMap<usize, String>,
+    /// Seeds done before an earlier seed, by index: seed and time (the line is written when it
+    /// prints, so its estimate is that moment's).
+    waiting: BTreeMap<usize, (u64, Duration)>,
     done: usize,
     spent: Duration,
 }
@@ -69,13 +70,12 @@ impl SeedLines {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         st.done += 1;
         st.spent += took;
-        let line = self.line(k, seed, took, st.done, st.spent);
-        st.waiting.insert(k, line);
-        while let Some(l) = {
+        st.waiting.insert(k, (seed, took));
+        while let Some((seed, took)) = {
             let next = st.next;
             st.waiting.remove(&next)
         } {
-            eprintln!("{l}");
+            eprintln!("{}", self.line(st.next, seed, took, st.done, st.spent));
             st.next += 1;
         }
     }
@@ -108,8 +108,9 @@ impl Drop for SeedLines {
     /// Lines still waiting for a seed that failed are printed as they are.
     fn drop(&mut self) {
         let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        for l in std::mem::take(&mut st.waiting).into_values() {
-            eprintln!("{l}");
+        let (done, spent) = (st.done, st.spent);
+        for (k, (seed, took)) in std::mem::take(&mut st.waiting) {
+            eprintln!("{}", self.line(k, seed, took, done, spent));
         }
     }
 }
