@@ -100,18 +100,30 @@ fn every_missing_dataset_is_named_at_once_before_any_seed() {
     assert!(!dir.join("out/asap-fig6").exists());
 }
 
+/// hop-fig12 with `args` into `out`, stderr a pipe as in a log, the progress interval
+/// `interval`: its stderr, after checking that it succeeded.
+fn hop_fig12_logged(args: &[&str], out: &std::path::Path, interval: &str) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_hop-fig12"))
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .env("SYNCBENCH_PROGRESS_SECONDS", interval)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{err}");
+    err
+}
+
 #[test]
 fn a_log_gets_progress_lines_and_seed_lines_in_seed_order() {
     let dir = common::tmpdir("progress-lines");
     // stderr is a pipe here, as in a log: indicatif draws nothing, the progress log writes.
-    let o = Command::new(env!("CARGO_BIN_EXE_hop-fig12"))
-        .args(["--seeds", "3", "--max-seeds", "3", "--jobs", "2", "--out"])
-        .arg(dir.join("out"))
-        .env("SYNCBENCH_PROGRESS_SECONDS", "0.05")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
+    let err = hop_fig12_logged(
+        &["--seeds", "3", "--max-seeds", "3", "--jobs", "2"],
+        &dir.join("out"),
+        "0.05",
+    );
     // Each seed's line, in seed order, the last without an estimate.
     let at = |s: &str| err.find(s).unwrap_or_else(|| panic!("no {s:?} in {err}"));
     let (one, two, three) = (
@@ -132,14 +144,11 @@ fn a_log_gets_progress_lines_and_seed_lines_in_seed_order() {
         "{err}"
     );
     // A malformed interval is said, and the default used.
-    let o = Command::new(env!("CARGO_BIN_EXE_hop-fig12"))
-        .args(["--seeds", "1", "--max-seeds", "1", "--out"])
-        .arg(dir.join("out2"))
-        .env("SYNCBENCH_PROGRESS_SECONDS", "soon")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
+    let err = hop_fig12_logged(
+        &["--seeds", "1", "--max-seeds", "1"],
+        &dir.join("out2"),
+        "soon",
+    );
     assert!(
         err.contains("SYNCBENCH_PROGRESS_SECONDS=\"soon\" is not 0 or a number of seconds"),
         "{err}"
