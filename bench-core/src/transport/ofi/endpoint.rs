@@ -5,6 +5,7 @@
 //! address gives the [`OfiEndpoint`] that moves messages.
 
 use super::bridge::{post_write, Provider, Write};
+use super::closing::Closing;
 use super::domain::Domain;
 use super::ffi;
 use super::memory::Registered;
@@ -14,7 +15,7 @@ use crate::error::{CoreError, Result, TransportFault};
 use crate::transport::one_sided::layout::{
     read_region_slot, region_layout, staging_words, RegionEntry,
 };
-use crate::transport::one_sided::send_tracker::{Chain, SendTracker};
+use crate::transport::one_sided::send_tracker::{Chain, SendTracker, Signaling};
 use crate::transport::one_sided::send_window::STAGED_ENTRIES;
 use crate::transport::one_sided::slot_write::{
     length_word, payload_checksum, slot_write_plan, SLOT_WRITE_WRS,
@@ -70,11 +71,13 @@ struct Peer {
 /// What create makes and connect needs.
 pub struct PreparedOfi {
     node: NodeId,
-    domain: Arc<Domain>,
     region: Registered,
     credits: Registered,
     senders: HashMap<NodeId, RegionEntry>,
     staging: HashMap<NodeId, (Registered, usize)>,
+    /// Last: fields drop in order, and the registrations above close on this domain, so a
+    /// PreparedOfi dropped without connecting (an error before the run) closes them first.
+    domain: Arc<Domain>,
 }
 
 /// One node's endpoint on a libfabric provider, connected. Its progress thread reads the
@@ -96,8 +99,14 @@ pub struct OfiEndpoint {
     notes_sent: HashMap<NodeId, u64>,
     sends: SendTracker,
     credit_failures: Vec<String>,
+    /// Its place among the endpoints of this process, which close in step ([`Closing`]).
+    closing: Closing,
     domain: Arc<Domain>,
 }
+
+/// How long a drained endpoint waits for its peers in this process to drain before closing
+/// anyway (a peer that failed never gets there).
+const CLOSE_PATIENCE: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for OfiEndpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -202,11 +211,11 @@ impl OfiEndpoint {
         };
         let prepared = PreparedOfi {
             node,
-            domain,
             region,
             credits,
             senders: layout,
             staging,
+            domain,
         };
         Ok((prepared, address))
     }
@@ -328,7 +337,7 @@ impl PreparedOfi {
             addrs.push(fi);
         }
         let mut peers = HashMap::new();
-        let mut sends = SendTracker::new("ofi", node);
+        let mut sends = SendTracker::new("ofi", node, Signaling::Every);
         let mut staging: Vec<_> = self.staging.into_iter().collect();
         staging.sort_by_key(|s| s.0);
         for (peer, (staging, credit_word)) in staging {
@@ -347,6 +356,15 @@ impl PreparedOfi {
             );
             sends.add_peer(peer);
         }
+        let closing = Closing::open(
+            self.domain.name()?,
+            table
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != node)
+                .map(|(_, a)| a.name.clone())
+                .collect(),
+        );
         let inbox = Arc::new(Inbox::default());
         let progress = Progress::start(self.domain.clone(), inbox.clone(), node);
         let ep = OfiEndpoint {
@@ -362,6 +380,7 @@ impl PreparedOfi {
             notes_sent: HashMap::new(),
             sends,
             credit_failures: Vec::new(),
+            closing,
             domain: self.domain,
         };
         eprintln!(
@@ -375,13 +394,17 @@ impl PreparedOfi {
 }
 
 /// Teardown: the chains still in flight are reaped first (up to 2 s), so that a final write
-/// (a DONE or STOP) is not cancelled with the endpoint; then the progress thread stops, the
-/// endpoint closes (cancelling what is left, so the provider reads no staging after it is
-/// freed), and the registrations and the domain close as the fields drop.
+/// (a DONE or STOP) is not cancelled with the endpoint; then, its progress thread still
+/// running, the endpoint waits until its peers in this process have drained theirs
+/// ([`Closing`]: shm maps a peer of the same process by that peer's own region, which
+/// `fi_close` unmaps); then the progress thread stops, the endpoint closes (cancelling what
+/// is left, so the provider reads no staging after it is freed), and the registrations and
+/// the domain close as the fields drop.
 impl Drop for OfiEndpoint {
     fn drop(&mut self) {
         let (sends, mut provider) = self.send_side();
         sends.teardown(&mut provider, Duration::from_secs(2));
+        self.closing.drained(CLOSE_PATIENCE);
         drop(self.progress.take());
         if let Some(d) = Arc::get_mut(&mut self.domain) {
             d.close_endpoint();
@@ -447,7 +470,8 @@ impl Endpoint for OfiEndpoint {
         let remote_slot = buf.base + ((e.ring + slot * stride) * 8) as u64;
         // Header, then length and payload, then footer, then the notification: writes from
         // one endpoint to another land in posting order (FI_ORDER_WAW, asked of the
-        // provider), and only the chain's last request is signaled.
+        // provider). Every request is signaled (Signaling::Every): a provider may complete
+        // them out of order, and the chain is done only when all have.
         let plan = slot_write_plan(e.capacity, len);
         let mut writes = Vec::with_capacity(plan.len() + 1);
         for (i, seg) in plan.iter().enumerate() {
@@ -478,7 +502,7 @@ impl Endpoint for OfiEndpoint {
         let (sends, mut provider) = self.send_side();
         // SAFETY: every write names the staging region of `to`, registered until the
         // endpoint closes; the slot and entry staged above were free (admitted), and neither
-        // is restaged before this chain's final completion is read (SendTracker).
+        // is restaged before every completion of this chain is read (SendTracker).
         unsafe { sends.post(&mut provider, &admitted, writes.as_mut_slice())? };
         Ok(admitted.id)
     }

@@ -10,9 +10,10 @@
 //! [`super::one_sided::slot_write`]) posted with `fi_writemsg`, and a notification is a write
 //! of the 64-byte queue entry carrying remote completion data (FI_REMOTE_CQ_DATA, the
 //! counterpart of WRITE_WITH_IMM): `sender << 16 | number`, 32 bits, as the verbs provider
-//! carries only 4 bytes. Only a chain's last request asks a completion
-//! (FI_SELECTIVE_COMPLETION); the send side's bookkeeping is the verbs backend's
-//! ([`super::one_sided::send_tracker`]).
+//! carries only 4 bytes. Every request of a chain asks a completion (FI_COMPLETION on an
+//! endpoint bound with FI_SELECTIVE_COMPLETION, so credit returns ask none); the send side's
+//! bookkeeping is the verbs backend's ([`super::one_sided::send_tracker`]), which retires a
+//! chain when all of its completions have come.
 //!
 //! # What the readers rely on
 //!
@@ -33,9 +34,13 @@
 //!   connections on a first write the same way.
 //! - Send completions mean what the provider's default completion level says (transmit
 //!   complete: the staging may be reused), where RC verbs report the remote acknowledgement.
-//! - A notification is always the signaled last request of its chain: the sockets provider
-//!   (1.17) was seen never to deliver the remote data of a write posted without
-//!   FI_COMPLETION on an endpoint bound with FI_SELECTIVE_COMPLETION.
+//! - Every request of a chain is signaled, where verbs signals only the last: a provider may
+//!   complete a chain's requests out of order (shm 1.17 completes an inline footer or
+//!   notification inside the post, while the payload stays pending until the target has
+//!   copied it), so the last completion would free staging the provider still reads. (A
+//!   notification must be signaled in any case: the sockets provider (1.17) was seen never to
+//!   deliver the remote data of a write posted without FI_COMPLETION on an endpoint bound
+//!   with FI_SELECTIVE_COMPLETION.)
 //! - A failed peer cannot be moved to an error state alone (one endpoint serves every peer):
 //!   its later posts are refused, and what is in flight completes or is cancelled when the
 //!   endpoint closes.
@@ -47,11 +52,13 @@
 //!
 //! By idea: [`ffi`] (bindgen's bindings and the headers' inline calls), [`domain`] (the
 //! provider's objects, opened and closed together), [`memory`] (a registration that owns its
-//! buffer), [`progress`] (the thread that reads the completion queue), [`bridge`] (the send
+//! buffer), [`progress`] (the thread that reads the completion queue), [`closing`] (the
+//! endpoints of one process closing in step, which shm needs), [`bridge`] (the send
 //! verbs the tracker drives), [`endpoint`] (the ring transport built from them), and [`raw`]
 //! (the provider's own write loop, transport-bench's baseline for this backend).
 
 mod bridge;
+mod closing;
 mod domain;
 mod endpoint;
 mod ffi;

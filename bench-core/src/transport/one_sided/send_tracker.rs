@@ -71,6 +71,19 @@ pub(crate) trait SendVerbs {
     fn enter_error_state(&mut self, peer: NodeId);
 }
 
+/// Which requests of a chain ask for a completion, as the fabric needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Signaling {
+    /// Only the last. On one RC queue pair (verbs) requests complete in posting order, so
+    /// the last completion says the whole chain is done; the parts complete only on error.
+    Last,
+    /// Every one. A libfabric provider may complete a chain's requests in any order: shm
+    /// completes an inline footer or notification inside the post while the payload stays
+    /// pending until the target has copied it, so the last request's completion would free
+    /// staging the provider still reads. The chain is done when all have completed.
+    Every,
+}
+
 /// A chain of work requests, as the endpoint posts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Chain {
@@ -107,12 +120,15 @@ pub(crate) struct Admitted {
     pub requests: u32,
     /// With a notification: its number and the staging entry it is staged in.
     pub notification: Option<(u64, usize)>,
+    /// Whether every request asks a completion ([`Signaling::Every`]).
+    every: bool,
 }
 
 impl Admitted {
-    /// The work-request id of request `i` of the chain and whether it is signaled: only the
-    /// last request is, with the chain's final id; the others are parts, which complete only
-    /// when they fail.
+    /// The work-request id of request `i` of the chain and whether it is signaled: the last
+    /// request carries the chain's final id, the others the part id; under
+    /// [`Signaling::Last`] only the last is signaled (parts complete only when they fail),
+    /// under [`Signaling::Every`] all are.
     pub(crate) fn request(&self, i: usize) -> (u64, bool) {
         debug_assert!(
             i < self.requests as usize,
@@ -122,7 +138,7 @@ impl Admitted {
         if i + 1 == self.requests as usize {
             (self.final_id, true)
         } else {
-            (self.part_id, false)
+            (self.part_id, self.every)
         }
     }
 }
@@ -130,8 +146,9 @@ impl Admitted {
 /// What a post waits for.
 #[derive(Debug, Clone, Copy)]
 enum Wait {
-    /// Room in the peer's window for a chain of this many requests.
-    Room(u32),
+    /// Room in the peer's window for a chain of this many requests (staging a notification
+    /// entry when true).
+    Room(u32, bool),
     /// No write into a slot with this tag in flight.
     Slot(u8),
 }
@@ -153,6 +170,7 @@ pub(crate) struct SendTracker {
     /// The backend's name, which every message starts with (`rdma`, `ofi`).
     fabric: &'static str,
     node: NodeId,
+    signaling: Signaling,
     peers: HashMap<NodeId, PeerSends>,
     /// The last request sequence number handed out.
     next_wr: u64,
@@ -164,11 +182,12 @@ pub(crate) struct SendTracker {
 
 impl SendTracker {
     /// The send side of node `node` of backend `fabric` (the name its messages start with),
-    /// with no peers yet.
-    pub(crate) fn new(fabric: &'static str, node: NodeId) -> Self {
+    /// whose chains ask completions as `signaling` says, with no peers yet.
+    pub(crate) fn new(fabric: &'static str, node: NodeId, signaling: Signaling) -> Self {
         SendTracker {
             fabric,
             node,
+            signaling,
             peers: HashMap::new(),
             next_wr: 0,
             done: VecDeque::new(),
@@ -227,7 +246,11 @@ impl SendTracker {
         chain: Chain,
     ) -> Result<Admitted> {
         let requests = chain.requests();
-        self.wait(verbs, to, Wait::Room(requests))?;
+        let stages_entry = match chain {
+            Chain::Write { notify, .. } => notify,
+            Chain::Notify => true,
+        };
+        self.wait(verbs, to, Wait::Room(requests, stages_entry))?;
         let (kind, notify) = match chain {
             Chain::Write { slot, notify } => {
                 let tag = slot_tag(slot);
@@ -250,6 +273,7 @@ impl SendTracker {
             part_id: encode(to, WrKind::Part, id),
             requests,
             notification,
+            every: self.signaling == Signaling::Every,
         })
     }
 
@@ -266,7 +290,7 @@ impl SendTracker {
                 return Err(self.given_up(to));
             }
             let ready = match what {
-                Wait::Room(wrs) => p.window.has_room(wrs),
+                Wait::Room(wrs, entry) => p.window.has_room(wrs, entry),
                 Wait::Slot(tag) => !p.window.slot_busy(tag),
             };
             if ready {
@@ -274,7 +298,7 @@ impl SendTracker {
             }
             if started.get_or_insert_with(Instant::now).elapsed() > PATIENCE {
                 return Err(self.err(match what {
-                    Wait::Room(_) => format!(
+                    Wait::Room(..) => format!(
                         "node {node}: no send completions from node {to} for {} s",
                         PATIENCE.as_secs()
                     ),
@@ -321,7 +345,13 @@ impl SendTracker {
         // SAFETY: the caller's obligation (above).
         match unsafe { verbs.post_send(to, chain) } {
             Ok(()) => {
-                p.window.posted(admitted.final_id, admitted.requests);
+                let completions = if admitted.every { admitted.requests } else { 1 };
+                p.window.posted(
+                    admitted.final_id,
+                    admitted.requests,
+                    completions,
+                    admitted.notification.map(|n| n.1),
+                );
                 Ok(())
             }
             Err(refused) => {
@@ -352,9 +382,10 @@ impl SendTracker {
         }
     }
 
-    /// One send completion: a final request retires its chain (a finished write when it
-    /// succeeded); the first failure of a peer, of any request, gives the peer up and is
-    /// recorded naming it, once.
+    /// One send completion: the last of its chain to come (the final request's under
+    /// [`Signaling::Last`], any request's under [`Signaling::Every`]) retires the chain, a
+    /// finished write when none of its completions failed; the first failure of a peer, of
+    /// any request, gives the peer up and is recorded naming it, once.
     fn complete<V: SendVerbs>(&mut self, verbs: &V, c: Wc) {
         let (peer, kind, seq) = decode(c.wr_id);
         let node = self.node;
@@ -376,10 +407,11 @@ impl SendTracker {
                 ),
             ));
         }
-        // Parts of a chain are unsignaled: they complete only on error, and are no finished
-        // write. A failed final request retires its chain (nothing reads its staging any more)
-        // and is reported through health(), not as a completion.
-        if kind != WrKind::Part && p.window.completed(c.wr_id) && !failed {
+        // Under Signaling::Last the parts are unsignaled: they complete only on error and
+        // count for nothing. A chain retired with a failure (nothing reads its staging any
+        // more) is reported through health(), not as a completion.
+        let counts = kind != WrKind::Part || self.signaling == Signaling::Every;
+        if counts && p.window.completed(c.wr_id, failed) == Some(false) {
             self.done.push_back(Completion { wr_id: seq });
         }
     }

@@ -1,8 +1,9 @@
 //! The send tracker driven through a mock of the verbs calls ([`MockVerbs`]): requests run in
-//! order within a queue pair and in seeded random order across them, completions can be
-//! delayed, failed (with the flush of what follows, as hardware does) or refused part-way, and
-//! a property test checks that nothing staged is rewritten in flight and that every failure
-//! reaches the caller with its peer.
+//! order within a queue pair (RC verbs) or in any order (a libfabric provider, which may
+//! complete a chain's inline footer before its payload), in seeded random order across
+//! peers; completions can be delayed, failed (with the flush of what follows, as hardware
+//! does) or refused part-way, and a property test checks, under both, that nothing staged is
+//! rewritten in flight and that every failure reaches the caller with its peer.
 
 use super::super::send_window::STAGED_ENTRIES;
 use super::*;
@@ -45,6 +46,17 @@ struct Accepted {
     wr: MockWr,
 }
 
+/// In what order a mock queue pair executes its requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MockOrder {
+    /// Oldest first (an RC queue pair).
+    Posted,
+    /// Any, drawn at random (a libfabric provider's endpoint).
+    Any,
+    /// Newest first: the worst case of [`MockOrder::Any`], for a deterministic test.
+    Newest,
+}
+
 /// A mock RC queue pair.
 #[derive(Debug, Default)]
 struct MockQp {
@@ -69,6 +81,7 @@ struct MockQp {
 /// later one; a post may be refused part-way.
 struct MockVerbs {
     rng: ChaCha8Rng,
+    order: MockOrder,
     qps: BTreeMap<NodeId, MockQp>,
     /// Completions made, not yet polled: (peer, position on its queue pair, completion).
     cq: VecDeque<(NodeId, u64, Wc)>,
@@ -80,18 +93,26 @@ struct MockVerbs {
     errors_polled: BTreeMap<NodeId, usize>,
     /// Work-request ids of the successful completions polled.
     succeeded: Vec<u64>,
+    /// Work-request ids of the error completions polled.
+    failed: Vec<u64>,
 }
 
 impl MockVerbs {
     fn new(seed: u64, peers: &[NodeId]) -> Self {
+        Self::ordered(seed, peers, MockOrder::Posted)
+    }
+
+    fn ordered(seed: u64, peers: &[NodeId], order: MockOrder) -> Self {
         MockVerbs {
             rng: ChaCha8Rng::seed_from_u64(seed),
+            order,
             qps: peers.iter().map(|&p| (p, MockQp::default())).collect(),
             cq: VecDeque::new(),
             refuse_at: None,
             refusals: BTreeSet::new(),
             errors_polled: BTreeMap::new(),
             succeeded: Vec::new(),
+            failed: Vec::new(),
         }
     }
 
@@ -109,7 +130,12 @@ impl MockVerbs {
         }
         let peer = ready[self.rng.gen_range(0..ready.len())];
         let qp = self.qps.get_mut(&peer).expect("a drawn queue pair");
-        let Some(r) = qp.queue.pop_front() else {
+        let next = match self.order {
+            MockOrder::Posted => 0,
+            MockOrder::Any => self.rng.gen_range(0..qp.queue.len()),
+            MockOrder::Newest => qp.queue.len() - 1,
+        };
+        let Some(r) = qp.queue.remove(next) else {
             return false;
         };
         let status = if qp.error {
@@ -207,16 +233,21 @@ impl SendVerbs for MockVerbs {
             let Some((peer, at, wc)) = self.cq.pop_front() else {
                 break;
             };
-            // A completion polled reaps its request and every earlier one on its queue
-            // pair (they executed before it).
+            // A completion polled reaps its request and, in posting order, every earlier
+            // one on its queue pair (they executed before it); in any order, only itself.
             let qp = self.qps.get_mut(&peer).expect("a queue pair to every peer");
-            while qp.unreaped.front().is_some_and(|r| r.at <= at) {
-                qp.unreaped.pop_front();
+            if self.order == MockOrder::Posted {
+                while qp.unreaped.front().is_some_and(|r| r.at <= at) {
+                    qp.unreaped.pop_front();
+                }
+            } else {
+                qp.unreaped.retain(|r| r.at != at);
             }
             if wc.status == SUCCESS {
                 self.succeeded.push(wc.wr_id);
             } else {
                 *self.errors_polled.entry(peer).or_default() += 1;
+                self.failed.push(wc.wr_id);
             }
             out[n] = wc;
             n += 1;
@@ -231,9 +262,13 @@ impl SendVerbs for MockVerbs {
     }
 }
 
-/// A tracker for node 9 with queue pairs to `peers`.
+/// A tracker for node 9 with queue pairs to `peers`, only the last request of a chain signaled.
 fn tracker(peers: &[NodeId]) -> SendTracker {
-    let mut t = SendTracker::new("mock", 9);
+    tracker_signaling(peers, Signaling::Last)
+}
+
+fn tracker_signaling(peers: &[NodeId], signaling: Signaling) -> SendTracker {
+    let mut t = SendTracker::new("mock", 9, signaling);
     for &p in peers {
         t.add_peer(p);
     }
@@ -397,11 +432,16 @@ fn post_checked(
 }
 
 /// Runs `ops` against a tracker and the mock (seeded with `seed`), then drains, checking
-/// the four properties of the send side.
-fn run_scenario(seed: u64, ops: &[Op]) {
+/// the four properties of the send side: requests executed in posting order with only the
+/// last of a chain signaled (verbs), or in any order with every one signaled (libfabric).
+fn run_scenario(seed: u64, ops: &[Op], signaling: Signaling) {
     let peers: Vec<NodeId> = (0..PEERS).collect();
-    let mut m = MockVerbs::new(seed, &peers);
-    let mut t = tracker(&peers);
+    let order = match signaling {
+        Signaling::Last => MockOrder::Posted,
+        Signaling::Every => MockOrder::Any,
+    };
+    let mut m = MockVerbs::ordered(seed, &peers, order);
+    let mut t = tracker_signaling(&peers, signaling);
     let mut ids = BTreeSet::new();
     let mut got = Vec::new();
     for &op in ops {
@@ -433,15 +473,20 @@ fn run_scenario(seed: u64, ops: &[Op]) {
             );
         }
     }
-    // One completion per final request that succeeded, with the id its post returned;
-    // none for parts, for failed or flushed requests, or for posts that were refused.
+    // One completion per chain whose final request succeeded and no request of which
+    // failed, with the id its post returned; none for parts, for failed or flushed requests,
+    // or for posts that were refused.
+    let failed: BTreeSet<u64> = m.failed.iter().map(|&wr| decode(wr).2).collect();
     let mut want: Vec<u64> = m
         .succeeded
         .iter()
-        .map(|&wr| {
-            assert_ne!(decode(wr).1, WrKind::Part, "a part completed successfully");
-            decode(wr).2
+        .filter(|&&wr| {
+            if signaling == Signaling::Last {
+                assert_ne!(decode(wr).1, WrKind::Part, "an unsignaled part completed");
+            }
+            decode(wr).1 != WrKind::Part && !failed.contains(&decode(wr).2)
         })
+        .map(|&wr| decode(wr).2)
         .collect();
     want.sort_unstable();
     got.sort_unstable();
@@ -472,8 +517,53 @@ proptest::proptest! {
         seed in any::<u64>(),
         ops in proptest::collection::vec(op(), 1..300),
     ) {
-        run_scenario(seed, &ops);
+        run_scenario(seed, &ops, Signaling::Last);
     }
+
+    /// The same four properties where requests complete in any order (a libfabric
+    /// provider) and every request of a chain is signaled.
+    #[test]
+    fn out_of_order_completions_with_every_request_signaled_keep_the_same_properties(
+        seed in any::<u64>(),
+        ops in proptest::collection::vec(op(), 1..300),
+    ) {
+        run_scenario(seed, &ops, Signaling::Every);
+    }
+}
+
+/// Why a fabric that completes out of order needs every request signaled: with only the
+/// last one signaled, the footer completing first retires the chain while its payload is
+/// still to be read, and the next write to the slot restages it under the provider.
+#[test]
+#[should_panic(expected = "restaged while a request reads it")]
+fn the_last_request_alone_signaled_is_not_enough_out_of_order() {
+    let mut m = MockVerbs::ordered(1, &[1], MockOrder::Newest);
+    let mut t = tracker_signaling(&[1], Signaling::Last);
+    let write = Chain::Write {
+        slot: 0,
+        notify: false,
+    };
+    send(&mut t, &mut m, 1, write).unwrap();
+    // the newest request, the chain's signaled footer, executes first and is polled
+    while t.poll_completion(&mut m).is_none() {}
+    send(&mut t, &mut m, 1, write).unwrap();
+}
+
+/// Every request signaled, in the same worst order: the second write waits until the first
+/// chain's every request has completed.
+#[test]
+fn every_request_signaled_waits_for_the_whole_chain_out_of_order() {
+    let mut m = MockVerbs::ordered(1, &[1], MockOrder::Newest);
+    let mut t = tracker_signaling(&[1], Signaling::Every);
+    let write = Chain::Write {
+        slot: 0,
+        notify: true,
+    };
+    let first = send(&mut t, &mut m, 1, write).unwrap();
+    let second = send(&mut t, &mut m, 1, write).unwrap();
+    let done = drain(&mut t, &mut m);
+    assert_eq!(done, [first, second]);
+    assert!(m.qps[&1].unreaped.is_empty());
 }
 
 #[test]

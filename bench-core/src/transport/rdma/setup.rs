@@ -11,7 +11,7 @@ use super::queue_pair::{PreparedQp, RemoteQp};
 use super::{err, RdmaDevice, QUEUE};
 use crate::error::Result;
 use crate::transport::one_sided::layout::{region_layout, staging_words};
-use crate::transport::one_sided::send_tracker::SendTracker;
+use crate::transport::one_sided::send_tracker::{SendTracker, Signaling};
 use crate::transport::one_sided::send_window::STAGED_ENTRIES;
 use crate::transport::one_sided::slot_write::SLOT_WRITE_WRS;
 use crate::transport::{AlignedWords, NodeId, RingShape};
@@ -114,7 +114,7 @@ impl PreparedEndpoint {
             heads: self.senders.keys().map(|&k| (k, 0)).collect(),
             senders: self.senders,
             by_qpn: HashMap::new(),
-            sends: SendTracker::new("rdma", node),
+            sends: SendTracker::new("rdma", node, Signaling::Last),
             dev: self.dev.clone(),
         };
         let mut prepared: Vec<(NodeId, (PreparedQp, MemoryRegion))> =
