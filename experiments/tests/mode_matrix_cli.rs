@@ -1,6 +1,6 @@
 //! mode-matrix end to end on a small matrix: one row per (pattern, mode) with the documented
-//! columns, the baseline at 1, the same bytes from the same seed, a ranking per pattern,
-//! headline claims, and impossible matrices refused before anything is written.
+//! columns, the baseline at 1, the same bytes from the same seed, a ranking per pattern (each
+//! seed's, and the median over the seeds that the heatmap draws), headline claims, and impossible matrices refused before anything is written.
 
 mod common;
 
@@ -69,6 +69,10 @@ stall_timeout_ms = 60000
 "#;
 
 fn run(dir: &Path, cfg: &str, out: &str) -> Output {
+    run_seeds(dir, cfg, out, "1")
+}
+
+fn run_seeds(dir: &Path, cfg: &str, out: &str, seeds: &str) -> Output {
     let path = dir.join("cfg.toml");
     std::fs::write(&path, cfg).unwrap();
     Command::new(env!("CARGO_BIN_EXE_mode-matrix"))
@@ -76,9 +80,51 @@ fn run(dir: &Path, cfg: &str, out: &str) -> Output {
         .arg(dir.join(out))
         .arg("--config")
         .arg(&path)
-        .args(["--seeds", "1"])
+        .args(["--seeds", seeds, "--max-seeds", seeds])
         .output()
         .unwrap()
+}
+
+/// Over three seeds, ranking.csv holds each (pattern, mode)'s median ratio to the baseline
+/// over the seeds' matrix.csv files (the heatmap's statistic), not the first seed's.
+#[test]
+fn the_ranking_over_seeds_is_the_median_of_the_seeds_ratios() {
+    let dir = tmpdir("mm-seeds");
+    let o = run_seeds(&dir, SMALL, "a", "3");
+    assert!(o.status.success(), "{}", common::output_text(&o));
+    let top = dir.join("a/mode-matrix");
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(&p).unwrap();
+    let matrices = [
+        read(top.join("matrix.csv")),
+        read(top.join("seeds/2/matrix.csv")),
+        read(top.join("seeds/3/matrix.csv")),
+    ];
+    let ranking = read(top.join("ranking.csv"));
+    let mut checked = 0;
+    for line in ranking.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let (pattern, mode, median) = (f[0], f[2], f[3]);
+        assert_eq!(f[6], "3", "{line}");
+        let mut ratios: Vec<f64> = matrices
+            .iter()
+            .filter_map(|m| {
+                let row: Vec<&str> = m
+                    .lines()
+                    .map(|l| l.split(',').collect::<Vec<_>>())
+                    .find(|r| r[0] == pattern && r[1] == mode)?
+                    .into_iter()
+                    .collect();
+                row[4].parse::<f64>().ok()
+            })
+            .collect();
+        if ratios.len() == 3 {
+            ratios.sort_by(f64::total_cmp);
+            assert_eq!(median.parse::<f64>().unwrap(), ratios[1], "{line}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "{ranking}");
+    assert!(top.join("seeds/2/seed-ranking.csv").is_file());
 }
 
 #[test]
@@ -117,9 +163,22 @@ fn writes_the_matrix_and_its_claims_reproducibly() {
     assert!(slow[6].parse::<f64>().unwrap() > 2.0 * none[6].parse::<f64>().unwrap());
     let ranking = std::fs::read_to_string(dir.join("a/mode-matrix/ranking.csv")).unwrap();
     assert_eq!(
+        ranking.lines().next(),
+        Some("pattern,rank,mode,vs_baseline_median,seeds_reached,seeds_compared,seeds_run")
+    );
+    assert_eq!(
         ranking.lines().filter(|l| l.starts_with("slow,")).count(),
         5
     );
+    // one seed: the median is that seed's own ratio, in its own order
+    let own = std::fs::read_to_string(dir.join("a/mode-matrix/seed-ranking.csv")).unwrap();
+    let modes = |t: &str, col: usize| -> Vec<String> {
+        t.lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(col).unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(modes(&ranking, 2), modes(&own, 2), "{ranking}\n{own}");
     let claims = std::fs::read_to_string(dir.join("a/mode-matrix/claims.csv")).unwrap();
     for id in [
         "mode-matrix/asgd-slow",
@@ -137,7 +196,13 @@ fn writes_the_matrix_and_its_claims_reproducibly() {
     );
     let o = run(&dir, SMALL, "b");
     assert!(o.status.success());
-    for f in ["matrix.csv", "ranking.csv", "curves.csv", "claims.csv"] {
+    for f in [
+        "matrix.csv",
+        "ranking.csv",
+        "seed-ranking.csv",
+        "curves.csv",
+        "claims.csv",
+    ] {
         assert_eq!(
             std::fs::read(dir.join("a/mode-matrix").join(f)).unwrap(),
             std::fs::read(dir.join("b/mode-matrix").join(f)).unwrap(),

@@ -11,6 +11,7 @@
 //! aside (`.<name>.old-<pid>`) when the final path is missing.
 
 use crate::error::{CoreError, Result};
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -171,6 +172,24 @@ impl RunDir {
         Ok(())
     }
 
+    /// Reads back a CSV file written to `name` before the commit (rows by the header's names;
+    /// columns the row type does not name are ignored): files made from other files of the
+    /// run, such as a figure's aggregate over its seeds.
+    ///
+    /// # Errors
+    /// [`CoreError::Csv`] naming the file when it is missing or a row does not parse.
+    pub fn read_csv<T: DeserializeOwned>(&self, name: &str) -> Result<Vec<T>> {
+        let path = self.tmp_path.join(name);
+        let csv_err = |source| CoreError::Csv {
+            path: path.clone(),
+            source,
+        };
+        let mut r = csv::Reader::from_path(&path).map_err(csv_err)?;
+        r.deserialize()
+            .collect::<std::result::Result<Vec<T>, _>>()
+            .map_err(csv_err)
+    }
+
     /// Writes `value` as pretty JSON to `name`.
     ///
     /// # Errors
@@ -263,6 +282,56 @@ mod tests {
         d.commit().unwrap();
         assert!(target.join("b.txt").exists() && !target.join("m.json").exists());
         std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_csv_written_before_the_commit_reads_back_by_its_header() {
+        #[derive(Serialize)]
+        struct Row {
+            name: &'static str,
+            n: u32,
+            extra: f64,
+        }
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Named {
+            n: u32,
+            name: String,
+        }
+        let base =
+            std::env::temp_dir().join(format!("syncbench-rundir-read-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let d = RunDir::create(base.join("run")).unwrap();
+        let rows = [
+            Row {
+                name: "a",
+                n: 1,
+                extra: 0.5,
+            },
+            Row {
+                name: "b",
+                n: 2,
+                extra: 1.5,
+            },
+        ];
+        d.write_csv("seeds/2/x.csv", &rows).unwrap();
+        let back: Vec<Named> = d.read_csv("seeds/2/x.csv").unwrap();
+        assert_eq!(
+            back,
+            [
+                Named {
+                    n: 1,
+                    name: "a".into()
+                },
+                Named {
+                    n: 2,
+                    name: "b".into()
+                }
+            ]
+        );
+        let missing = d.read_csv::<Named>("nope.csv").unwrap_err().to_string();
+        assert!(missing.contains("nope.csv"), "{missing}");
+        drop(d);
+        let _ = std::fs::remove_dir_all(&base);
     }
 
     /// A pid that is not alive: a child that has exited and been reaped.

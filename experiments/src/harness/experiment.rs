@@ -78,6 +78,16 @@ pub trait Experiment: Sized {
     /// # Errors
     /// Any run or write error; the figures' directories are then not committed.
     fn run(run: &mut Run<'_, Self>) -> Result<()>;
+
+    /// Files made from every seed's results once all of the run's seeds are done, before the
+    /// figure's directory is committed ([`ExperimentOutput::seeds`] and
+    /// [`ExperimentOutput::seed_csv`] read them back). Default: none.
+    ///
+    /// # Errors
+    /// A file that cannot be read back or written; nothing is committed then.
+    fn across_seeds(_out: &mut ExperimentOutput) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// No flags beyond the common ones.
@@ -296,6 +306,10 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
     }
     notes.extend(seeds_note);
     let driver = driver_label.unwrap_or_else(|| drivers_label(&drivers));
+    for out in &mut outputs {
+        E::across_seeds(out)
+            .with_context(|| format!("{}: the files made across the seeds", out.figure()))?;
+    }
     for out in outputs {
         out.finish(
             &cfg,

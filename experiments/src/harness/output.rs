@@ -133,6 +133,32 @@ impl ExperimentOutput {
         &self.claims
     }
 
+    /// The seeds absorbed so far, in seed order (the first one's files are at the top).
+    pub fn seeds(&self) -> Vec<u64> {
+        self.seeds_done.iter().map(|(s, _)| *s).collect()
+    }
+
+    /// Reads back the CSV `name` that seed `seed` wrote (at the top for the first seed, under
+    /// `seeds/<seed>/` for the others), for files made across the seeds; None on a cluster
+    /// rank that writes nothing.
+    ///
+    /// # Errors
+    /// When the file is missing or does not parse.
+    pub fn seed_csv<T: serde::de::DeserializeOwned>(
+        &self,
+        seed: u64,
+        name: &str,
+    ) -> Result<Option<Vec<T>>> {
+        let Some(d) = &self.dir else { return Ok(None) };
+        let first = self.seeds_done.first().map(|(s, _)| *s);
+        let path = if first == Some(seed) {
+            name.to_string()
+        } else {
+            format!("seeds/{seed}/{name}")
+        };
+        Ok(Some(d.read_csv(&path)?))
+    }
+
     /// Takes back seed `seed`'s finished part: its claims are kept for the aggregate. Parts are
     /// absorbed in seed order, whatever order they finished in.
     pub(crate) fn absorb(&mut self, seed: u64, part: ExperimentOutput) {

@@ -1,98 +1,59 @@
 //! mode-matrix: time to target relative to the baseline (BSP by default), modes x straggler
-//! patterns, the median over every seed of the run whose baseline reached the target.
+//! patterns: ranking.csv's median over the run's seeds (the experiment computes it, so the
+//! heatmap and the ranking are one statistic), modes and patterns in matrix.csv's order.
 
 use crate::chart::{Drawing, Panel};
 use crate::table::Table;
 use anyhow::Result;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// `matrix.csv` of the run in `dir` and of every other seed under `dir/seeds/`.
-fn seed_tables(dir: &Path) -> Result<Vec<Table>> {
-    let mut paths = vec![dir.join("matrix.csv")];
-    if let Ok(entries) = std::fs::read_dir(dir.join("seeds")) {
-        let mut more: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path().join("matrix.csv")))
-            .filter(|p| p.is_file())
-            .collect();
-        more.sort();
-        paths.extend(more);
-    }
-    paths.iter().map(|p| Table::read(p)).collect()
-}
-
-/// Median of `v` (mean of the middle two, or the lower one when the upper is infinite: half
-/// the seeds reached the target); None when empty.
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else if v[n / 2].is_finite() {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    } else {
-        v[n / 2 - 1]
-    })
-}
-
-/// The heatmap's rows (modes), columns (patterns) and `values[row][col]`.
+/// The heatmap's rows (modes), columns (patterns) and `values[row][col]`, and the run's seeds.
 pub struct Grid {
     pub modes: Vec<String>,
     pub patterns: Vec<String>,
     pub values: Vec<Vec<Option<f64>>>,
+    pub seeds: usize,
 }
 
-/// Per (mode, pattern), each seed's time to target over the baseline's, a mode that never
-/// reached the target counting as infinitely slow (seeds whose baseline never reached it are
-/// left out); the median over seeds, None where it is not finite.
-pub fn medians(tables: &[Table]) -> Result<Grid> {
+/// The grid of `ranking` (ranking.csv) in the order of `order` (the first seed's matrix.csv).
+///
+/// # Errors
+/// A missing column or a number that does not parse.
+pub fn grid(order: &Table, ranking: &Table) -> Result<Grid> {
     let (mut modes, mut patterns) = (Vec::<String>::new(), Vec::<String>::new());
-    let mut ratios: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-    for t in tables {
-        // The baseline reached the target in a pattern iff some row of it has a ratio (its
-        // own row, 1, at least).
-        let mut reached = std::collections::BTreeSet::new();
-        for i in 0..t.len() {
-            if !t.str(i, "vs_baseline")?.is_empty() {
-                reached.insert(t.str(i, "pattern")?.to_string());
-            }
+    for i in 0..order.len() {
+        let (m, p) = (order.str(i, "mode")?, order.str(i, "pattern")?);
+        if !modes.iter().any(|x| x == m) {
+            modes.push(m.to_string());
         }
-        for i in 0..t.len() {
-            let (mode, pattern) = (
-                t.str(i, "mode")?.to_string(),
-                t.str(i, "pattern")?.to_string(),
-            );
-            if !modes.contains(&mode) {
-                modes.push(mode.clone());
-            }
-            if !patterns.contains(&pattern) {
-                patterns.push(pattern.clone());
-            }
-            let r = t.str(i, "vs_baseline")?;
-            let v = if !r.is_empty() {
-                t.num(i, "vs_baseline")?
-            } else if t.str(i, "time_to_target_s")?.is_empty() && reached.contains(&pattern) {
-                f64::INFINITY
-            } else {
-                continue;
-            };
-            ratios.entry((mode, pattern)).or_default().push(v);
+        if !patterns.iter().any(|x| x == p) {
+            patterns.push(p.to_string());
         }
+    }
+    let mut median = BTreeMap::new();
+    let mut seeds = 0;
+    for i in 0..ranking.len() {
+        let v = if ranking.str(i, "vs_baseline_median")?.is_empty() {
+            None
+        } else {
+            Some(ranking.num(i, "vs_baseline_median")?)
+        };
+        seeds = seeds.max(ranking.num(i, "seeds_run")? as usize);
+        median.insert(
+            (
+                ranking.str(i, "mode")?.to_string(),
+                ranking.str(i, "pattern")?.to_string(),
+            ),
+            v,
+        );
     }
     let values = modes
         .iter()
         .map(|m| {
             patterns
                 .iter()
-                .map(|p| {
-                    ratios
-                        .get(&(m.clone(), p.clone()))
-                        .and_then(|v| median(v.clone()))
-                        .filter(|v| v.is_finite())
-                })
+                .map(|p| median.get(&(m.clone(), p.clone())).copied().flatten())
                 .collect()
         })
         .collect();
@@ -100,18 +61,21 @@ pub fn medians(tables: &[Table]) -> Result<Grid> {
         modes,
         patterns,
         values,
+        seeds,
     })
 }
 
 pub fn render(dir: &Path) -> Result<Drawing> {
-    let tables = seed_tables(dir)?;
-    let g = medians(&tables)?;
+    let g = grid(
+        &Table::read(&dir.join("matrix.csv"))?,
+        &Table::read(&dir.join("ranking.csv"))?,
+    )?;
     Ok(Drawing {
         panels: vec![Panel::Heatmap {
             title: format!(
                 "Time to target / the baseline's (its row is 1), per straggler pattern; median over {} seed{}; - never reached",
-                tables.len(),
-                if tables.len() == 1 { "" } else { "s" }
+                g.seeds,
+                if g.seeds == 1 { "" } else { "s" }
             ),
             rows: g.modes,
             cols: g.patterns,

@@ -2,12 +2,14 @@
 //! and the same straggler patterns (not a paper figure: the table no single paper has). For
 //! each (pattern, mode): time to an optimum-relative loss target, iterations, bytes per node,
 //! mean wait and the largest staleness or gap observed; the time relative to a baseline mode
-//! (BSP) in the same pattern, a per-pattern ranking, and claims that restate the papers'
-//! headlines inside the matrix.
+//! (BSP) in the same pattern, a per-pattern ranking (each seed's, and the median over the
+//! run's seeds that the heatmap draws), and claims that restate the papers' headlines inside
+//! the matrix.
 
 mod cells;
 mod config;
 pub mod learning;
+mod ranking;
 mod sensitivity;
 
 use cells::*;
@@ -15,6 +17,7 @@ use config::*;
 use sensitivity::*;
 
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
+use crate::harness::output::ExperimentOutput;
 use crate::runs::named_mode::MatrixMode;
 use anyhow::{bail, Result};
 use bench_core::claims::Claim;
@@ -53,7 +56,7 @@ struct MatrixRow {
     dropped_updates: u64,
 }
 
-/// Per pattern, the modes from fastest to slowest to the target.
+/// Per pattern, the modes from fastest to slowest to the target, in one seed.
 #[derive(Debug, Clone, Serialize)]
 struct RankRow {
     pattern: String,
@@ -147,7 +150,7 @@ fn headline_claim(h: &Headline, rows: &[MatrixRow], target_how: &str) -> Claim {
 
 impl Experiment for ModeMatrix {
     const BINARY: &'static str = FIGURE;
-    const ABOUT: &'static str = "Every synchronization mode (parameter server BSP/ASP/SSP/ESSP/DSSP/backup workers, ASYNC's coordinator with its barrier predicates, decentralized standard/NOTIFY-ACK/backup/staleness/skipping on several graphs, stochastic reduce, all-reduce) on one workload, network and set of straggler patterns. Writes results/mode-matrix/: matrix.csv (time to an optimum-relative target, iterations, bytes per node, mean wait, max staleness per mode and pattern), ranking.csv, curves.csv, reference.csv, claims.csv (paper headlines restated inside the matrix), manifest.json. Modes, patterns and headlines are configuration: run it on your own workload, network numbers and stragglers with --config.";
+    const ABOUT: &'static str = "Every synchronization mode (parameter server BSP/ASP/SSP/ESSP/DSSP/backup workers, ASYNC's coordinator with its barrier predicates, decentralized standard/NOTIFY-ACK/backup/staleness/skipping on several graphs, stochastic reduce, all-reduce) on one workload, network and set of straggler patterns. Writes results/mode-matrix/: matrix.csv (time to an optimum-relative target, iterations, bytes per node, mean wait, max staleness per mode and pattern), ranking.csv (per pattern, the median over the seeds of each mode's time over the baseline's: what the heatmap draws; seed-ranking.csv is each seed's own), curves.csv, reference.csv, claims.csv (paper headlines restated inside the matrix), manifest.json. Modes, patterns and headlines are configuration: run it on your own workload, network numbers and stragglers with --config.";
     const QUICK: &'static str = include_str!("../../../configs/mode-matrix.quick.toml");
     const PAPER: &'static str = include_str!("../../../configs/mode-matrix.paper.toml");
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
@@ -179,7 +182,7 @@ impl Experiment for ModeMatrix {
         pb.finish_and_clear();
         let out = run.out();
         out.csv("matrix.csv", &o.rows)?;
-        out.csv("ranking.csv", &o.ranks)?;
+        out.csv("seed-ranking.csv", &o.ranks)?;
         out.csv("curves.csv", &o.curves)?;
         out.csv("reference.csv", &o.ref_rows)?;
         let mut notes = o.notes.clone();
@@ -237,6 +240,17 @@ impl Experiment for ModeMatrix {
         ]);
         run.notes(notes);
         Ok(())
+    }
+
+    fn across_seeds(out: &mut ExperimentOutput) -> Result<()> {
+        let mut seeds = Vec::new();
+        for seed in out.seeds() {
+            match out.seed_csv::<ranking::SeedCell>(seed, "matrix.csv")? {
+                Some(rows) => seeds.push(rows),
+                None => return Ok(()),
+            }
+        }
+        out.csv("ranking.csv", &ranking::across_seeds(&seeds))
     }
 }
 
