@@ -251,3 +251,31 @@ fn a_broken_bound_fails_under_any_driver_and_is_never_accepted() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The hosted runners' committed baseline (ci.yml's gate) and this machine's hold the same
+/// snapshot: the sim's bytes and the verdicts do not depend on the machine, so both are
+/// accepted from one clean run (`make regress-accept` and `make regress-accept-hosted`), and
+/// one left behind after a change of results fails here rather than on the hosted runner.
+#[test]
+fn the_hosted_baseline_holds_the_same_snapshot_as_this_machines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../baselines");
+    let read = |name: &str| -> serde_json::Value {
+        let p = root.join(name);
+        serde_json::from_str(
+            &std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+        )
+        .unwrap()
+    };
+    let (hosted, here) = (read("github-hosted.json"), read("dev-vm.json"));
+    for part in ["exact", "claims", "figures", "scales"] {
+        assert!(
+            hosted["snapshot"][part] == here["snapshot"][part],
+            "baselines/github-hosted.json and baselines/dev-vm.json differ in snapshot.{part}: re-accept both from one clean run (make regress-accept TESTBED=dev-vm ABSOLUTE=info; make regress-accept-hosted)"
+        );
+    }
+    assert!(
+        hosted["measured"].is_null(),
+        "the hosted baseline holds measured samples: they would be another machine's"
+    );
+    assert_eq!(hosted["testbed"], "github-hosted");
+}
