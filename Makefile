@@ -23,6 +23,8 @@
 #   make regress                 results against baselines/$(TESTBED).json (TESTBED=, BASELINE=); make
 #                                exits 2 on any failure: run target/release/syncbench regress for its codes
 #   make regress-accept          write that baseline from the results of a confirmed run
+#   make regress-accept-hosted   write baselines/github-hosted.json (ci.yml's gate: the exact, claims
+#                                and bounds tiers, no measured samples) from a clean run's results
 #   make regress-selftest        the measured tiers' false-alarm rate (20 unchanged comparisons) and
 #                                an injected 30% shm slowdown caught (results/regress-selftest/)
 SCALE   ?= quick
@@ -44,11 +46,16 @@ CNN     ?= 1
 CNN_ON   = $(filter-out 0 no false,$(CNN))
 # TRANSPORT=ofi (make soak): the build adds the libfabric backend (feature `ofi`).
 TRANSPORT ?=
-# EXTRA_FEATURES: more cargo features for the release build, e.g. CI's `--features
+# EXTRA_FEATURES: more cargo features for the release build, e.g. `--features
 # experiments/rdma,experiments/ofi`, so that `make rxe-check RXE_BIN=target/release` runs the
 # binaries the reproduction built instead of a second release build (the sim's bytes do not
 # depend on the transports compiled in).
 EXTRA_FEATURES ?=
+# PREBUILT=1: no build; the targets that build (reproduce-all, report, regress, ...) run the
+# binaries in BIN as they are, after checking that they are there. CI builds them once with
+# the test binaries it runs (`cargo test --release ... --no-run`: a `cargo build` after it would
+# unify features without the dev-dependencies and compile everything again).
+PREBUILT ?=
 FEATURES = $(strip $(if $(CNN_ON),--features experiments/cnn) $(if $(filter ofi,$(TRANSPORT)),--features experiments/ofi) $(EXTRA_FEATURES))
 cnn_config_of = $(if $(and $(CNN_ON),$(filter $(1),$(CNN_HEADLINE))),--config experiments/configs/$(1).cnn.$(SCALE).toml)
 CARGO   ?= cargo
@@ -78,13 +85,18 @@ CNN_HEADLINE := $(shell awk -F'\t' '!/^\#/ && $$4 == "cnn" {print $$2}' $(CATALO
 # `--cnn`): with CNN on, reproduce-all runs them a second time, into $(RESULTS)/<id>-cnn/.
 CNN_HALVES := $(shell awk -F'\t' '!/^\#/ && $$3 ~ /(^| )--cnn( |$$)/ {print $$2}' $(CATALOG))
 
-.PHONY: all build fig-one fig-cnn-dir reproduce-all regress regress-accept regress-selftest report figures test test-cnn bench bench-cnn gpu-build gpu-check bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults rxe-check fuzz lint clean
+.PHONY: all build fig-one fig-cnn-dir reproduce-all regress regress-accept regress-accept-hosted regress-selftest report figures test test-cnn bench bench-cnn gpu-build gpu-check bench-libsvm bench-transport bench-scale cluster-smoke sim-validation-cluster soak faults rxe-check fuzz lint lint-workflows clean
 
 all: reproduce-all
 
 build:
+ifneq ($(PREBUILT),)
+	@for b in $(BINARIES) syncbench figures; do [ -x "$(BIN)/$$b" ] || { echo "PREBUILT: $(BIN)/$$b is not built (build it, or leave PREBUILT unset)" >&2; exit 1; }; done; \
+	  echo "build: none (PREBUILT: the binaries in $(BIN) as they are)"
+else
 	@echo "$(CARGO) build --release --workspace --bins $(FEATURES)"; s=$$(date +%s); \
 	  $(CARGO) build --release --workspace --bins $(FEATURES) || exit 1; echo "build: $$(( $$(date +%s) - s )) s"
+endif
 
 # reproduce-all runs the simulator's binaries JOBS at a time (scripts/run-jobs.sh: a binary's
 # seeds share the cores, and its last seed alone leaves one idle; a second binary fills it; the
@@ -120,6 +132,11 @@ regress: build
 
 regress-accept: build
 	$(BIN)/syncbench regress accept --results $(RESULTS) $(if $(TESTBED),--testbed $(TESTBED)) $(if $(BASELINE),--baseline $(BASELINE)) $(if $(ABSOLUTE),--absolute $(ABSOLUTE))
+
+# The hosted runners' baseline holds the snapshot only (--rounds 0): measured samples would be
+# this machine's, and a hosted runner is another machine every run.
+regress-accept-hosted: build
+	$(BIN)/syncbench regress accept --results $(RESULTS) --testbed github-hosted --baseline baselines/github-hosted.json --absolute info --rounds 0
 
 regress-selftest: build
 	$(BIN)/syncbench regress selftest --repeat 20 --out $(RESULTS)/regress-selftest $(if $(ABSOLUTE),--absolute $(ABSOLUTE))
@@ -232,7 +249,7 @@ SOAK_RUNS ?= 100
 SOAK_TRANSPORTS = $(if $(filter ofi,$(TRANSPORT)),ofi:tcp;ofi_rxm ofi:shm ofi:sockets,tcp shm)
 soak: build
 	BIN=$(BIN) OUT=$(RESULTS)/soak$(if $(TRANSPORT),-$(TRANSPORT)) SCALE=$(SCALE) TRANSPORTS="$(SOAK_TRANSPORTS)" ./scripts/soak.sh $(SOAK_RUNS)
-	BIN=$(BIN) OUT=$(RESULTS)/soak-small$(if $(TRANSPORT),-$(TRANSPORT)) EXPERIMENTS=asap-fig7 TRANSPORTS="$(SOAK_TRANSPORTS)" ARGS="--config scripts/soak-asap-small.toml" ./scripts/soak.sh $(SOAK_RUNS)
+	BIN=$(BIN) OUT=$(RESULTS)/soak-small$(if $(TRANSPORT),-$(TRANSPORT)) EXPERIMENTS=asap-fig7 TRANSPORTS="$(SOAK_TRANSPORTS)" ARGS="--config scripts/small-asap-fig7.toml" ./scripts/soak.sh $(SOAK_RUNS)
 
 # The CNN training step vs PyTorch on the same architectures, on the CPU (PyTorch from
 # scripts/torch-env.sh, about 4.6 GB in ~/.cache/syncbench): results/bench/cnn-vs-pytorch.{csv,md}.
@@ -261,9 +278,13 @@ gpu-check:
 bench-libsvm:
 	./scripts/bench-libsvm-vs-sklearn.sh
 
-lint:
+lint: lint-workflows
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# The workflows against GitHub's schema and zizmor's audits (both from PyPI, into a private venv).
+lint-workflows:
+	scripts/lint-workflows.sh
 
 clean:
 	rm -rf $(RESULTS)

@@ -296,14 +296,17 @@ fn receive_buffer_reduce_on_three_ranks() {
 /// Debian's libfabric brings that runs on any machine. One test sets the provider for the
 /// ranks (which read `SYNCBENCH_OFI_PROVIDER`), so none other reads it meanwhile.
 ///
-/// Quarantined: it fails about 1 run in 8 here (2026-12-03, 16 runs on the 2-core dev VM: once
-/// a SIGSEGV inside libfabric's `pthread_spin_trylock`, called from our process, once ASP's loss
-/// rising from 1 to 1.039, which the tcp and shm transports never show). Both are open bugs of
-/// the ofi backend. `.ci/run` still runs it three times and prints how many passed, without
-/// failing on it, so the rate shows in every CI log until it is fixed.
+/// Quarantined: ASP's held-out loss rises over its run (1 -> 1.02 and 1 -> 1.50) in 2 of 25 runs
+/// here (2026-12-04, the 2-core dev VM, other tests running beside it), on shm and on sockets;
+/// the tcp and shm transports never show it. An open bug of the ofi backend, or ASP's unbounded
+/// staleness under the progress threads' timing: not found yet. The other failure seen before,
+/// a SIGSEGV in libfabric's `pthread_spin_trylock` (shm's progress touching a same-process peer's
+/// region after that peer closed), has not recurred in those 25 runs since endpoints of one
+/// process close in step (`transport::ofi::closing`). `.ci/run` still runs it three times and
+/// prints how many passed, without failing on it, so the rate shows in every CI log.
 #[cfg(feature = "ofi")]
 #[test]
-#[ignore = "intermittent on libfabric (a SIGSEGV in libfabric, ASP's loss rising): open bugs of the ofi backend; .ci/run reports its pass rate"]
+#[ignore = "intermittent on libfabric (ASP's loss rising, about 1 run in 12 under load): an open bug of the ofi backend; .ci/run reports its pass rate"]
 fn every_mode_and_the_receive_buffer_reduce_over_libfabric() {
     for provider in ["tcp;ofi_rxm", "shm", "sockets"] {
         std::env::set_var("SYNCBENCH_OFI_PROVIDER", provider);
