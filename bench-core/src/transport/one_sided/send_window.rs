@@ -121,6 +121,18 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use std::collections::VecDeque;
 
+    /// A random chain's requests and final kind: a write into `slot` (with a notification
+    /// when `notify`), or post_notify's notification alone when there is no slot.
+    fn chain_of(slot: Option<usize>, notify: bool) -> (u32, WrKind) {
+        match slot {
+            Some(s) => (
+                SLOT_WRITE_WRS + u32::from(notify),
+                WrKind::Write(slot_tag(s)),
+            ),
+            None => (1, WrKind::Notify),
+        }
+    }
+
     /// Posts and in-order completions at random: no staging entry and no slot's staging is
     /// written while a chain that reads it is in flight.
     #[test]
@@ -141,11 +153,7 @@ mod tests {
                         (!notify_only && rng.gen_bool(0.8)).then(|| rng.gen_range(0..300usize));
                     // A chain without a slot is post_notify's, which always stages an entry.
                     let notify = slot.is_none() || rng.gen_bool(0.6);
-                    let wrs = if slot.is_some() {
-                        SLOT_WRITE_WRS + u32::from(notify)
-                    } else {
-                        1
-                    };
+                    let (wrs, kind) = chain_of(slot, notify);
                     if !w.has_room(wrs, notify) {
                         continue;
                     }
@@ -167,10 +175,6 @@ mod tests {
                         staged_checks += 1;
                     }
                     seq += 1;
-                    let kind = match slot {
-                        Some(s) => WrKind::Write(slot_tag(s)),
-                        None => WrKind::Notify,
-                    };
                     let id = encode(3, kind, seq);
                     w.posted(id, wrs, 1, entry);
                     fifo.push_back((id, entry, slot));
@@ -227,11 +231,7 @@ mod tests {
                 if rng.gen_bool(0.5) {
                     let slot = rng.gen_bool(0.7).then(|| rng.gen_range(0..40usize));
                     let notify = slot.is_none() || rng.gen_bool(0.6);
-                    let wrs = if slot.is_some() {
-                        SLOT_WRITE_WRS + u32::from(notify)
-                    } else {
-                        1
-                    };
+                    let (wrs, kind) = chain_of(slot, notify);
                     if !w.has_room(wrs, notify) {
                         continue;
                     }
@@ -247,10 +247,6 @@ mod tests {
                         staged_checks += 1;
                     }
                     seq += 1;
-                    let kind = match slot {
-                        Some(s) => WrKind::Write(slot_tag(s)),
-                        None => WrKind::Notify,
-                    };
                     let id = encode(3, kind, seq);
                     w.posted(id, wrs, wrs, entry);
                     flying.push((id, wrs, entry, slot));
