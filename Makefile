@@ -118,12 +118,12 @@ reproduce-all: build
 	  for b in $(filter-out $(LONG_FIRST),$(BINARIES)); do job $$b; done; \
 	  s=$$(date +%s); LOGS=$(RUN_LOGS) scripts/run-jobs.sh $(JOBS) $(RUN_LOGS)/parallel.tsv $(RUN_LOGS)/serial.tsv || exit 1; \
 	  echo "experiments: $$(( $$(date +%s) - s )) s"
-	@s=$$(date +%s); $(FIGURES) render && $(FIGURES) report || exit 1; echo "figures and report: $$(( $$(date +%s) - s )) s"
-	@echo "report: $(RESULTS)/REPORT.md"
+	@s=$$(date +%s); $(FIGURES) render && $(FIGURES) report --html || exit 1; echo "figures and report: $$(( $$(date +%s) - s )) s"
+	@echo "report: $(RESULTS)/REPORT.md (one page with the figures inline: $(RESULTS)/REPORT.html)"
 
 report: build
 	$(FIGURES) render
-	$(FIGURES) report
+	$(FIGURES) report --html
 
 # Every tier (exact sim CSV bytes, claims, bounds, the measured ratio and absolute tiers) against a
 # committed baseline; ABSOLUTE=info for a shared machine's baseline.

@@ -7,7 +7,9 @@ mod bands;
 mod chart;
 mod failures;
 mod figs;
+mod front_page;
 mod group;
+mod html;
 mod learning;
 mod reference;
 mod report;
@@ -39,9 +41,15 @@ enum Command {
         #[arg(long)]
         figure: Option<String>,
     },
-    /// Write <results>/REPORT.md: every figure, paper beside measured values, all claims,
-    /// and the failures grouped by class.
-    Report,
+    /// Write <results>/REPORT.md: what ran and the papers' claims by paper first, then the
+    /// failures grouped by class, then every figure with the paper beside the measured values
+    /// and all its claims.
+    Report {
+        /// Also write <results>/REPORT.html, the same report as one page with the figures
+        /// inline (open it in a browser from the results folder).
+        #[arg(long)]
+        html: bool,
+    },
     /// Check that every failing claim under --results carries a class and a why (from
     /// experiments/failures.toml): lists the unexplained ones and exits non-zero if any.
     Explained,
@@ -130,9 +138,12 @@ fn run() -> Result<()> {
             let n = failures::check(&cli.results)?;
             eprintln!("all {n} failing claims are explained");
         }
-        Command::Report => {
-            let path = report::write(&cli.results)?;
+        Command::Report { html } => {
+            let path = report::write(&cli.results, html)?;
             eprintln!("wrote {}", path.display());
+            if html {
+                eprintln!("wrote {}", path.with_extension("html").display());
+            }
         }
     }
     Ok(())

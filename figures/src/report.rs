@@ -2,6 +2,7 @@
 //! claims, and every claim's verdict.
 
 use crate::figs;
+use crate::front_page::{self, FigureRun, VERDICTS};
 use crate::table::Table;
 use anyhow::{Context, Result};
 use std::fmt::Write as _;
@@ -80,79 +81,49 @@ fn sensitivity(
     Ok(())
 }
 
-/// Writes the report and returns its path.
-pub fn write(results: &Path) -> Result<PathBuf> {
-    let mut body = String::new();
-    let mut figures = 0;
-    // Pass, fail, undecided, not exercised and n.a. by the claim's kind (the `kind` column, `paper` when
-    // an older claims.csv has none), in KINDS' order: the headline counts the papers' claims
-    // alone first.
-    let mut counts = [[0usize; 5]; KINDS.len()];
+/// The seeds a figure's results hold: the first seed's (its manifest) and every one under
+/// `seeds/`, ascending.
+fn seeds_of(dir: &Path, manifest: Option<&serde_json::Value>) -> Vec<u64> {
+    let mut seeds: Vec<u64> = std::fs::read_dir(dir.join("seeds"))
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(first) = manifest.and_then(|m| m["seed"].as_u64()) {
+        seeds.push(first);
+    }
+    seeds.sort_unstable();
+    seeds.dedup();
+    seeds
+}
+
+/// Writes the report (and, with `html`, REPORT.html beside it) and returns its path.
+///
+/// # Errors
+/// A claims.csv that cannot be read, or the report that cannot be written.
+pub fn write(results: &Path, html: bool) -> Result<PathBuf> {
     // Benchmarks are reported only when they ran (they are not part of reproduce-all).
     let benches = figs::BENCHES
         .iter()
         .filter(|f| results.join(f.id).join("claims.csv").exists());
+    let mut runs: Vec<(FigureRun, Table)> = Vec::new();
+    let mut not_run = Vec::new();
     for f in figs::ALL.iter().chain(benches) {
         let dir = results.join(f.id);
         let claims_path = dir.join("claims.csv");
         if !claims_path.exists() {
-            writeln!(
-                body,
-                "## {}\n\n_{}_\n\nNot run: no results in `{}`. Run `make fig-{}`.\n",
-                f.id,
-                f.title,
-                dir.display(),
-                f.id
-            )?;
+            not_run.push(f.id);
             continue;
         }
-        figures += 1;
-        writeln!(body, "## {}\n\n_{}_\n", f.id, f.title)?;
-        writeln!(body, "**Paper:** {}\n", f.paper)?;
-        if let Ok(text) = std::fs::read_to_string(dir.join("manifest.json")) {
-            if let Ok(m) = serde_json::from_str::<serde_json::Value>(&text) {
-                writeln!(
-                    body,
-                    "Run: scale `{}`, driver `{}`, seed `{}`, revision `{}`, host `{}`, {:.1} s.\n",
-                    m["scale"].as_str().unwrap_or("?"),
-                    m["driver"].as_str().unwrap_or("?"),
-                    m["seed"],
-                    m["git_revision"].as_str().unwrap_or("?"),
-                    m["host"].as_str().unwrap_or("?"),
-                    m["wall_seconds"].as_f64().unwrap_or(0.0)
-                )?;
-                if let Some(notes) = m["notes"].as_array() {
-                    for n in notes {
-                        writeln!(body, "- {}", n.as_str().unwrap_or(""))?;
-                    }
-                    writeln!(body)?;
-                }
-                write_deviations(&mut body, &m["deviations"])?;
-            }
-        }
-        if dir.join(format!("{}.png", f.id)).exists() {
-            writeln!(body, "![{id}]({id}/{id}.png)\n", id = f.id)?;
-        } else {
-            writeln!(
-                body,
-                "_Figure not rendered yet: run `figures render --figure {}`._\n",
-                f.id
-            )?;
-        }
         let t = Table::read(&claims_path).with_context(|| format!("claims of {}", f.id))?;
-        writeln!(
-            body,
-            "| claim | statement | paper | measured | verdict |\n|---|---|---|---|---|"
-        )?;
+        // Pass, fail, undecided, not exercised and n.a. by the claim's kind (the `kind`
+        // column, `paper` when an older claims.csv has none), in KINDS' order.
+        let mut counts = [[0usize; 5]; KINDS.len()];
         for i in 0..t.len() {
             let verdict = t.str(i, "verdict")?;
-            let slot = match verdict {
-                "pass" => 0,
-                "fail" => 1,
-                "undecided" => 2,
-                "not exercised" => 3,
-                _ => 4,
-            };
+            let slot = VERDICTS.iter().position(|v| *v == verdict).unwrap_or(4);
             let kind = if t.has("kind") {
                 t.str(i, "kind")?
             } else {
@@ -160,64 +131,46 @@ pub fn write(results: &Path) -> Result<PathBuf> {
             };
             let k = KINDS.iter().position(|(w, _)| *w == kind).unwrap_or(0);
             counts[k][slot] += 1;
-            let mut mark = match verdict {
-                "pass" => "pass",
-                "fail" => "**FAIL**",
-                "not exercised" => "_not exercised_",
-                "undecided" => "_undecided_",
-                other => other,
-            }
-            .to_string();
-            // Several seeds: how many of the evaluating seeds the claim passed for.
-            if t.has("seeds") && verdict != "n.a." {
-                mark.push_str(&format!(
-                    " ({}/{} seeds)",
-                    t.str(i, "passes")?,
-                    t.str(i, "seeds")?
-                ));
-                // The deciding number's spread over the seeds, where the claim has one.
-                if t.has("median") && !t.str(i, "median")?.is_empty() {
-                    mark.push_str(&format!(
-                        "; median {:.3}, range {:.3} to {:.3}",
-                        t.num(i, "median")?,
-                        t.num(i, "min")?,
-                        t.num(i, "max")?
-                    ));
-                }
-            }
-            // A failure's class, and a harness check's kind, beside its verdict.
-            if verdict == "fail" && t.has("class") && !t.str(i, "class")?.is_empty() {
-                mark.push_str(&format!(" ({})", t.str(i, "class")?));
-            }
-            if kind != "paper" {
-                mark.push_str(&format!(" [{kind}]"));
-            }
-            writeln!(
-                body,
-                "| `{}` | {} | {} | {} | {} |",
-                md_escape(t.str(i, "claim_id")?),
-                md_escape(t.str(i, "statement")?),
-                md_escape(t.str(i, "paper_value")?),
-                md_escape(t.str(i, "measured_value")?),
-                mark
-            )?;
         }
-        writeln!(body)?;
-        let sens = dir.join("sensitivity.csv");
-        if sens.exists() {
-            let mut seed_passes = std::collections::HashMap::new();
-            if t.has("seeds") {
-                for i in 0..t.len() {
-                    if let (Ok(p), Ok(n)) = (
-                        t.str(i, "passes")?.parse::<u64>(),
-                        t.str(i, "seeds")?.parse::<u64>(),
-                    ) {
-                        seed_passes.insert(t.str(i, "claim_id")?.to_string(), (p, n));
-                    }
-                }
+        let manifest = std::fs::read_to_string(dir.join("manifest.json"))
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
+        let seeds = seeds_of(&dir, manifest.as_ref());
+        runs.push((
+            FigureRun {
+                id: f.id,
+                title: f.title,
+                counts,
+                seeds,
+                manifest,
+            },
+            t,
+        ));
+    }
+    let mut body = String::from("# The figures in detail\n\n");
+    for f in figs::ALL.iter().chain(figs::BENCHES) {
+        let Some((run, t)) = runs.iter().find(|(r, _)| r.id == f.id) else {
+            if figs::ALL.iter().any(|a| a.id == f.id) {
+                writeln!(
+                    body,
+                    "## {}\n\n_{}_\n\nNot run: no results in `{}`. Run `make fig-{}`.\n",
+                    f.id,
+                    f.title,
+                    results.join(f.id).display(),
+                    f.id
+                )?;
             }
-            sensitivity(&mut body, &sens, &seed_passes)
-                .with_context(|| format!("sensitivity of {}", f.id))?;
+            continue;
+        };
+        figure_section(&mut body, results, f, run, t)?;
+    }
+    let figure_runs: Vec<FigureRun> = runs.iter().map(|(r, _)| r.clone()).collect();
+    let mut counts = [[0usize; 5]; KINDS.len()];
+    for r in &figure_runs {
+        for (total, c) in counts.iter_mut().zip(&r.counts) {
+            for (x, y) in total.iter_mut().zip(c) {
+                *x += y;
+            }
         }
     }
     let mut out = String::new();
@@ -249,10 +202,12 @@ pub fn write(results: &Path) -> Result<PathBuf> {
             String::new()
         }
     )?;
+    front_page::write(&mut out, &figure_runs, &not_run)?;
     writeln!(
         out,
-        "{figures} figure(s) with results; claims: {} pass, {} fail, {} undecided, {} not exercised, {} n.a., by kind:\n\n\
+        "## How to read it\n\n{} figure(s) with results; claims: {} pass, {} fail, {} undecided, {} not exercised, {} n.a., by kind:\n\n\
          | kind | pass | fail | undecided | not exercised | n.a. |\n|---|---|---|---|---|---|",
+        figure_runs.len(),
         total(0),
         total(1),
         total(2),
@@ -290,13 +245,158 @@ pub fn write(results: &Path) -> Result<PathBuf> {
     )?;
     out.push_str(&crate::failures::section(&failures)?);
     out.push_str(&body);
-    let path = results.join("REPORT.md");
-    let tmp = results.join(".REPORT.md.tmp");
     std::fs::create_dir_all(results)
         .with_context(|| format!("cannot create {}", results.display()))?;
-    std::fs::write(&tmp, out).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    if html {
+        let page = crate::html::page("syncbench reproduction report", &out);
+        write_atomically(&results.join("REPORT.html"), &page)?;
+    }
+    let path = results.join("REPORT.md");
+    write_atomically(&path, &out)?;
     Ok(path)
+}
+
+/// Writes `text` to `path` through a temporary file beside it, so a reader never sees half a
+/// report.
+fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("report");
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// One figure's section: the paper's result, how it ran, its notes and deviations, its
+/// picture, its claims and its sensitivity table.
+fn figure_section(
+    body: &mut String,
+    results: &Path,
+    f: &figs::FigureDef,
+    run: &FigureRun,
+    t: &Table,
+) -> Result<()> {
+    let dir = results.join(f.id);
+    writeln!(body, "## {}\n\n_{}_\n", f.id, f.title)?;
+    writeln!(body, "**Paper:** {}\n", f.paper)?;
+    if let Some(m) = &run.manifest {
+        writeln!(
+            body,
+            "Run: driver `{}`, seeds {}, {:.1} s (scale, revision and machine: [What ran](#what-ran)).\n",
+            m["driver"].as_str().unwrap_or("?"),
+            front_page::seed_span(&run.seeds),
+            m["wall_seconds"].as_f64().unwrap_or(0.0)
+        )?;
+        if let Some(notes) = m["notes"].as_array() {
+            for n in notes {
+                writeln!(body, "- {}", n.as_str().unwrap_or(""))?;
+            }
+            writeln!(body)?;
+        }
+        write_deviations(body, &m["deviations"])?;
+    }
+    // The figure's own files, so a reader goes from a verdict to the numbers behind it.
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.ends_with(".csv") || n.ends_with(".json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    if !files.is_empty() {
+        writeln!(
+            body,
+            "Files: {}.\n",
+            files
+                .iter()
+                .map(|n| format!("[{n}]({}/{n})", f.id))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+    }
+    if dir.join(format!("{}.png", f.id)).exists() {
+        writeln!(body, "![{id}]({id}/{id}.png)\n", id = f.id)?;
+    } else {
+        writeln!(
+            body,
+            "_Figure not rendered yet: run `figures render --figure {}`._\n",
+            f.id
+        )?;
+    }
+    writeln!(
+        body,
+        "| claim | statement | paper | measured | verdict |\n|---|---|---|---|---|"
+    )?;
+    for i in 0..t.len() {
+        let verdict = t.str(i, "verdict")?;
+        let kind = if t.has("kind") {
+            t.str(i, "kind")?
+        } else {
+            "paper"
+        };
+        let mut mark = match verdict {
+            "pass" => "pass",
+            "fail" => "**FAIL**",
+            "not exercised" => "_not exercised_",
+            "undecided" => "_undecided_",
+            other => other,
+        }
+        .to_string();
+        // Several seeds: how many of the evaluating seeds the claim passed for.
+        if t.has("seeds") && verdict != "n.a." {
+            mark.push_str(&format!(
+                " ({}/{} seeds)",
+                t.str(i, "passes")?,
+                t.str(i, "seeds")?
+            ));
+            // The deciding number's spread over the seeds, where the claim has one.
+            if t.has("median") && !t.str(i, "median")?.is_empty() {
+                mark.push_str(&format!(
+                    "; median {:.3}, range {:.3} to {:.3}",
+                    t.num(i, "median")?,
+                    t.num(i, "min")?,
+                    t.num(i, "max")?
+                ));
+            }
+        }
+        // A failure's class, and a harness check's kind, beside its verdict.
+        if verdict == "fail" && t.has("class") && !t.str(i, "class")?.is_empty() {
+            mark.push_str(&format!(" ({})", t.str(i, "class")?));
+        }
+        if kind != "paper" {
+            mark.push_str(&format!(" [{kind}]"));
+        }
+        writeln!(
+            body,
+            "| `{}` | {} | {} | {} | {} |",
+            md_escape(t.str(i, "claim_id")?),
+            md_escape(t.str(i, "statement")?),
+            md_escape(t.str(i, "paper_value")?),
+            md_escape(t.str(i, "measured_value")?),
+            mark
+        )?;
+    }
+    writeln!(body)?;
+    let sens = dir.join("sensitivity.csv");
+    if sens.exists() {
+        let mut seed_passes = std::collections::HashMap::new();
+        if t.has("seeds") {
+            for i in 0..t.len() {
+                if let (Ok(p), Ok(n)) = (
+                    t.str(i, "passes")?.parse::<u64>(),
+                    t.str(i, "seeds")?.parse::<u64>(),
+                ) {
+                    seed_passes.insert(t.str(i, "claim_id")?.to_string(), (p, n));
+                }
+            }
+        }
+        sensitivity(body, &sens, &seed_passes)
+            .with_context(|| format!("sensitivity of {}", f.id))?;
+    }
+    Ok(())
 }
 
 /// A figure's deviations from its paper's setup (its manifest's `deviations`), as a table:
@@ -373,7 +473,7 @@ mod tests {
                 .len();
             assert!(len > 1000, "{ext} is {len} bytes");
         }
-        let report = std::fs::read_to_string(write(&root).unwrap()).unwrap();
+        let report = std::fs::read_to_string(write(&root, false).unwrap()).unwrap();
         assert!(
             report
                 .contains("claims: 1 pass, 1 fail, 0 undecided, 0 not exercised, 0 n.a., by kind"),
