@@ -25,6 +25,12 @@ pub struct Manifest {
     pub command: Vec<String>,
     /// Wall-clock seconds the run took.
     pub wall_seconds: f64,
+    /// When the run started, UTC, as `2026-12-04T04:37:08Z` ([`utc_timestamp`]).
+    #[serde(default)]
+    pub started_utc: String,
+    /// The machine's CPU model and how many logical CPUs the run could use ([`cpu_model`]).
+    #[serde(default)]
+    pub cpu: String,
     /// Conventions and choices the results depend on.
     pub notes: Vec<String>,
     /// Where this run's configuration departs from its paper's setup, each with the paper's
@@ -103,6 +109,45 @@ pub fn numeric_platform() -> String {
     )
 }
 
+/// The CPU model name from `/proc/cpuinfo` (`unknown CPU` where there is none).
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+/// `t` as an RFC 3339 UTC timestamp to the second (`2026-12-04T04:37:08Z`), by the civil
+/// calendar from the Unix epoch (Howard Hinnant's days-to-date algorithm): a manifest's
+/// `started_utc` without a date crate.
+pub fn utc_timestamp(t: std::time::SystemTime) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+
 /// The host name from `/etc/hostname` or `$HOSTNAME`, else `unknown`.
 pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -112,4 +157,20 @@ pub fn hostname() -> String {
         .filter(|s| !s.is_empty())
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "unknown".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_timestamp;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    /// The epoch, a leap day, the turn of a century and a time of day.
+    #[test]
+    fn timestamps_follow_the_civil_calendar() {
+        let at = |s: u64| utc_timestamp(UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(946_684_799), "1999-12-31T23:59:59Z");
+        assert_eq!(at(1_796_359_028), "2026-12-04T04:37:08Z");
+    }
 }

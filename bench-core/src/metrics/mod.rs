@@ -11,7 +11,9 @@ mod seconds;
 
 pub use event_rows::EventRows;
 pub use histogram::WaitHistogram;
-pub use manifest::{environment, git_revision, hostname, numeric_platform, Manifest};
+pub use manifest::{
+    cpu_model, environment, git_revision, hostname, numeric_platform, utc_timestamp, Manifest,
+};
 pub use records::{objective_span, IterationRow, ProgressRow, RowReadRow, RunRecords, WaitRow};
 pub use run_dir::{abandon_partials, pid_alive, RunDir};
 pub use seconds::seconds;

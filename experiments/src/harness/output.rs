@@ -27,6 +27,8 @@ pub struct ExperimentOutput {
     /// Where this seed's files go inside the directory (`seeds/<seed>/` after the first seed).
     prefix: String,
     started: Instant,
+    /// The same moment on the calendar, for the manifest's `started_utc`.
+    started_at: std::time::SystemTime,
 }
 
 impl ExperimentOutput {
@@ -61,6 +63,7 @@ impl ExperimentOutput {
             seeds_done: Vec::new(),
             prefix: String::new(),
             started: Instant::now(),
+            started_at: std::time::SystemTime::now(),
         })
     }
 
@@ -125,6 +128,7 @@ impl ExperimentOutput {
                 format!("seeds/{seed}/")
             },
             started: Instant::now(),
+            started_at: std::time::SystemTime::now(),
         }
     }
 
@@ -258,6 +262,12 @@ impl ExperimentOutput {
             }),
             command: std::env::args().collect(),
             wall_seconds: self.started.elapsed().as_secs_f64(),
+            started_utc: bench_core::metrics::utc_timestamp(self.started_at),
+            cpu: format!(
+                "{}, {} logical CPUs",
+                bench_core::metrics::cpu_model(),
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            ),
             notes,
             deviations,
             environment: bench_core::metrics::environment(),

@@ -161,15 +161,7 @@ pub fn profile_toml(a: &ProfileArgs, m: &Measured) -> Result<String> {
     let med = median(&mut totals);
     let (lo, hi) = (totals[0], totals[totals.len() - 1]);
     let host = bench_core::metrics::hostname();
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|s| s.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
+    let cpu = bench_core::metrics::cpu_model();
     let name = format!(
         "{}-{}px-{}classes-batch{}",
         a.model, a.side, a.classes, a.batch

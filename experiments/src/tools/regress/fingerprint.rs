@@ -53,7 +53,7 @@ impl Fingerprint {
     pub fn here() -> Fingerprint {
         Fingerprint {
             host: bench_core::metrics::hostname(),
-            cpu: cpu_model(),
+            cpu: bench_core::metrics::cpu_model(),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             kernel: read_trim(Path::new("/proc/sys/kernel/osrelease")),
             rdma: rdma_ports(Path::new("/sys/class/infiniband")),
@@ -93,18 +93,6 @@ impl Fingerprint {
 fn read_trim(path: &Path) -> String {
     std::fs::read_to_string(path)
         .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
         .unwrap_or_default()
 }
 
