@@ -577,7 +577,7 @@ fn cnn_dssp_fig3_on_a_short_run() {
 
 /// asap-fig8, shortened: without the `cnn` feature its claims are written as not applicable
 /// (so `make reproduce-all` still runs) and say how to get them; with it, the VGG trains under
-/// the three modes and both claims are checked.
+/// the three modes and its four claims (throughput, three times to the target) are checked.
 #[test]
 fn cnn_asap_fig8_on_a_short_run() {
     let dir = tmpdir("asapfig8");
@@ -597,7 +597,18 @@ fn cnn_asap_fig8_on_a_short_run() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     let claims = std::fs::read_to_string(dir.join("asap-fig8").join("claims.csv")).unwrap();
-    assert_eq!(claims.lines().count(), 3, "{claims}");
+    assert_eq!(claims.lines().count(), 5, "{claims}");
+    for name in [
+        "throughput-order",
+        "notify-ack-before-bsp",
+        "notify-ack-before-async",
+        "bsp-before-async",
+    ] {
+        assert!(
+            claims.contains(&format!("asap-fig8/sim/{name},")),
+            "{claims}"
+        );
+    }
     if cfg!(feature = "cnn") {
         assert!(!claims.contains("n.a."), "{claims}");
         let summary = std::fs::read_to_string(dir.join("asap-fig8").join("summary.csv")).unwrap();

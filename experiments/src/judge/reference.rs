@@ -261,6 +261,20 @@ impl ReferenceWords {
         reference: "reference optimum",
         short: "optimum",
     };
+
+    /// A fixed accuracy on held-out images or rows ([`crate::judge::verdict::Judge::at_accuracy`]).
+    pub const HELD_OUT_ACCURACY: ReferenceWords = ReferenceWords {
+        loss: "held-out accuracy",
+        reference: "accuracy target",
+        short: "target",
+    };
+
+    /// A fixed accuracy on the training images (ASAP's Fig 8 reads its training accuracy).
+    pub const TRAINING_ACCURACY: ReferenceWords = ReferenceWords {
+        loss: "training accuracy",
+        reference: "accuracy target",
+        short: "target",
+    };
 }
 
 /// The claim that the best of a figure's runs (`(name, initial held-out loss, final held-out

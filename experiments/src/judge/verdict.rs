@@ -26,6 +26,7 @@ pub struct Judge<'a> {
     reference: Option<&'a Reference>,
     words: ReferenceWords,
     hold: usize,
+    accuracy: Option<f64>,
 }
 
 /// One judged run: its key, its curve, whether it helped set the target, where it crossed the
@@ -69,6 +70,22 @@ impl<'a> Judge<'a> {
             reference,
             words: ReferenceWords::OPTIMUM,
             hold: 0,
+            accuracy: None,
+        }
+    }
+
+    /// A judge whose target is the fixed accuracy `target` (higher better), named with `words`
+    /// ([`ReferenceWords::HELD_OUT_ACCURACY`], [`ReferenceWords::TRAINING_ACCURACY`]): the
+    /// figures whose papers state their comparisons at an accuracy (DSSP's Fig 3 and Table I,
+    /// ASAP's Fig 8). A run crosses it at its first evaluation at or above it (held as
+    /// [`Self::holding`] says). The target is not optimum-relative, so no whole-curve twin
+    /// follows a time claim.
+    pub fn at_accuracy(target: f64, words: ReferenceWords) -> Judge<'static> {
+        Judge {
+            reference: None,
+            words,
+            hold: 0,
+            accuracy: Some(target),
         }
     }
 
@@ -106,15 +123,31 @@ impl<'a> Judge<'a> {
             })
             .collect();
         let deciding: Vec<&[ProgressRow]> = runs.iter().filter(|r| r.2).map(|r| r.1).collect();
-        let (target, rule) = comparison_target(self.reference, &deciding);
-        let relative = target_from_reference(self.reference, &deciding);
+        let (target, rule, relative) = match self.accuracy {
+            Some(a) => (
+                a,
+                format!(
+                    "target = {} {a:.4}, set by the figure's configuration",
+                    self.words.loss
+                ),
+                false,
+            ),
+            None => {
+                let (target, rule) = comparison_target(self.reference, &deciding);
+                (
+                    target,
+                    rule,
+                    target_from_reference(self.reference, &deciding),
+                )
+            }
+        };
         let runs = runs
             .into_iter()
             .map(|(key, progress, decides)| JudgedRun {
                 key,
                 progress,
                 decides,
-                crossing: reached_and_held(progress, target, self.hold),
+                crossing: self.crossing_in(progress, target),
                 span: loss_span(progress),
                 objective: objective_span(progress),
             })
@@ -125,6 +158,23 @@ impl<'a> Judge<'a> {
             rule,
             relative,
             runs,
+        }
+    }
+}
+
+impl Judge<'_> {
+    /// Where `progress` reaches `target` and holds it: a loss at or below it, or an accuracy
+    /// at or above it for a judge [`Judge::at_accuracy`].
+    fn crossing_in<'p>(&self, progress: &'p [ProgressRow], target: f64) -> Option<&'p ProgressRow> {
+        match self.accuracy {
+            None => reached_and_held(progress, target, self.hold),
+            Some(a) => (0..progress.len())
+                .find(|&i| {
+                    progress[i..progress.len().min(i + 1 + self.hold)]
+                        .iter()
+                        .all(|p| p.accuracy >= a)
+                })
+                .map(|i| &progress[i]),
         }
     }
 }
@@ -162,7 +212,7 @@ impl<K> Judged<'_, '_, K> {
     /// Where `progress`, a curve not among the judged runs (a prediction of one), crosses the
     /// same target, held as the judge holds it.
     pub fn crossing_of<'p>(&self, progress: &'p [ProgressRow]) -> Option<&'p ProgressRow> {
-        reached_and_held(progress, self.target, self.judge.hold)
+        self.judge.crossing_in(progress, self.target)
     }
 }
 

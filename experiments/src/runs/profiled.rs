@@ -5,6 +5,8 @@
 
 use crate::harness::data_source::DataSource;
 use crate::harness::runner::{run_ps, RunSettings, ThreadsSection};
+use crate::judge::reference::ReferenceWords;
+use crate::judge::verdict::Judge;
 use crate::workloads::svm::SparseData;
 use anyhow::{Context, Result};
 use bench_core::driver::{ComputeModel, DriverKind, NetworkModel, TimeProfile};
@@ -149,12 +151,12 @@ impl ProfiledSetting<'_> {
     }
 }
 
-/// First time the evaluated accuracy reaches `acc`.
+/// First time the evaluated accuracy reaches `acc`: the crossing the judge reads at a fixed
+/// accuracy ([`Judge::at_accuracy`]), for the figures' summary columns.
 pub fn time_to_accuracy(r: &RunRecords, acc: f64) -> Option<f64> {
-    r.progress
-        .iter()
-        .find(|p| p.accuracy >= acc)
-        .map(|p| p.time)
+    let judged =
+        Judge::at_accuracy(acc, ReferenceWords::HELD_OUT_ACCURACY).judge([((), &r.progress[..])]);
+    judged.runs[0].crossing.map(|p| p.time)
 }
 
 /// Best accuracy a run reaches.

@@ -6,11 +6,12 @@ use super::bound::{bound_claim, max_staleness};
 use crate::harness::data_source::DataSource;
 use crate::harness::experiment::{self, Experiment, NoArgs, Run};
 use crate::harness::output::progress;
+use crate::judge::claim_id::ClaimId;
 use crate::judge::comparison::{Allows, PaperComparison, DEFAULT_TOLERANCE};
 use crate::judge::format::show;
-use crate::judge::reference::Reference;
+use crate::judge::reference::{Reference, ReferenceWords};
 use crate::judge::sensitivity::{self, Knob, Sensitivity};
-use crate::judge::verdict::early_crossing;
+use crate::judge::time_to_target::{Theirs, TimeToTarget};
 use crate::judge::verdict::Judge;
 use crate::runs::profiled::{best_accuracy, parse_modes, time_to_accuracy, ProfiledSetting};
 use crate::workloads::cnn::ImageData;
@@ -400,145 +401,83 @@ fn table_claims(
             ));
             continue;
         };
-        let dssp = time_to_accuracy(&runs[dk], target);
         let paper = |k: &str| {
             let (a, b) = paper_row(k);
             show(if ti == 0 { a } else { b })
         };
-        // Whether DSSP beats `others` as `words` allow, the words, and the deciding number:
-        // the smallest of their times over DSSP's (above 1: DSSP first; a run that never gets
-        // there sets no bound; NaN when DSSP never gets there). Read against the fastest of
-        // them that gets there: DSSP beating it beats the rest; when none gets there, DSSP
-        // beats them by getting there.
-        let beats = |others: Vec<&String>, words: &PaperComparison| -> (bool, String, f64) {
-            let mut parts = vec![format!("{dk} {}", show(dssp))];
-            let mut least = if dssp.is_some() {
-                f64::INFINITY
-            } else {
-                f64::NAN
+        // Every comparison by the one engine at this accuracy; runs identical to DSSP's
+        // record for record (its bound never bound) compare nothing.
+        let judged = Judge::at_accuracy(target, ReferenceWords::HELD_OUT_ACCURACY)
+            .judge(runs.iter().map(|(k, r)| (k.as_str(), &r.progress[..])));
+        let identical = |others: &[&str]| -> Option<String> {
+            (!others.is_empty() && others.iter().all(|k| runs[*k] == runs[dk]))
+                .then(|| format!("{} identical to {dk}, record for record", others.join(", ")))
+        };
+        let part = format!("target{ti}");
+        let reaches = format!(
+            "DSSP reaches {:.0}% of the reference accuracy ({target:.4})",
+            f * 100.0
+        );
+        let mut judge =
+            |name: &str, words: &PaperComparison, theirs: Theirs<&str>, numbers: String| {
+                let others: Vec<&str> = match &theirs {
+                    Theirs::Run(k) => vec![*k],
+                    Theirs::Mean(_, ks) | Theirs::Fastest(_, ks) => ks.clone(),
+                };
+                let against = match &theirs {
+                    Theirs::Run(k) => k.to_string(),
+                    Theirs::Mean(n, _) | Theirs::Fastest(n, _) => n.clone(),
+                };
+                let comparison = TimeToTarget::against(
+                    ClaimId::new(FIGURE, part.as_str(), name),
+                    words,
+                    dk.as_str(),
+                    theirs,
+                )
+                .stated(format!("{reaches} {}", words.before(&against)))
+                .with_numbers(numbers);
+                for c in judged.time_claims(comparison) {
+                    claims.push(match identical(&others) {
+                        Some(why) => c.not_exercised(why),
+                        None => c,
+                    });
+                }
             };
-            let mut fastest: Option<(&String, f64)> = None;
-            for o in others {
-                let t = time_to_accuracy(&runs[o], target);
-                parts.push(format!("{o} {}", show(t)));
-                if let (Some(d), Some(x)) = (dssp, t) {
-                    least = least.min(x / d);
-                }
-                if let Some(x) = t {
-                    if fastest.is_none_or(|(_, f)| x < f) {
-                        fastest = Some((o, x));
-                    }
-                }
-            }
-            let (ok, how) = words.judge(dssp, fastest.map(|(_, x)| x));
-            let against = fastest.map_or_else(
-                || "them (none gets there)".to_string(),
-                |(k, _)| k.to_string(),
-            );
-            (
-                ok,
-                format!("{}; against {against}: {how}", parts.join(", ")),
-                least,
-            )
-        };
-        // Why a comparison of DSSP with `others` tests nothing: a run that reaches the target
-        // at once, or runs identical to DSSP's record for record (its bound never bound).
-        let unexercised = |others: &[&String]| -> Option<String> {
-            let mut why: Vec<String> = std::iter::once(dk)
-                .chain(others.iter().copied())
-                .filter_map(|k| {
-                    let p = &runs[k].progress;
-                    let row = p.iter().find(|x| x.accuracy >= target)?;
-                    early_crossing(p, row).map(|w| format!("{k} {w}"))
-                })
-                .collect();
-            if !others.is_empty() && others.iter().all(|k| runs[*k] == runs[dk]) {
-                why.push(format!(
-                    "{} identical to {dk}, record for record",
-                    others.len()
-                ));
-            }
-            (!why.is_empty()).then(|| why.join("; "))
-        };
-        let gate = |c: Claim, others: &[&String]| match unexercised(others) {
-            Some(why) => c.not_exercised(why),
-            None => c,
-        };
-        let ssps: Vec<&String> = runs.keys().filter(|k| k.starts_with("ssp")).collect();
-        let (ok, measured, least) = beats(ssps.clone(), &SIGNIFICANTLY_FASTER_THAN_SSP);
-        claims.push(gate(
-            Claim::check(
-                format!("{FIGURE}/target{ti}/dssp-before-every-ssp"),
-                format!(
-                    "DSSP reaches {:.0}% of the reference accuracy ({target:.4}) {}",
-                    f * 100.0,
-                    SIGNIFICANTLY_FASTER_THAN_SSP.before("every SSP")
-                ),
-                format!(
-                    "{}; {}",
-                    ssps.iter()
-                        .map(|k| format!("{k} {}", paper(k)))
-                        .chain([format!("{dk} {}", paper(dk))])
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    SIGNIFICANTLY_FASTER_THAN_SSP.cite()
-                ),
-                measured,
-                ok,
-            )
-            .with_value(least),
-            &ssps,
-        ));
+        let ssps: Vec<&str> = runs
+            .keys()
+            .filter(|k| k.starts_with("ssp"))
+            .map(String::as_str)
+            .collect();
+        judge(
+            "dssp-before-every-ssp",
+            &SIGNIFICANTLY_FASTER_THAN_SSP,
+            Theirs::Fastest("every SSP".into(), ssps.clone()),
+            ssps.iter()
+                .map(|k| format!("{k} {}", paper(k)))
+                .chain([format!("{dk} {}", paper(dk))])
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
         if runs.contains_key("bsp") {
-            let bsp_key = "bsp".to_string();
-            let (ok, measured, least) = beats(vec![&bsp_key], &MUCH_FASTER_THAN_BSP);
-            claims.push(gate(
-                Claim::check(
-                    format!("{FIGURE}/target{ti}/dssp-before-bsp"),
-                    format!(
-                        "DSSP reaches {target:.4} {}",
-                        MUCH_FASTER_THAN_BSP.before("BSP")
-                    ),
-                    format!(
-                        "bsp {}, {dk} {}; {}",
-                        paper("bsp"),
-                        paper(dk),
-                        MUCH_FASTER_THAN_BSP.cite()
-                    ),
-                    measured,
-                    ok,
-                )
-                .with_value(least),
-                &[&bsp_key],
-            ));
+            judge(
+                "dssp-before-bsp",
+                &MUCH_FASTER_THAN_BSP,
+                Theirs::Run("bsp"),
+                format!("bsp {}, {dk} {}", paper("bsp"), paper(dk)),
+            );
         }
-        if let Some((ak, asp)) = runs.get_key_value("asp-pull").or(runs.get_key_value("asp")) {
-            let a = time_to_accuracy(asp, target);
-            // Three outcomes, as the paper words it: "very close" allows DSSP within the
-            // tolerance of ASP's time (or before it).
-            let (ok, how) = VERY_CLOSE_TO_ASP.judge(dssp, a);
-            claims.push(gate(
-                Claim::check(
-                    format!("{FIGURE}/target{ti}/dssp-near-asp"),
-                    format!(
-                        "DSSP reaches {target:.4} {}",
-                        VERY_CLOSE_TO_ASP.before("ASP")
-                    ),
-                    format!(
-                        "asp {}, {dk} {}; {}",
-                        paper(ak),
-                        paper(dk),
-                        VERY_CLOSE_TO_ASP.cite()
-                    ),
-                    format!("{dk} {}, asp {}: {how}", show(dssp), show(a)),
-                    ok,
-                )
-                .with_value(match (dssp, a) {
-                    (Some(d), Some(x)) if x > 0.0 => d / x,
-                    _ => f64::NAN,
-                }),
-                &[ak],
-            ));
+        // ASP as the paper ran it (`asp-pull`) where configured, else Bösen's. "Very close"
+        // allows DSSP within the tolerance of ASP's time (or before it).
+        if let Some(ak) = ["asp-pull", "asp"]
+            .into_iter()
+            .find(|k| runs.contains_key(*k))
+        {
+            judge(
+                "dssp-near-asp",
+                &VERY_CLOSE_TO_ASP,
+                Theirs::Run(ak),
+                format!("asp {}, {dk} {}", paper(ak), paper(dk)),
+            );
         }
     }
     // The heterogeneous cluster's point: DSSP's bound binds (its slow worker falls behind), and
