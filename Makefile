@@ -60,16 +60,20 @@ FEATURES = $(strip $(if $(CNN_ON),--features experiments/cnn) $(if $(filter ofi,
 cnn_config_of = $(if $(and $(CNN_ON),$(filter $(1),$(CNN_HEADLINE))),--config experiments/configs/$(1).cnn.$(SCALE).toml)
 CARGO   ?= cargo
 # CONFIG=path: `make fig-<id>` runs the figure's binary on this configuration instead of its
-# built-in one for SCALE (e.g. experiments/configs/mode-matrix.mf.quick.toml), into
-# $(RESULTS)/config/<the file's name without .toml>/<id>/, beside the built-in run's results
-# in $(RESULTS)/<id>/ rather than over them.
+# built-in one for SCALE (e.g. experiments/configs/mode-matrix.mf.quick.toml). The binary
+# writes it into $(RESULTS)/config/<the file's name without .toml>/<id>/, beside the built-in
+# run's results in $(RESULTS)/<id>/ rather than over them, unless its text is one of the
+# binary's own configurations (<binary>.quick, .paper, .cnn.quick, .cnn.paper), whose results
+# are the figure's.
 CONFIG  ?=
 BIN     := target/release
 RUN_ARGS = --scale $(SCALE) --seed $(SEED) $(if $(SEEDS),--seeds $(SEEDS)) $(if $(MAX_SEEDS),--max-seeds $(MAX_SEEDS))
 EXP      = $(RUN_ARGS) --out $(RESULTS)
 FIGURES  = $(BIN)/figures --results $(RESULTS)
-# Where `make fig-<id>` writes: $(RESULTS), or its config/<name>/ directory with CONFIG.
-FIG_OUT  = $(if $(CONFIG),$(RESULTS)/config/$(basename $(notdir $(CONFIG))),$(RESULTS))
+# Where `make fig-<id>`'s binary writes (the binary's own rule, above): $(RESULTS), or the
+# config/<name>/ directory for a CONFIG that is none of the binary's own configurations.
+own_config = $(shell for f in $(foreach s,quick paper cnn.quick cnn.paper,experiments/configs/$(1).$(s).toml); do [ -f "$$f" ] && cmp -s '$(CONFIG)' "$$f" && echo "$$f"; done)
+FIG_OUT  = $(if $(and $(CONFIG),$(if $(call own_config,$(call bin_of,$(FIG))),,x)),$(RESULTS)/config/$(basename $(notdir $(CONFIG))),$(RESULTS))
 
 # The figure catalogue (figure id, binary, extra arguments) lives in one place: experiments/figures.tsv.
 CATALOG  := experiments/figures.tsv
@@ -169,7 +173,7 @@ fig-%:
 fig-one:
 	@test -n "$(call bin_of,$(FIG))" || { echo "unknown figure '$(FIG)'; 'make figures' lists them" >&2; exit 2; }
 	@$(MAKE) --no-print-directory build
-	$(BIN)/$(call bin_of,$(FIG)) $(RUN_ARGS) --out $(FIG_OUT) $(call args_of,$(FIG)) $(if $(CONFIG),--config $(CONFIG),$(call cnn_config_of,$(call bin_of,$(FIG))))
+	$(BIN)/$(call bin_of,$(FIG)) $(RUN_ARGS) --out $(RESULTS) $(call args_of,$(FIG)) $(if $(CONFIG),--config $(CONFIG),$(call cnn_config_of,$(call bin_of,$(FIG))))
 	$(BIN)/figures --results $(FIG_OUT) render --figure $(FIG)
 	$(BIN)/figures --results $(FIG_OUT) report
 	@echo "results: $(FIG_OUT)/"

@@ -12,7 +12,8 @@
 #                     one run, alternating (scripts/bench_cnn_torch.py)
 #   runs/             dssp-table1 as a 4-rank cluster job on the GPU, the workers slowed to
 #                     speed ratios 1x, 1x, 1.5x, 2x on their measured steps (ResNet-20,
-#                     configs/dssp-table1.cnn-gpu4.quick.toml), and hop-fig20-21's CNN half,
+#                     configs/dssp-table1.cnn-gpu4.quick.toml, so under
+#                     runs/config/dssp-table1.cnn-gpu4/), and hop-fig20-21's CNN half,
 #                     one seed each (the binary run under the experiments' names:
 #                     tools/multicall.rs)
 #   REPORT.md         each step's status and seconds

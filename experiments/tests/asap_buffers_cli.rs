@@ -26,7 +26,7 @@ fn fig7_writes_one_row_per_reduce_with_the_documented_columns() {
     let dir = tmpdir("ok");
     let o = run(&dir, env!("CARGO_BIN_EXE_asap-fig7"), SMALL);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = dir.join("out/asap-fig7");
+    let out = dir.join("out/config/cfg/asap-fig7");
     for (file, driver) in [("reduces.csv", "threads"), ("reduces-sim.csv", "sim")] {
         let text = std::fs::read_to_string(out.join(file)).unwrap();
         let mut lines = text.lines();
@@ -87,7 +87,10 @@ fn impossible_settings_fail_before_writing() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{want}: accepted");
         assert!(err.contains(want), "{want}: {err}");
-        assert!(!dir.join("out/asap-fig7").exists(), "{want}: wrote results");
+        assert!(
+            !dir.join("out/config/cfg/asap-fig7").exists(),
+            "{want}: wrote results"
+        );
     }
 }
 
@@ -100,7 +103,7 @@ fn fig9_compares_the_three_modes_on_a_sparse_graph() {
         .replace("\"complete\"", "\"root-expander\"");
     let o = run(&dir, env!("CARGO_BIN_EXE_asap-fig9"), &cfg);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = dir.join("out/asap-fig9");
+    let out = dir.join("out/config/cfg/asap-fig9");
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     let modes: Vec<&str> = summary
         .lines()

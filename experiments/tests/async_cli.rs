@@ -55,6 +55,12 @@ fn run(bin: &str, out: &Path, cfg_text: &str, extra: &[&str]) -> Output {
         .unwrap()
 }
 
+/// The figures' root of a [`run`] into `out`: its configuration is not a committed one, so
+/// the figures go beside the built-in run's, under `out/config/<name>/`.
+fn root(out: &Path) -> PathBuf {
+    common::config_root(out, &out.with_extension("toml"))
+}
+
 fn read(p: PathBuf) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
@@ -68,20 +74,20 @@ fn cds_writes_both_figures_and_is_deterministic() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     for f in ["curves.csv", "summary.csv", "claims.csv", "manifest.json"] {
-        assert!(a.join("async-fig3").join(f).exists(), "{f}");
+        assert!(root(&a).join("async-fig3").join(f).exists(), "{f}");
     }
     for f in ["waits.csv", "summary.csv", "claims.csv", "manifest.json"] {
-        assert!(a.join("async-fig4").join(f).exists(), "{f}");
+        assert!(root(&a).join("async-fig4").join(f).exists(), "{f}");
     }
     assert_eq!(
-        read(a.join("async-fig3/curves.csv")),
-        read(b.join("async-fig3/curves.csv"))
+        read(root(&a).join("async-fig3/curves.csv")),
+        read(root(&b).join("async-fig3/curves.csv"))
     );
-    let summary = read(a.join("async-fig3/summary.csv"));
+    let summary = read(root(&a).join("async-fig3/summary.csv"));
     for v in ["epsilon,sgd,0.0", "epsilon,asgd,1.0"] {
         assert!(summary.contains(v), "{summary}");
     }
-    let claims = read(a.join("async-fig4/claims.csv"));
+    let claims = read(root(&a).join("async-fig4/claims.csv"));
     assert!(
         claims.contains("async-fig4/epsilon/sgd-wait-grows"),
         "{claims}"
@@ -97,7 +103,7 @@ fn cds_writes_both_figures_and_is_deterministic() {
     );
     // Four workers, both variants, both delays: one wait row per worker each.
     assert_eq!(
-        read(a.join("async-fig4/waits.csv")).lines().count(),
+        read(root(&a).join("async-fig4/waits.csv")).lines().count(),
         1 + 4 * 2 * 2
     );
 }
@@ -116,8 +122,8 @@ fn the_step_sensitivity_grid_re_derives_the_sim_claims() {
         &["--driver", "sim,threads", "--seeds", "1"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let sens = read(out.join("async-fig3/sensitivity.csv"));
-    let claims = read(out.join("async-fig3/claims.csv"));
+    let sens = read(root(&out).join("async-fig3/sensitivity.csv"));
+    let claims = read(root(&out).join("async-fig3/claims.csv"));
     let ids = |text: &str, setting: Option<&str>| {
         let mut v: Vec<String> = text
             .lines()
@@ -150,7 +156,7 @@ fn the_step_sensitivity_grid_re_derives_the_sim_claims() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(!dir.join("b/async-fig3").exists());
+    assert!(!root(&dir.join("b")).join("async-fig3").exists());
 }
 
 #[test]
@@ -159,7 +165,7 @@ fn saga_and_pcs_write_their_figures() {
     let out = dir.join("r");
     let o = run(env!("CARGO_BIN_EXE_async-fig5-6"), &out, &cds(), &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(read(out.join("async-fig5/summary.csv")).contains("epsilon,asaga,1.0"));
+    assert!(read(root(&out).join("async-fig5/summary.csv")).contains("epsilon,asaga,1.0"));
     let o = run(
         env!("CARGO_BIN_EXE_async-fig7-8"),
         &out,
@@ -168,16 +174,19 @@ fn saga_and_pcs_write_their_figures() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for fig in ["async-fig7", "async-fig8", "async-table3"] {
-        assert!(out.join(fig).join("claims.csv").exists(), "{fig}");
-        assert!(out.join(fig).join("stragglers.csv").exists(), "{fig}");
+        assert!(root(&out).join(fig).join("claims.csv").exists(), "{fig}");
+        assert!(
+            root(&out).join(fig).join("stragglers.csv").exists(),
+            "{fig}"
+        );
     }
-    let table = read(out.join("async-table3/table.csv"));
+    let table = read(root(&out).join("async-table3/table.csv"));
     assert!(
         table.contains("epsilon/sim") && table.contains("epsilon/threads"),
         "{table}"
     );
     // 4 workers, share 0.5, long-tail share 0.5: one moderate and one long-tail straggler.
-    let s = read(out.join("async-fig7/stragglers.csv"));
+    let s = read(root(&out).join("async-fig7/stragglers.csv"));
     assert_eq!(s.matches("long-tail").count(), 1, "{s}");
     assert_eq!(s.matches("moderate").count(), 1, "{s}");
 }
@@ -214,7 +223,7 @@ fn bad_configurations_fail_clearly_and_write_nothing() {
         assert!(!o.status.success(), "case {i} should fail");
         assert!(err.contains(want), "case {i}: {err}");
         for fig in ["async-fig3", "async-fig4"] {
-            assert!(!out.join(fig).exists(), "case {i}: {fig} written");
+            assert!(!root(&out).join(fig).exists(), "case {i}: {fig} written");
         }
     }
 }

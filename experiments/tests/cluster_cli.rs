@@ -146,14 +146,16 @@ fn four_ranks_give_the_threads_schema(transport: &str) {
         s.sort();
         s
     };
-    let c = rename(schema(&cluster.join("ps-modes")), "cluster");
-    let t = rename(schema(&threads.join("ps-modes")), "threads");
+    let c = rename(schema(&cluster.join("config/cfg/ps-modes")), "cluster");
+    let t = rename(schema(&threads.join("config/cfg/ps-modes")), "threads");
     assert_eq!(c, t);
     let iterations =
-        std::fs::read_to_string(cluster.join("ps-modes/cluster-bsp/iterations.csv")).unwrap();
+        std::fs::read_to_string(cluster.join("config/cfg/ps-modes/cluster-bsp/iterations.csv"))
+            .unwrap();
     // 4 workers x 12 iterations, every worker present (they ran on ranks 1, 2, 3 and 0).
     assert_eq!(iterations.lines().count(), 1 + 48);
-    let manifest = std::fs::read_to_string(cluster.join("ps-modes/manifest.json")).unwrap();
+    let manifest =
+        std::fs::read_to_string(cluster.join("config/cfg/ps-modes/manifest.json")).unwrap();
     let over = match transport {
         "tcp" => "Tcp",
         "shm" => "Shm",
@@ -163,7 +165,7 @@ fn four_ranks_give_the_threads_schema(transport: &str) {
         manifest.contains(&format!("4 ranks over {over}")),
         "{manifest}"
     );
-    let claims = std::fs::read_to_string(cluster.join("ps-modes/claims.csv")).unwrap();
+    let claims = std::fs::read_to_string(cluster.join("config/cfg/ps-modes/claims.csv")).unwrap();
     assert!(claims.contains("ps-modes/cluster/ssp-bound"), "{claims}");
 }
 
@@ -187,8 +189,8 @@ fn a_killed_rank_stops_the_others_naming_it(transport: &str) {
     let dir = tmpdir(&format!("kill-{transport}"));
     let out = dir.join("results");
     // An earlier, completed result that must survive the failed run.
-    std::fs::create_dir_all(out.join("ps-modes")).unwrap();
-    std::fs::write(out.join("ps-modes/claims.csv"), "earlier\n").unwrap();
+    std::fs::create_dir_all(out.join("config/cfg/ps-modes")).unwrap();
+    std::fs::write(out.join("config/cfg/ps-modes/claims.csv"), "earlier\n").unwrap();
     let cfg = config(&dir, 4000);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -251,10 +253,10 @@ fn a_killed_rank_stops_the_others_naming_it(transport: &str) {
     );
     // Nothing partial: the earlier result is intact and no temporary directory is left.
     assert_eq!(
-        std::fs::read_to_string(out.join("ps-modes/claims.csv")).unwrap(),
+        std::fs::read_to_string(out.join("config/cfg/ps-modes/claims.csv")).unwrap(),
         "earlier\n"
     );
-    let left: Vec<_> = std::fs::read_dir(&out)
+    let left: Vec<_> = std::fs::read_dir(out.join("config/cfg"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
         .collect();
@@ -339,10 +341,11 @@ fn asap_fig7_on_four_ranks_gives_the_threads_schema() {
     run("cluster", &cluster, true);
     run("threads", &threads, false);
     assert_eq!(
-        schema(&cluster.join("asap-fig7")),
-        schema(&threads.join("asap-fig7"))
+        schema(&cluster.join("config/cfg/asap-fig7")),
+        schema(&threads.join("config/cfg/asap-fig7"))
     );
-    let reduces = std::fs::read_to_string(cluster.join("asap-fig7/reduces.csv")).unwrap();
+    let reduces =
+        std::fs::read_to_string(cluster.join("config/cfg/asap-fig7/reduces.csv")).unwrap();
     // 3 modes x 8 peers x 12 reduces.
     assert_eq!(reduces.lines().count(), 1 + 3 * 8 * 12);
     let notify_ack: Vec<&str> = reduces
@@ -393,7 +396,7 @@ fn sim_validation_measures_a_cluster_job_over_tcp() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert_eq!(err.matches("claims passed").count(), 1, "{err}");
-    let sv = out.join("sim-validation");
+    let sv = out.join("config/cfg/sim-validation");
     let v = std::fs::read_to_string(sv.join("validation.csv")).unwrap();
     assert_eq!(v.lines().count(), 1 + 2 * 4, "{v}");
     let net = std::fs::read_to_string(sv.join("network.csv")).unwrap();

@@ -50,8 +50,9 @@ fn under_mpirun(extra: &[&str], source: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     let iterations =
-        std::fs::read_to_string(out.join("ps-modes/cluster-bsp/iterations.csv")).unwrap();
+        std::fs::read_to_string(out.join("config/cfg/ps-modes/cluster-bsp/iterations.csv"))
+            .unwrap();
     assert_eq!(iterations.lines().count(), 1 + 40);
-    let manifest = std::fs::read_to_string(out.join("ps-modes/manifest.json")).unwrap();
+    let manifest = std::fs::read_to_string(out.join("config/cfg/ps-modes/manifest.json")).unwrap();
     assert!(manifest.contains(source), "{manifest}");
 }

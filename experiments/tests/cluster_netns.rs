@@ -116,13 +116,14 @@ fn ps_modes_across_two_hosts_made_of_network_namespaces() {
         );
     }
     let iterations =
-        std::fs::read_to_string(out.join("ps-modes/cluster-bsp/iterations.csv")).unwrap();
+        std::fs::read_to_string(out.join("config/cfg/ps-modes/cluster-bsp/iterations.csv"))
+            .unwrap();
     assert_eq!(iterations.lines().count(), 1 + 48);
-    let manifest = std::fs::read_to_string(out.join("ps-modes/manifest.json")).unwrap();
+    let manifest = std::fs::read_to_string(out.join("config/cfg/ps-modes/manifest.json")).unwrap();
     assert!(
         manifest.contains(&format!("rank 0 at {root}")),
         "{manifest}"
     );
-    let claims = std::fs::read_to_string(out.join("ps-modes/claims.csv")).unwrap();
+    let claims = std::fs::read_to_string(out.join("config/cfg/ps-modes/claims.csv")).unwrap();
     assert!(claims.contains("ps-modes/cluster/ssp-bound"), "{claims}");
 }

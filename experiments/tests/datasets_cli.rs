@@ -276,7 +276,7 @@ bandwidth_gbps = 40.0
     assert!(!o.status.success(), "ran on data it never fetched");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("syncbench datasets fetch tiny"), "{err}");
-    assert!(!dir.join("out/asap-fig7").exists());
+    assert!(!dir.join("out/config/cfg/asap-fig7").exists());
     let o = run(
         env!("CARGO_BIN_EXE_syncbench"),
         &["datasets", "fetch", "tiny"],
@@ -284,7 +284,8 @@ bandwidth_gbps = 40.0
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = run(fig7, &args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let manifest = std::fs::read_to_string(dir.join("out/asap-fig7/manifest.json")).unwrap();
+    let manifest =
+        std::fs::read_to_string(dir.join("out/config/cfg/asap-fig7/manifest.json")).unwrap();
     assert!(
         manifest.contains("data: real tiny")
             && manifest.contains("800 training + 100 evaluation rows of 1000"),
@@ -296,7 +297,8 @@ bandwidth_gbps = 40.0
         &["--driver", "sim", "--config", "cfg.toml", "--out", "out2"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let manifest = std::fs::read_to_string(dir.join("out2/asap-fig7/manifest.json")).unwrap();
+    let manifest =
+        std::fs::read_to_string(dir.join("out2/config/cfg/asap-fig7/manifest.json")).unwrap();
     assert!(
         manifest.contains("data: synthetic twin of tiny"),
         "{manifest}"
@@ -390,7 +392,8 @@ fn essp_experiments_read_real_ratings_and_reject_malformed_ones() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let manifest =
-        std::fs::read_to_string(dir.join("out/essp-fig2-staleness/manifest.json")).unwrap();
+        std::fs::read_to_string(dir.join("out/config/good/essp-fig2-staleness/manifest.json"))
+            .unwrap();
     assert!(
         manifest.contains("data: real ml-good") && manifest.contains("3000 of its 3000 ratings"),
         "{manifest}"
@@ -402,7 +405,8 @@ fn essp_experiments_read_real_ratings_and_reject_malformed_ones() {
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let manifest =
-        std::fs::read_to_string(dir.join("out/essp-fig2-breakdown/manifest.json")).unwrap();
+        std::fs::read_to_string(dir.join("out/config/good/essp-fig2-breakdown/manifest.json"))
+            .unwrap();
     assert!(
         manifest.contains("lda data: real bow") && manifest.contains("40 of its 40 documents"),
         "{manifest}"
@@ -417,7 +421,7 @@ fn essp_experiments_read_real_ratings_and_reject_malformed_ones() {
         err.contains("ratings.csv:101:") && err.contains("'9.0'"),
         "{err}"
     );
-    assert!(!dir.join("out-bad/essp-fig2-staleness").exists());
+    assert!(!dir.join("out-bad/config/bad/essp-fig2-staleness").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -515,7 +519,8 @@ fn cnn_experiments_read_real_cifar_from_the_cache() {
         ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let manifest = std::fs::read_to_string(dir.join("out/hop-fig12/manifest.json")).unwrap();
+    let manifest =
+        std::fs::read_to_string(dir.join("out/config/cfg/hop-fig12/manifest.json")).unwrap();
     assert!(
         manifest.contains("images: real cifar-10-binary")
             && manifest.contains("100 training + 20 evaluation images"),

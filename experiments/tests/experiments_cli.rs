@@ -68,7 +68,7 @@ fn ps_modes_writes_results_and_sim_is_deterministic() {
         let out = dir.join(name);
         let o = ps_modes(&out, &cfg, seed, driver);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        out.join("ps-modes")
+        common::config_root(&out, &cfg).join("ps-modes")
     };
     let a = run("a", 4, "sim,threads");
     for f in [
@@ -244,7 +244,7 @@ fn essp_staleness_profiles_on_a_tiny_run() {
     std::fs::write(&cfg, text).unwrap();
     let o = run_exp(env!("CARGO_BIN_EXE_essp-fig2-staleness"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let fig = dir.join("essp-fig2-staleness");
+    let fig = dir.join("config/tiny/essp-fig2-staleness");
     let hist = std::fs::read_to_string(fig.join("differential_hist.csv")).unwrap();
     assert!(hist.starts_with("driver,mode,staleness_bound,clock_differential,count,fraction"));
     assert!(hist.contains("sim,bsp,0,-1,"), "{hist}");
@@ -259,14 +259,22 @@ fn essp_staleness_profiles_on_a_tiny_run() {
     }
     let o = run_exp(env!("CARGO_BIN_EXE_essp-fig2-breakdown"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let b = std::fs::read_to_string(dir.join("essp-fig2-breakdown").join("breakdown.csv")).unwrap();
+    let b = std::fs::read_to_string(
+        dir.join("config/tiny/essp-fig2-breakdown")
+            .join("breakdown.csv"),
+    )
+    .unwrap();
     assert!(b.starts_with("driver,workload,mode,staleness,compute_s_per_clock,blocked_s_per_clock"));
     assert_eq!(
         b.lines().count(),
         1 + 3 + 3,
         "bsp, ssp2, essp2 on MF and on LDA"
     );
-    let c = std::fs::read_to_string(dir.join("essp-fig2-breakdown").join("claims.csv")).unwrap();
+    let c = std::fs::read_to_string(
+        dir.join("config/tiny/essp-fig2-breakdown")
+            .join("claims.csv"),
+    )
+    .unwrap();
     assert!(
         c.contains("lda-essp-blocked-s2") && c.contains("/essp-blocked-s2"),
         "{c}"
@@ -280,11 +288,11 @@ fn essp_staleness_profiles_on_a_tiny_run() {
     let o = run_exp(env!("CARGO_BIN_EXE_essp-fig3"), &dir, &fig3_cfg, &[]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("set shards = 1 (got 4)"));
-    assert!(!dir.join("essp-fig3").exists());
+    assert!(!dir.join("config/fig3/essp-fig3").exists());
     std::fs::write(&fig3_cfg, fig3_text.replace("shards = 4", "shards = 1")).unwrap();
     let o = run_exp(env!("CARGO_BIN_EXE_essp-fig3"), &dir, &fig3_cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let c = std::fs::read_to_string(dir.join("essp-fig3").join("claims.csv")).unwrap();
+    let c = std::fs::read_to_string(dir.join("config/fig3/essp-fig3").join("claims.csv")).unwrap();
     for id in [
         "mf-clocks-s2",
         "mf-time-s2",
@@ -298,7 +306,8 @@ fn essp_staleness_profiles_on_a_tiny_run() {
     }
     // Both parts are read against a reference: the MF objective's ALS optimum and the
     // sequential sampler's level, each below every run's start.
-    let r = std::fs::read_to_string(dir.join("essp-fig3").join("reference.csv")).unwrap();
+    let r =
+        std::fs::read_to_string(dir.join("config/fig3/essp-fig3").join("reference.csv")).unwrap();
     let rows: Vec<Vec<&str>> = r.lines().skip(1).map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 2, "{r}");
     for (row, part) in rows.iter().zip(["mf", "lda"]) {
@@ -340,9 +349,11 @@ fn dssp_table_on_a_short_run() {
     std::fs::write(&cfg, text).unwrap();
     let o = run_exp(env!("CARGO_BIN_EXE_dssp-table1"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let t = std::fs::read_to_string(dir.join("dssp-table1").join("table.csv")).unwrap();
+    let t =
+        std::fs::read_to_string(dir.join("config/short/dssp-table1").join("table.csv")).unwrap();
     assert_eq!(t.lines().count(), 1 + 6 * 2, "6 modes x 2 targets");
-    let m = std::fs::read_to_string(dir.join("dssp-table1").join("manifest.json")).unwrap();
+    let m = std::fs::read_to_string(dir.join("config/short/dssp-table1").join("manifest.json"))
+        .unwrap();
     assert!(
         m.contains("gtx1060"),
         "the manifest states the time profile"
@@ -358,12 +369,22 @@ fn dssp_table_on_a_short_run() {
         &["--driver", "threads", "--seeds", "1"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let m = std::fs::read_to_string(threads_dir.join("dssp-table1").join("manifest.json")).unwrap();
+    let m = std::fs::read_to_string(
+        threads_dir
+            .join("config/short/dssp-table1")
+            .join("manifest.json"),
+    )
+    .unwrap();
     assert!(
         m.contains("threads driver: real compute") && m.contains("factors [1.0, 2.0]"),
         "{m}"
     );
-    let t = std::fs::read_to_string(threads_dir.join("dssp-table1").join("table.csv")).unwrap();
+    let t = std::fs::read_to_string(
+        threads_dir
+            .join("config/short/dssp-table1")
+            .join("table.csv"),
+    )
+    .unwrap();
     assert_eq!(t.lines().count(), 1 + 6 * 2, "6 modes x 2 targets");
     let bad = run_exp(
         env!("CARGO_BIN_EXE_dssp-table1"),
@@ -372,7 +393,7 @@ fn dssp_table_on_a_short_run() {
         &["--driver", "sim,threads"],
     );
     assert!(!bad.status.success());
-    assert!(!dir.join("two").join("dssp-table1").exists());
+    assert!(!dir.join("two").join("config/short/dssp-table1").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -388,7 +409,8 @@ fn dssp_fig3_on_a_short_run() {
     std::fs::write(&cfg, text).unwrap();
     let o = run_exp(env!("CARGO_BIN_EXE_dssp-fig3"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let claims = std::fs::read_to_string(dir.join("dssp-fig3").join("claims.csv")).unwrap();
+    let claims =
+        std::fs::read_to_string(dir.join("config/short/dssp-fig3").join("claims.csv")).unwrap();
     // A guarantee: it holds on every seed, or (a bound no read comes near) is not exercised;
     // it never fails.
     for line in claims.lines().filter(|l| l.contains("dssp-bound")) {
@@ -409,6 +431,29 @@ fn assert_needs_cnn(o: &std::process::Output, dir: &Path, figure: &str) {
     assert!(!o.status.success());
     assert!(stderr.contains("--features cnn"), "{stderr}");
     assert!(!dir.join(figure).join("claims.csv").exists());
+    // The results root of a configuration of one's own may be made (empty) before the refusal;
+    // no file is written under it.
+    assert_eq!(
+        files_under(&dir.join("config")),
+        Vec::<std::path::PathBuf>::new()
+    );
+}
+
+/// Every file (not directory) under `dir`, recursively; none when it does not exist.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files.extend(files_under(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
 }
 
 /// Runs `bin --cnn --seeds 1 <extra> --out dir`, asserts that it fails, and returns its stderr.
@@ -466,7 +511,11 @@ fn the_cnn_flag_refuses_a_configuration_without_a_cnn() {
                 && stderr.contains(&format!("{figure}.cnn.quick.toml")),
             "{figure}: {stderr}"
         );
-        assert!(!dir.join(format!("{figure}-cnn")).exists() && !dir.join(figure).exists());
+        assert!(
+            !dir.join(format!("{figure}-cnn")).exists()
+                && !dir.join(figure).exists()
+                && !dir.join("config").exists()
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
@@ -523,8 +572,11 @@ fn cnn_hop_fig20_21_on_libtorch() {
         &["--cnn", "--seeds", "1", "--device", "torch-cpu"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let manifest =
-        std::fs::read_to_string(dir.join("hop-fig20-21-cnn").join("manifest.json")).unwrap();
+    let manifest = std::fs::read_to_string(
+        dir.join("config/short/hop-fig20-21-cnn")
+            .join("manifest.json"),
+    )
+    .unwrap();
     assert!(
         manifest.contains("torch-cpu (burn 0.22 LibTorch backend on the CPU;"),
         "{manifest}"
@@ -561,10 +613,12 @@ fn cnn_dssp_fig3_on_a_short_run() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     if cfg!(feature = "cnn") {
         assert!(o.status.success(), "{stderr}");
-        let claims = std::fs::read_to_string(dir.join("dssp-fig3").join("claims.csv")).unwrap();
+        let claims =
+            std::fs::read_to_string(dir.join("config/short/dssp-fig3").join("claims.csv")).unwrap();
         assert!(claims.contains("conv-heavy/dssp-bound"), "{claims}");
         let manifest =
-            std::fs::read_to_string(dir.join("dssp-fig3").join("manifest.json")).unwrap();
+            std::fs::read_to_string(dir.join("config/short/dssp-fig3").join("manifest.json"))
+                .unwrap();
         assert!(
             manifest.contains("alexnet-small") && manifest.contains("resnet8"),
             "{manifest}"
@@ -596,7 +650,8 @@ fn cnn_asap_fig8_on_a_short_run() {
     );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
-    let claims = std::fs::read_to_string(dir.join("asap-fig8").join("claims.csv")).unwrap();
+    let claims =
+        std::fs::read_to_string(dir.join("config/short/asap-fig8").join("claims.csv")).unwrap();
     assert_eq!(claims.lines().count(), 5, "{claims}");
     for name in [
         "throughput-order",
@@ -611,7 +666,9 @@ fn cnn_asap_fig8_on_a_short_run() {
     }
     if cfg!(feature = "cnn") {
         assert!(!claims.contains("n.a."), "{claims}");
-        let summary = std::fs::read_to_string(dir.join("asap-fig8").join("summary.csv")).unwrap();
+        let summary =
+            std::fs::read_to_string(dir.join("config/short/asap-fig8").join("summary.csv"))
+                .unwrap();
         for mode in ["notify-ack", "bsp", "async"] {
             assert!(summary.contains(mode), "{summary}");
         }
@@ -623,7 +680,10 @@ fn cnn_asap_fig8_on_a_short_run() {
                 .all(|l| common::verdict(l) == "n.a." && l.contains("CNN=1")),
             "{claims}"
         );
-        assert!(!dir.join("asap-fig8").join("summary.csv").exists());
+        assert!(!dir
+            .join("config/short/asap-fig8")
+            .join("summary.csv")
+            .exists());
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -713,7 +773,7 @@ fn cnn_short_run(tag: &str, bin: &str, figure: &str, text: String, check: impl F
     let o = run_exp(bin, &dir, &cfg, extra);
     if cfg!(feature = "cnn") {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        check(&dir.join(figure));
+        check(&dir.join("config/short").join(figure));
     } else {
         assert_needs_cnn(&o, &dir, figure);
     }
@@ -801,7 +861,8 @@ fn cnn_mode_matrix_on_a_short_run() {
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
             let (parallel, one) = (
                 std::fs::read_to_string(out.join("matrix.csv")).unwrap(),
-                std::fs::read_to_string(serial.join("mode-matrix/matrix.csv")).unwrap(),
+                std::fs::read_to_string(serial.join("config/short/mode-matrix/matrix.csv"))
+                    .unwrap(),
             );
             assert!(
                 parallel == one,

@@ -37,7 +37,7 @@ fn writes_gaps_with_the_documented_columns() {
     let dir = tmpdir("ok");
     let o = run(&dir, TINY);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let gaps = std::fs::read_to_string(dir.join("out/hop-table1/gaps.csv")).unwrap();
+    let gaps = std::fs::read_to_string(dir.join("out/config/cfg/hop-table1/gaps.csv")).unwrap();
     let mut lines = gaps.lines();
     assert_eq!(
         lines.next(),
@@ -54,7 +54,7 @@ fn writes_gaps_with_the_documented_columns() {
             .any(|r| r.starts_with("standard,ring-6,6,20,3,3,")),
         "{gaps}"
     );
-    let claims = std::fs::read_to_string(dir.join("out/hop-table1/claims.csv")).unwrap();
+    let claims = std::fs::read_to_string(dir.join("out/config/cfg/hop-table1/claims.csv")).unwrap();
     assert!(
         claims.contains("hop-table1/standard/ring-6/no-violation"),
         "{claims}"
@@ -80,7 +80,7 @@ fn impossible_settings_fail_before_writing() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success());
         assert!(err.contains(want), "{want}: {err}");
-        assert!(!dir.join("out/hop-table1").exists());
+        assert!(!dir.join("out/config/cfg/hop-table1").exists());
     }
 }
 
@@ -136,7 +136,7 @@ fn training_figures_run_under_both_drivers() {
         &["--driver", "sim,threads"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s = std::fs::read_to_string(dir.join("out/hop-fig12/summary.csv")).unwrap();
+    let s = std::fs::read_to_string(dir.join("out/config/cfg/hop-fig12/summary.csv")).unwrap();
     assert!(
         s.contains("ring-6/sim,true") && s.contains("double-ring-6/threads,false"),
         "{s}"
@@ -147,7 +147,8 @@ fn training_figures_run_under_both_drivers() {
     );
     let o = run_bin(env!("CARGO_BIN_EXE_hop-fig14-16"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let claims = std::fs::read_to_string(dir.join("out/hop-fig14-16/claims.csv")).unwrap();
+    let claims =
+        std::fs::read_to_string(dir.join("out/config/cfg/hop-fig14-16/claims.csv")).unwrap();
     assert!(
         claims.contains("hop-fig14-16/ring-based-6/backup1+tokens3-time-to-target"),
         "{claims}"
@@ -158,7 +159,7 @@ fn training_figures_run_under_both_drivers() {
     let o = run_bin(env!("CARGO_BIN_EXE_hop-fig14-16"), &dir, &bad, &[]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("token queues"));
-    assert!(!dir.join("out/hop-fig14-16").exists());
+    assert!(!dir.join("out/config/cfg/hop-fig14-16").exists());
 }
 
 #[test]
@@ -172,13 +173,13 @@ fn asap_fig6_counts_bytes_by_out_degree() {
     );
     let o = run_bin(env!("CARGO_BIN_EXE_asap-fig6"), &dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let claims = std::fs::read_to_string(dir.join("out/asap-fig6/claims.csv")).unwrap();
+    let claims = std::fs::read_to_string(dir.join("out/config/cfg/asap-fig6/claims.csv")).unwrap();
     assert!(
         claims.contains("asap-fig6/tiny/bytes-proportional-to-out-degree,")
             && claims.contains(",pass"),
         "{claims}"
     );
-    let s = std::fs::read_to_string(dir.join("out/asap-fig6/summary.csv")).unwrap();
+    let s = std::fs::read_to_string(dir.join("out/config/cfg/asap-fig6/summary.csv")).unwrap();
     // complete-6 sends 5 copies per iteration, the chain 5/6 on average.
     assert!(s.contains("tiny,complete-6,6,5.0,"), "{s}");
     assert!(s.contains("tiny,chain-6,6,0.8333"), "{s}");
@@ -233,12 +234,13 @@ fn fig20_21_reports_the_papers_gaps_and_times() {
     let dir = tmpdir("fig20");
     let o = run_fig20(&dir, TWO_LEVEL);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let gaps = std::fs::read_to_string(dir.join("out/hop-fig20-21/gaps.csv")).unwrap();
+    let gaps = std::fs::read_to_string(dir.join("out/config/cfg/hop-fig20-21/gaps.csv")).unwrap();
     assert!(
         gaps.starts_with("graph,gap_paper_convention,gap_footnote,paper_gap\n"),
         "{gaps}"
     );
-    let claims = std::fs::read_to_string(dir.join("out/hop-fig20-21/claims.csv")).unwrap();
+    let claims =
+        std::fs::read_to_string(dir.join("out/config/cfg/hop-fig20-21/claims.csv")).unwrap();
     for g in [
         "ring-based-8",
         "hierarchical-shared-4-2-2",
@@ -288,7 +290,7 @@ fn fig20_21_needs_a_placement_of_every_worker() {
         assert!(!o.status.success(), "{want}: accepted");
         assert!(err.contains(want), "{want}: {err}");
         assert!(
-            !dir.join("out/hop-fig20-21").exists(),
+            !dir.join("out/config/cfg/hop-fig20-21").exists(),
             "{want}: wrote results"
         );
     }

@@ -13,10 +13,12 @@ use common::ps_config;
 fn setup(tag: &str) -> (PathBuf, PathBuf, PathBuf) {
     let dir = common::tmpdir(&format!("interrupt-{tag}"));
     let out = dir.join("results");
-    // An earlier, complete result that must survive the interrupted run.
-    std::fs::create_dir_all(out.join("ps-modes")).unwrap();
-    std::fs::write(out.join("ps-modes/claims.csv"), "earlier\n").unwrap();
     let cfg = dir.join("cfg.toml");
+    // An earlier, complete result that must survive the interrupted run, where the run writes
+    // (a configuration of one's own: under <out>/config/cfg/).
+    let root = common::config_root(&out, &cfg);
+    std::fs::create_dir_all(root.join("ps-modes")).unwrap();
+    std::fs::write(root.join("ps-modes/claims.csv"), "earlier\n").unwrap();
     // 4000 BSP iterations under the threads driver: far longer than the test waits.
     std::fs::write(&cfg, ps_config(4, 4000, 200_000.0)).unwrap();
     (dir, out, cfg)
@@ -59,11 +61,12 @@ fn signal(child: &Child, sig: i32) {
 
 fn interrupted(sig: i32, code: i32, name: &str) {
     let (_dir, out, cfg) = setup(name);
+    let root = common::config_root(&out, &cfg);
     let mut c = ps_modes("threads", &out, &cfg)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for_partial(&out, &mut c);
+    wait_for_partial(&root, &mut c);
     let sent = Instant::now();
     signal(&c, sig);
     let o = c.wait_with_output().unwrap();
@@ -80,9 +83,9 @@ fn interrupted(sig: i32, code: i32, name: &str) {
             && err.contains("partial results were removed"),
         "{err}"
     );
-    assert_eq!(entries(&out), vec!["ps-modes".to_string()]);
+    assert_eq!(entries(&root), vec!["ps-modes".to_string()]);
     assert_eq!(
-        std::fs::read_to_string(out.join("ps-modes/claims.csv")).unwrap(),
+        std::fs::read_to_string(root.join("ps-modes/claims.csv")).unwrap(),
         "earlier\n"
     );
 }
@@ -100,14 +103,15 @@ fn sigterm_stops_the_run_removes_its_partial_results_and_exits_143() {
 #[test]
 fn a_killed_runs_partial_directory_is_removed_by_the_next_run() {
     let (_dir, out, cfg) = setup("SIGKILL");
+    let root = common::config_root(&out, &cfg);
     let mut c = ps_modes("threads", &out, &cfg)
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    wait_for_partial(&out, &mut c);
+    wait_for_partial(&root, &mut c);
     c.kill().unwrap();
     c.wait().unwrap();
-    let left = entries(&out);
+    let left = entries(&root);
     assert_eq!(
         left.len(),
         2,
@@ -119,9 +123,9 @@ fn a_killed_runs_partial_directory_is_removed_by_the_next_run() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("which is gone"), "{err}");
-    assert_eq!(entries(&out), vec!["ps-modes".to_string()]);
+    assert_eq!(entries(&root), vec!["ps-modes".to_string()]);
     assert_ne!(
-        std::fs::read_to_string(out.join("ps-modes/claims.csv")).unwrap(),
+        std::fs::read_to_string(root.join("ps-modes/claims.csv")).unwrap(),
         "earlier\n"
     );
 }
@@ -129,6 +133,7 @@ fn a_killed_runs_partial_directory_is_removed_by_the_next_run() {
 #[test]
 fn launch_forwards_sigterm_to_its_ranks() {
     let (_dir, out, cfg) = setup("launch");
+    let root = common::config_root(&out, &cfg);
     let mut c = Command::new(env!("CARGO_BIN_EXE_syncbench"))
         .args(["launch", "--ranks", "2", "--"])
         .arg(env!("CARGO_BIN_EXE_ps-modes"))
@@ -140,16 +145,16 @@ fn launch_forwards_sigterm_to_its_ranks() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for_partial(&out, &mut c);
+    wait_for_partial(&root, &mut c);
     signal(&c, libc::SIGTERM);
     let o = c.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(143), "{err}");
     assert!(err.contains("forwarding it to the ranks"), "{err}");
     assert!(err.contains("interrupted by SIGTERM"), "{err}");
-    assert_eq!(entries(&out), vec!["ps-modes".to_string()]);
+    assert_eq!(entries(&root), vec!["ps-modes".to_string()]);
     assert_eq!(
-        std::fs::read_to_string(out.join("ps-modes/claims.csv")).unwrap(),
+        std::fs::read_to_string(root.join("ps-modes/claims.csv")).unwrap(),
         "earlier\n"
     );
 }

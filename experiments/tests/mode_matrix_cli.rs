@@ -92,7 +92,7 @@ fn the_ranking_over_seeds_is_the_median_of_the_seeds_ratios() {
     let dir = tmpdir("mm-seeds");
     let o = run_seeds(&dir, SMALL, "a", "3");
     assert!(o.status.success(), "{}", common::output_text(&o));
-    let top = dir.join("a/mode-matrix");
+    let top = dir.join("a/config/cfg/mode-matrix");
     let read = |p: std::path::PathBuf| std::fs::read_to_string(&p).unwrap();
     let matrices = [
         read(top.join("matrix.csv")),
@@ -132,7 +132,7 @@ fn writes_the_matrix_and_its_claims_reproducibly() {
     let dir = tmpdir("mm-ok");
     let o = run(&dir, SMALL, "a");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let m = std::fs::read_to_string(dir.join("a/mode-matrix/matrix.csv")).unwrap();
+    let m = std::fs::read_to_string(dir.join("a/config/cfg/mode-matrix/matrix.csv")).unwrap();
     let mut lines = m.lines();
     assert_eq!(
         lines.next(),
@@ -161,7 +161,8 @@ fn writes_the_matrix_and_its_claims_reproducibly() {
     };
     let (none, slow) = (bsp("none"), bsp("slow"));
     assert!(slow[6].parse::<f64>().unwrap() > 2.0 * none[6].parse::<f64>().unwrap());
-    let ranking = std::fs::read_to_string(dir.join("a/mode-matrix/ranking.csv")).unwrap();
+    let ranking =
+        std::fs::read_to_string(dir.join("a/config/cfg/mode-matrix/ranking.csv")).unwrap();
     assert_eq!(
         ranking.lines().next(),
         Some("pattern,rank,mode,vs_baseline_median,seeds_reached,seeds_compared,seeds_run")
@@ -171,7 +172,8 @@ fn writes_the_matrix_and_its_claims_reproducibly() {
         5
     );
     // one seed: the median is that seed's own ratio, in its own order
-    let own = std::fs::read_to_string(dir.join("a/mode-matrix/seed-ranking.csv")).unwrap();
+    let own =
+        std::fs::read_to_string(dir.join("a/config/cfg/mode-matrix/seed-ranking.csv")).unwrap();
     let modes = |t: &str, col: usize| -> Vec<String> {
         t.lines()
             .skip(1)
@@ -179,7 +181,7 @@ fn writes_the_matrix_and_its_claims_reproducibly() {
             .collect()
     };
     assert_eq!(modes(&ranking, 2), modes(&own, 2), "{ranking}\n{own}");
-    let claims = std::fs::read_to_string(dir.join("a/mode-matrix/claims.csv")).unwrap();
+    let claims = std::fs::read_to_string(dir.join("a/config/cfg/mode-matrix/claims.csv")).unwrap();
     for id in [
         "mode-matrix/asgd-slow",
         "mode-matrix/ring-bytes",
@@ -204,8 +206,8 @@ fn writes_the_matrix_and_its_claims_reproducibly() {
         "claims.csv",
     ] {
         assert_eq!(
-            std::fs::read(dir.join("a/mode-matrix").join(f)).unwrap(),
-            std::fs::read(dir.join("b/mode-matrix").join(f)).unwrap(),
+            std::fs::read(dir.join("a/config/cfg/mode-matrix").join(f)).unwrap(),
+            std::fs::read(dir.join("b/config/cfg/mode-matrix").join(f)).unwrap(),
             "{f}"
         );
     }
@@ -235,7 +237,7 @@ fn a_trace_file_replays_as_stragglers() {
     );
     let o = run(&dir, &cfg, "out");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let m = std::fs::read_to_string(dir.join("out/mode-matrix/matrix.csv")).unwrap();
+    let m = std::fs::read_to_string(dir.join("out/config/cfg/mode-matrix/matrix.csv")).unwrap();
     let makespan = |p: &str| -> f64 {
         m.lines()
             .map(|l| l.split(',').collect::<Vec<_>>())
@@ -248,9 +250,10 @@ fn a_trace_file_replays_as_stragglers() {
     assert!(traced > 2.5 * none, "{traced} vs {none}");
     assert!((traced / slow - 1.0).abs() < 0.1, "{traced} vs {slow}");
     // The manifest names the trace by its bytes, not only its path.
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("out/mode-matrix/manifest.json")).unwrap())
-            .unwrap();
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join("out/config/cfg/mode-matrix/manifest.json")).unwrap(),
+    )
+    .unwrap();
     let want = bench_core::data::digest_file(&path).unwrap().sha256;
     assert_eq!(
         manifest["inputs"][0]["sha256"].as_str(),
@@ -266,7 +269,7 @@ fn a_trace_file_replays_as_stragglers() {
         !o.status.success() && err.contains("the run has worker"),
         "{err}"
     );
-    assert!(!dir.join("bad/mode-matrix").exists());
+    assert!(!dir.join("bad/config/cfg/mode-matrix").exists());
 }
 
 #[test]
@@ -313,7 +316,7 @@ fn impossible_matrices_are_refused_before_anything_is_written() {
         let o = run(&dir, &bad, "out");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(says), "{says}: {err}");
-        assert!(!dir.join("out/mode-matrix").exists(), "{says}");
+        assert!(!dir.join("out/config/cfg/mode-matrix").exists(), "{says}");
     }
 }
 
@@ -357,7 +360,7 @@ fn matrix_factorisation_is_a_matrix_workload() {
         + "[compute]\nns_per_example = 10000.0\n[network]\nlatency_ns = 20000\nbandwidth_gbps = 10.0\n[threads]\nring_depth = 64\nstall_timeout_ms = 60000\n";
     let o = run(&dir, &cfg, "mf");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = dir.join("mf/mode-matrix");
+    let out = dir.join("mf/config/cfg/mode-matrix");
     let m = std::fs::read_to_string(out.join("matrix.csv")).unwrap();
     assert_eq!(m.lines().count(), 1 + 2 * 3, "{m}");
     let reference = std::fs::read_to_string(out.join("reference.csv")).unwrap();

@@ -5,7 +5,7 @@
 mod common;
 
 use common::output_text as text;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// `syncbench regress` on the exact, claims and bounds tiers only: the measured tiers have
@@ -186,8 +186,11 @@ fn regressions_are_caught_named_and_kept_apart_by_exit_code() {
 #[test]
 fn a_real_sim_run_reproduces_its_baseline_and_a_changed_one_is_caught() {
     let dir = common::tmpdir("regress-real");
-    let run = |iterations: u64, out: &Path| {
-        let cfg = dir.join(format!("ps-{iterations}.toml"));
+    // Each run's figures are under <out>/config/ps/ (a configuration of our own goes beside the
+    // built-in run's); that is the results root regress reads.
+    let run = |iterations: u64, out: &Path| -> PathBuf {
+        let cfg = dir.join(format!("{iterations}/ps.toml"));
+        std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
         std::fs::write(&cfg, common::ps_config(4, iterations, 50_000.0)).unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_ps-modes"))
             .args(["--seeds", "1", "--driver", "sim", "--config"])
@@ -197,17 +200,18 @@ fn a_real_sim_run_reproduces_its_baseline_and_a_changed_one_is_caught() {
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", text(&o));
+        common::config_root(out, &cfg)
     };
     let baseline = dir.join("b.json");
-    run(20, &dir.join("a"));
+    let a = run(20, &dir.join("a"));
     // --force: a working tree under development may be dirty
-    let o = regress(&["accept", "--force"], &dir.join("a"), &baseline);
+    let o = regress(&["accept", "--force"], &a, &baseline);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    run(20, &dir.join("again"));
-    let o = regress(&[], &dir.join("again"), &baseline);
+    let again = run(20, &dir.join("again"));
+    let o = regress(&[], &again, &baseline);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    run(21, &dir.join("changed"));
-    let o = regress(&[], &dir.join("changed"), &baseline);
+    let changed = run(21, &dir.join("changed"));
+    let o = regress(&[], &changed, &baseline);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("exact    ps-modes/"), "{}", text(&o));
     std::fs::remove_dir_all(&dir).unwrap();

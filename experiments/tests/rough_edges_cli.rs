@@ -73,12 +73,56 @@ fn flags_win_over_the_environment_and_the_environment_read_is_in_the_manifest() 
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let m: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("out/asap-fig7/manifest.json")).unwrap())
-            .unwrap();
+    let m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join("out/config/cfg/asap-fig7/manifest.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(m["scale"], "quick");
     assert_eq!(m["environment"]["SYNCBENCH_CPU_LEVEL"], "avx2", "{m}");
     assert!(m["environment"].get("SCALE").is_none());
+}
+
+/// A run on a configuration of one's own writes beside the figure's run, under
+/// `<out>/config/<name>/`, and leaves the figure's results as they were; a configuration whose
+/// text is the binary's own (as `make fig-<id>` passes for a CNN headline) writes the figure's.
+#[test]
+fn a_config_run_writes_beside_the_figures_run_not_over_it() {
+    let dir = common::tmpdir("config-beside");
+    let bin = env!("CARGO_BIN_EXE_ps-modes");
+    let own = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/ps-modes.quick.toml"),
+    )
+    .unwrap();
+    let run = |cfg: &str| {
+        let o = Command::new(bin)
+            .args([
+                "--seeds", "1", "--driver", "sim", "--out", "out", "--config", cfg,
+            ])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    // The committed configuration's text, under any name: the figure's own results.
+    std::fs::write(dir.join("copy.toml"), &own).unwrap();
+    run("copy.toml");
+    let figure = dir.join("out/ps-modes/manifest.json");
+    let before = std::fs::read(&figure).unwrap();
+    assert!(!dir.join("out/config").exists());
+    // One changed line: a run of one's own, beside.
+    std::fs::write(
+        dir.join("mine.toml"),
+        own.replacen("iterations = 150", "iterations = 100", 1),
+    )
+    .unwrap();
+    run("mine.toml");
+    assert!(dir.join("out/config/mine/ps-modes/manifest.json").is_file());
+    assert_eq!(
+        std::fs::read(&figure).unwrap(),
+        before,
+        "the figure's run was overwritten"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

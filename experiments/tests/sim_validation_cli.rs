@@ -45,7 +45,7 @@ fn writes_the_validation_table_and_the_traces() {
     assert!(cfg.contains("modes = [\"ps/bsp\", \"async/asp\"]"), "{cfg}");
     let o = run(&dir, &cfg, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = dir.join("out/sim-validation");
+    let out = dir.join("out/config/cfg/sim-validation");
     let v = std::fs::read_to_string(out.join("validation.csv")).unwrap();
     assert_eq!(
         v.lines().next(),
@@ -126,5 +126,5 @@ fn only_a_real_driver_is_validated() {
         !o.status.success() && err.contains("make their own traces"),
         "{err}"
     );
-    assert!(!dir.join("out/sim-validation").exists());
+    assert!(!dir.join("out/config/cfg/sim-validation").exists());
 }

@@ -61,11 +61,15 @@ pub struct CommonArgs {
     /// `cluster` always run one at a time, so that their timings are not shared.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub jobs: Option<u64>,
-    /// Results root; each figure writes `<out>/<figure-id>/`.
+    /// Results root; each figure writes `<out>/<figure-id>/`, or `<out>/config/<name>/<figure-id>/`
+    /// with a `--config <name>.toml` that is not one of the binary's committed configurations
+    /// (experiments/configs/), so a run on your own configuration never overwrites the figure's.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
     /// TOML configuration replacing the built-in one for the chosen scale (unknown keys are
-    /// errors). See experiments/configs/ for the defaults.
+    /// errors). See experiments/configs/ for the defaults. Results go to
+    /// `<out>/config/<name>/` (`<name>`: the file's name without `.toml`), beside the built-in
+    /// run's, unless the file's text is one of the binary's committed configurations.
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// SVM experiments' data: `synthetic` (seeded twins of the datasets' shapes; default at
@@ -121,6 +125,29 @@ impl CommonArgs {
         crate::harness::config_ranges::check(&value)
             .map_err(|e| anyhow::anyhow!("invalid configuration in {origin}: {e}"))?;
         Ok(cfg)
+    }
+
+    /// Where this run's figures go: `--out`, or `<out>/config/<name>/` for a `--config
+    /// <name>.toml` whose text is none of `committed` (the binary's configurations in
+    /// experiments/configs/, which `make` passes for a figure's own run).
+    ///
+    /// # Errors
+    /// When the configuration cannot be read.
+    pub fn results_root(&self, committed: &[&str]) -> Result<PathBuf> {
+        let Some(path) = &self.config else {
+            return Ok(self.out.clone());
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config {}", path.display()))?;
+        if committed.contains(&text.as_str()) {
+            return Ok(self.out.clone());
+        }
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "config".to_string());
+        Ok(self.out.join("config").join(name))
     }
 
     /// The run's seeds: `--seeds` (default 3 at quick scale, 5 at paper scale) consecutive seeds

@@ -38,6 +38,12 @@ pub trait Experiment: Sized {
     /// The built-in configurations of the figure's CNN version (quick, paper), run by `--cnn`
     /// into `<figure>-cnn/`; None for a figure without one.
     const CNN: Option<(&'static str, &'static str)> = None;
+    /// Other committed configurations (experiments/configs/) that `make` passes with
+    /// `--config` for the figure's own run: dssp-fig3's and dssp-table1's CNN headline,
+    /// mode-matrix's CNN run (`make fig-<id>-cnn`). A `--config` with the text of one of
+    /// these, or of QUICK, PAPER or CNN, writes where the built-in run does; any other writes
+    /// under `<out>/config/<name>/`.
+    const OTHER_COMMITTED: &'static [&'static str] = &[];
     /// Drivers run when `--driver` is not given.
     const DEFAULT_DRIVERS: &'static [DriverKind];
     /// Whether simulator-only runs may take several seeds at once (`--jobs`). False for a
@@ -219,11 +225,15 @@ fn run_cli<E: Experiment>(common: &CommonArgs, own: &E::Args) -> Result<()> {
             .with_context(|| format!("cannot read back the {} configuration", E::BINARY))?;
         crate::harness::datasets_needed::check(&crate::harness::datasets_needed::names(&value))?;
     }
+    let mut committed = vec![E::QUICK, E::PAPER];
+    committed.extend(E::CNN.iter().flat_map(|&(q, p)| [q, p]));
+    committed.extend(E::OTHER_COMMITTED);
+    let root = common.results_root(&committed)?;
     // Checked before joining a cluster job: every rank refuses the same configuration alike.
     common.enter(&drivers)?;
     let mut outputs = E::figures(own)
         .into_iter()
-        .map(|f| ExperimentOutput::new(&common.out, f, variant))
+        .map(|f| ExperimentOutput::new(&root, f, variant))
         .collect::<Result<Vec<_>>>()?;
     // Further seeds are decided on each process's own claims, so a cluster job, whose ranks
     // must run the same seeds, runs exactly --seeds.

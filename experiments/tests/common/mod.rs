@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A fresh directory under the system's temporary directory, named by `tag` and the process.
 pub fn tmpdir(tag: &str) -> PathBuf {
@@ -10,6 +10,14 @@ pub fn tmpdir(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// Where a run with `--out out --config config` writes its figures: `out/config/<the file's
+/// name without .toml>/`, beside the built-in run's (the binaries' rule for a configuration that
+/// is not one of their committed ones).
+pub fn config_root(out: &Path, config: &Path) -> PathBuf {
+    out.join("config")
+        .join(config.file_stem().expect("a config file name"))
 }
 
 /// A small ps-modes configuration: `workers` workers, `iterations` iterations, the modelled

@@ -134,6 +134,10 @@ impl Experiment for DsspFig3 {
     const ABOUT: &'static str = "DSSP Fig 3: convergence and iteration throughput of BSP, ASP, SSP and DSSP under communication-heavy and computation-heavy profiles. Writes results/dssp-fig3/: summary.csv, curves.csv, claims.csv, manifest.json.";
     const QUICK: &'static str = include_str!("../../../configs/dssp-fig3.quick.toml");
     const PAPER: &'static str = include_str!("../../../configs/dssp-fig3.paper.toml");
+    const OTHER_COMMITTED: &'static [&'static str] = &[
+        include_str!("../../../configs/dssp-fig3.cnn.quick.toml"),
+        include_str!("../../../configs/dssp-fig3.cnn.paper.toml"),
+    ];
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
     type Config = Config;
     type Args = NoArgs;

@@ -198,6 +198,10 @@ impl Experiment for DsspTable1 {
     const ABOUT: &'static str = "DSSP Table I: time to two accuracy targets on a 2-worker mixed-GPU cluster (simulated with a time profile). Writes results/dssp-table1/: table.csv, curves.csv, claims.csv, manifest.json.";
     const QUICK: &'static str = include_str!("../../../configs/dssp-table1.quick.toml");
     const PAPER: &'static str = include_str!("../../../configs/dssp-table1.paper.toml");
+    const OTHER_COMMITTED: &'static [&'static str] = &[
+        include_str!("../../../configs/dssp-table1.cnn.quick.toml"),
+        include_str!("../../../configs/dssp-table1.cnn.paper.toml"),
+    ];
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
     type Config = Config;
     type Args = NoArgs;

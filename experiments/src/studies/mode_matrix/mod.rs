@@ -153,6 +153,10 @@ impl Experiment for ModeMatrix {
     const ABOUT: &'static str = "Every synchronization mode (parameter server BSP/ASP/SSP/ESSP/DSSP/backup workers, ASYNC's coordinator with its barrier predicates, decentralized standard/NOTIFY-ACK/backup/staleness/skipping on several graphs, stochastic reduce, all-reduce) on one workload, network and set of straggler patterns. Writes results/mode-matrix/: matrix.csv (time to an optimum-relative target, iterations, bytes per node, mean wait, max staleness per mode and pattern), ranking.csv (per pattern, the median over the seeds of each mode's time over the baseline's: what the heatmap draws; seed-ranking.csv is each seed's own), curves.csv, reference.csv, claims.csv (paper headlines restated inside the matrix), manifest.json. Modes, patterns and headlines are configuration: run it on your own workload, network numbers and stragglers with --config.";
     const QUICK: &'static str = include_str!("../../../configs/mode-matrix.quick.toml");
     const PAPER: &'static str = include_str!("../../../configs/mode-matrix.paper.toml");
+    const OTHER_COMMITTED: &'static [&'static str] = &[
+        include_str!("../../../configs/mode-matrix.cnn.quick.toml"),
+        include_str!("../../../configs/mode-matrix.cnn.paper.toml"),
+    ];
     const DEFAULT_DRIVERS: &'static [DriverKind] = &[DriverKind::Sim];
     type Config = Config;
     type Args = NoArgs;

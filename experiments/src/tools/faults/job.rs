@@ -201,12 +201,15 @@ fn entries(out: &Path) -> Vec<String> {
 /// an observation).
 pub fn run(experiment: &Path, scenario: &Scenario, dir: &Path) -> Result<Observation> {
     let _ = std::fs::remove_dir_all(dir);
-    let out = dir.join("results");
+    // The ranks run with `--out <base> --config cfg.toml`: a configuration of our own, so the
+    // figure lands in <base>/config/cfg/, where the earlier result is kept.
+    let base = dir.join("results");
+    let cfg = dir.join("cfg.toml");
+    let out = base.join("config").join("cfg");
     std::fs::create_dir_all(out.join("ps-modes"))
         .with_context(|| format!("cannot create {}", out.display()))?;
     let earlier = "earlier\n";
     std::fs::write(out.join("ps-modes/claims.csv"), earlier)?;
-    let cfg = dir.join("cfg.toml");
     std::fs::write(&cfg, config(400))?;
     let port = free_port()?;
     let (tx, rx) = mpsc::channel();
@@ -222,10 +225,10 @@ pub fn run(experiment: &Path, scenario: &Scenario, dir: &Path) -> Result<Observa
             (None, all.clone())
         }
     };
-    let mut started = start(experiment, &out, &cfg, port, &first, fault_env, &tx)?;
+    let mut started = start(experiment, &base, &cfg, port, &first, fault_env, &tx)?;
     if scenario.fault == Fault::Strangers {
         strangers(port, RANKS)?;
-        started.extend(start(experiment, &out, &cfg, port, &all[1..], None, &tx)?);
+        started.extend(start(experiment, &base, &cfg, port, &all[1..], None, &tx)?);
     }
     started.sort_by_key(|(r, _)| *r);
     let mut job = Job {
@@ -281,7 +284,7 @@ pub fn run(experiment: &Path, scenario: &Scenario, dir: &Path) -> Result<Observa
         std::fs::write(&cfg, config(8))?;
         let o = Command::new(experiment)
             .args(["--seeds", "1", "--driver", "sim", "--out"])
-            .arg(&out)
+            .arg(&base)
             .arg("--config")
             .arg(&cfg)
             .output()?;
