@@ -850,7 +850,8 @@ fn cnn_mode_matrix_on_a_short_run() {
             assert!(manifest.contains("workload: CNN hop-cnn"), "{manifest}");
             // The same bytes with one simulator thread: the cells share the CNN's momentum
             // buffers, so they never run at once, whatever --jobs says.
-            let dir = out.parent().unwrap();
+            // `out` is `<dir>/config/short/mode-matrix`: the configuration sits in `<dir>`.
+            let dir = out.ancestors().nth(3).unwrap();
             let serial = dir.join("serial");
             let o = run_exp(
                 env!("CARGO_BIN_EXE_mode-matrix"),
