@@ -10,10 +10,12 @@ mod figs;
 mod front_page;
 mod group;
 mod html;
+mod layout_check;
 mod learning;
 mod reference;
 mod report;
 mod table;
+mod theme;
 
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
@@ -53,6 +55,14 @@ enum Command {
     /// Check that every failing claim under --results carries a class and a why (from
     /// experiments/failures.toml): lists the unexplained ones and exits non-zero if any.
     Explained,
+    /// Check the layout of every rendered figure under --results (or only --figure): no text
+    /// outside the canvas, no two texts overlapping, each series in one colour in every panel.
+    /// Lists what it finds per figure and exits non-zero if anything.
+    CheckLayout {
+        /// A figure id such as hop-table1; default: every figure rendered.
+        #[arg(long)]
+        figure: Option<String>,
+    },
     /// List the figure ids this tool can render.
     List,
 }
@@ -128,11 +138,52 @@ fn run() -> Result<()> {
                 }
                 figs::draw(f, &dir)?;
                 eprintln!("rendered {}/{}.svg and .png", dir.display(), f.id);
+                for d in layout_check::check_file(&dir.join(format!("{}.svg", f.id)))? {
+                    eprintln!("warning: {}: layout: {d}", f.id);
+                }
                 rendered += 1;
             }
             if rendered == 0 {
                 bail!("no results found under {}", cli.results.display());
             }
+        }
+        Command::CheckLayout { figure } => {
+            let ids: Vec<&str> = match &figure {
+                Some(id) => vec![figs::find(id)
+                    .map(|f| f.id)
+                    .ok_or_else(|| anyhow::anyhow!("unknown figure '{id}'"))?],
+                None => figs::ALL
+                    .iter()
+                    .chain(figs::BENCHES)
+                    .map(|f| f.id)
+                    .collect(),
+            };
+            let (mut checked, mut defects) = (0, 0);
+            for id in ids {
+                let svg = cli.results.join(id).join(format!("{id}.svg"));
+                if !svg.exists() {
+                    if figure.is_some() {
+                        bail!(
+                            "{} is not rendered (run figures render first)",
+                            svg.display()
+                        );
+                    }
+                    continue;
+                }
+                let found = layout_check::check_file(&svg)?;
+                for d in &found {
+                    println!("{id}: {d}");
+                }
+                checked += 1;
+                defects += found.len();
+            }
+            if checked == 0 {
+                bail!("no rendered figures under {}", cli.results.display());
+            }
+            if defects > 0 {
+                bail!("layout check failed: {defects} defect(s) in {checked} figure(s) checked");
+            }
+            eprintln!("{checked} figures: no layout defects");
         }
         Command::Explained => {
             let n = failures::check(&cli.results)?;

@@ -27,6 +27,7 @@ pub fn fig7(dir: &Path) -> Result<Drawing> {
         })?;
         panels.push(Panel::Bars {
             title: format!("{d}: reduces by consistent inputs"),
+            x_label: "consistent inputs of a reduce (of 7)".into(),
             y_label: "% of reduces".into(),
             categories,
             groups,
@@ -61,6 +62,7 @@ pub fn fig8(dir: &Path) -> Result<Drawing> {
     })?;
     panels.push(Panel::Bars {
         title: "Throughput".into(),
+        x_label: "mode".into(),
         y_label: "images / s".into(),
         categories,
         groups,

@@ -37,6 +37,7 @@ pub fn fig3(dir: &Path) -> Result<Drawing> {
         }
         panels.push(Panel::Bars {
             title: format!("N = {n}: spectral gap 1 - sigma2(P)"),
+            x_label: "graph".into(),
             y_label: "spectral gap".into(),
             categories: graphs.clone(),
             groups: vec![("measured".into(), measured), ("paper".into(), paper)],
@@ -110,6 +111,7 @@ pub fn fig6(dir: &Path) -> Result<Drawing> {
     })?;
     panels.push(Panel::Bars {
         title: "MB sent per node".into(),
+        x_label: "dataset".into(),
         y_label: "MB".into(),
         categories,
         groups,

@@ -67,6 +67,7 @@ pub fn cds_waits(dir: &Path) -> Result<Drawing> {
         })?;
         panels.push(Panel::Bars {
             title: format!("{ds}: mean wait per iteration vs delay"),
+            x_label: "the delayed worker's delay".into(),
             y_label: "wait (ms)".into(),
             categories,
             groups,
@@ -123,6 +124,7 @@ pub fn table3(dir: &Path) -> Result<Drawing> {
     }
     let panel = Panel::Bars {
         title: "Mean wait per iteration, 32 workers, production-cluster stragglers".into(),
+        x_label: "dataset".into(),
         y_label: "wait (ms)".into(),
         categories,
         groups,

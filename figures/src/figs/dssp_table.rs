@@ -64,6 +64,7 @@ pub fn render_fig3(dir: &Path) -> Result<Drawing> {
     })?;
     panels.push(Panel::Bars {
         title: "Iteration throughput per worker".into(),
+        x_label: "mode".into(),
         y_label: "iterations / s".into(),
         categories,
         groups,

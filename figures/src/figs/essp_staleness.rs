@@ -49,7 +49,9 @@ pub fn render_fig(dir: &Path) -> Result<Drawing> {
         let mut series: Vec<Series> = modes
             .into_iter()
             .map(|(label, points)| Series {
-                label: format!("{label}({b})"),
+                // The family alone: the panel's title gives s, and a family keeps its colour
+                // from panel to panel.
+                label,
                 points,
                 markers_only: false,
                 band: Vec::new(),
@@ -102,6 +104,7 @@ pub fn render_breakdown(dir: &Path) -> Result<Drawing> {
                 "Time per clock: computation vs blocked ({}, sim)",
                 w.to_uppercase()
             ),
+            x_label: "mode".into(),
             y_label: "ms per clock".into(),
             categories: cats,
             groups: vec![("computation".into(), compute), ("blocked".into(), blocked)],

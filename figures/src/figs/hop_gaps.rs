@@ -24,6 +24,7 @@ pub fn table1(dir: &Path) -> Result<Drawing> {
         .into_iter()
         .map(|(graph, (categories, observed, bound))| Panel::Bars {
             title: format!("{graph}: largest Iter(i) - Iter(j) vs Table 1 bound"),
+            x_label: "setting".into(),
             y_label: "iterations".into(),
             categories,
             groups: vec![
@@ -69,6 +70,7 @@ pub fn fig12(dir: &Path) -> Result<Drawing> {
     }
     panels.push(Panel::Bars {
         title: "Time per iteration with / without random slowdown".into(),
+        x_label: "graph".into(),
         y_label: "slowdown ratio".into(),
         categories,
         groups: vec![("ratio".into(), ratios)],
@@ -105,6 +107,7 @@ pub fn compare(dir: &Path) -> Result<Drawing> {
     })?;
     panels.push(Panel::Bars {
         title: "Time per iteration".into(),
+        x_label: "graph".into(),
         y_label: "ms".into(),
         categories,
         groups,
@@ -185,6 +188,7 @@ pub fn fig20_21(dir: &Path) -> Result<Drawing> {
     ));
     panels.push(Panel::Bars {
         title: "Spectral gap".into(),
+        x_label: "graph".into(),
         y_label: "gap".into(),
         categories,
         groups,
@@ -199,6 +203,7 @@ pub fn fig20_21(dir: &Path) -> Result<Drawing> {
     })?;
     panels.push(Panel::Bars {
         title: "Time per iteration (two-level network)".into(),
+        x_label: "graph".into(),
         y_label: "ms".into(),
         categories,
         groups,

@@ -77,6 +77,9 @@ pub fn render(dir: &Path) -> Result<Drawing> {
                 g.seeds,
                 if g.seeds == 1 { "" } else { "s" }
             ),
+            x_label: "straggler pattern".into(),
+            y_label: "sync mode (family/mode)".into(),
+            scale_label: "time to target / the baseline's (log scale)".into(),
             rows: g.modes,
             cols: g.patterns,
             values: g.values,

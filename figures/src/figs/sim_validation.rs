@@ -46,6 +46,7 @@ pub fn render(dir: &Path) -> Result<Drawing> {
         }
         panels.push(Panel::Bars {
             title: format!("{q}: |simulator - threads| / threads (no bar: not comparable)"),
+            x_label: "mode".into(),
             y_label: "relative error (%)".into(),
             categories: modes.clone(),
             groups: vec![
