@@ -475,10 +475,10 @@ where
                     if whole && (x - x.round()).abs() > 1e-9 {
                         String::new()
                     } else {
-                        theme::tick_label(*x)
+                        theme::axis_tick(*x, x1 - x0)
                     }
                 })
-                .y_label_formatter(&|y| theme::tick_label(*y))
+                .y_label_formatter(&|y| theme::axis_tick(*y, y1 - y0))
                 .label_style(theme::font(LABEL_SIZE))
                 .axis_desc_style(theme::font(LABEL_SIZE))
                 .light_line_style(TRANSPARENT)
@@ -564,7 +564,7 @@ where
                 .x_labels(0)
                 .x_desc(x_label.as_str())
                 .y_desc(y_label.as_str())
-                .y_label_formatter(&|y| theme::tick_label(*y))
+                .y_label_formatter(&|y| theme::axis_tick(*y, y1))
                 .label_style(theme::font(LABEL_SIZE))
                 .axis_desc_style(theme::font(LABEL_SIZE))
                 .light_line_style(TRANSPARENT)
@@ -757,7 +757,8 @@ where
 {
     let err = drawing_failed::<DB>;
     let (w, h) = area.dim_in_pixel();
-    let (size, lines) = theme::fit(title, LABEL_SIZE, w.saturating_sub(12));
+    let size = LABEL_SIZE - 1.0;
+    let lines = theme::wrap(title, size, w.saturating_sub(12));
     let lh = line_height(size) as i32;
     let mut y = top;
     for line in &lines {

@@ -29,37 +29,77 @@ pub const PALETTE: [RGBColor; 12] = [
     RGBColor(255, 187, 120),
 ];
 
-/// The colour of every series label of a figure: labels get palette entries in the order they
+/// The colour of every series label of a figure: series get palette entries in the order they
 /// first appear over the figure's panels, so a series keeps its colour from panel to panel.
+/// A label that ends in a size (`complete-4`, `root-expander-25`) is the same series as its
+/// name without it (`complete`, in the bytes panel), unless two labels of one panel differ only
+/// there, so a graph keeps its colour across panels of different sizes.
 #[derive(Default)]
 pub struct SeriesColors {
-    by_label: BTreeMap<String, RGBColor>,
+    by_series: BTreeMap<String, RGBColor>,
+    series_of: BTreeMap<String, String>,
+}
+
+/// `label` without its trailing `-<number>` groups (`hierarchical-4-2-2` -> `hierarchical`).
+fn without_size(label: &str) -> &str {
+    let mut s = label;
+    while let Some((head, tail)) = s.rsplit_once('-') {
+        if head.is_empty() || tail.is_empty() || !tail.chars().all(|c| c.is_ascii_digit()) {
+            break;
+        }
+        s = head;
+    }
+    s
 }
 
 impl SeriesColors {
-    /// Assigns colours to `labels`, in order; a label seen before keeps its colour.
+    /// Assigns colours to one panel's `labels`, in order; a series seen before keeps its
+    /// colour.
     pub fn assign<'a>(&mut self, labels: impl IntoIterator<Item = &'a str>) {
-        for label in labels {
-            let next = PALETTE[self.by_label.len() % PALETTE.len()];
-            self.by_label.entry(label.to_string()).or_insert(next);
+        let labels: Vec<&str> = labels.into_iter().collect();
+        for &label in &labels {
+            let short = without_size(label);
+            let clash = labels
+                .iter()
+                .filter(|&&other| without_size(other) == short)
+                .count()
+                > 1;
+            let series = if clash { label } else { short };
+            let series = self
+                .series_of
+                .entry(label.to_string())
+                .or_insert_with(|| series.to_string())
+                .clone();
+            let next = PALETTE[self.by_series.len() % PALETTE.len()];
+            self.by_series.entry(series).or_insert(next);
         }
     }
 
     /// The colour of `label` (the first palette colour for a label never assigned).
     pub fn of(&self, label: &str) -> RGBColor {
-        self.by_label.get(label).copied().unwrap_or(PALETTE[0])
+        self.series_of
+            .get(label)
+            .and_then(|s| self.by_series.get(s))
+            .copied()
+            .unwrap_or(PALETTE[0])
     }
 }
 
 /// The order legend entries are drawn in: labels that differ only in their numbers ("30%",
-/// "100%"; "ssp3", "ssp15") in numeric order, any other set of labels as given (their order
-/// says something: BSP, ASP, SSP).
+/// "100%"; "ssp3-pull", "ssp15-pull") in numeric order among the places they hold, every other
+/// label where it is given (the order says something: BSP, ASP, SSP).
 pub fn legend_order(labels: &[&str]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..labels.len()).collect();
     let keys: Vec<(String, Vec<f64>)> = labels.iter().map(|l| numeric_key(l)).collect();
-    let same_shape = keys.windows(2).all(|w| w[0].0 == w[1].0);
-    if same_shape && keys.first().is_some_and(|k| !k.1.is_empty()) {
-        order.sort_by(|&a, &b| {
+    let mut shapes: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+    shapes.sort_unstable();
+    shapes.dedup();
+    for shape in shapes {
+        let places: Vec<usize> = (0..labels.len())
+            .filter(|&i| keys[i].0 == shape && !keys[i].1.is_empty())
+            .collect();
+        let mut members = places.clone();
+        members.sort_by(|&a, &b| {
             keys[a]
                 .1
                 .iter()
@@ -68,6 +108,9 @@ pub fn legend_order(labels: &[&str]) -> Vec<usize> {
                 .find(|o| o.is_ne())
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
+        for (place, member) in places.into_iter().zip(members) {
+            order[place] = member;
+        }
     }
     order
 }
@@ -111,6 +154,15 @@ pub fn tick_label(v: f64) -> String {
     } else {
         s.to_string()
     }
+}
+
+/// A tick label on an axis spanning `span`: [`tick_label`], with a value within a billionth of
+/// the span of zero read as zero (plotters' ticks carry float error: -2.2e-16 for 0).
+pub fn axis_tick(v: f64, span: f64) -> String {
+    if v.abs() <= span.abs() * 1e-9 {
+        return "0".to_string();
+    }
+    tick_label(v)
 }
 
 /// `v` to `digits` significant digits, without trailing zeros (0.0016 for 0.00157).
@@ -220,8 +272,15 @@ mod tests {
             o.iter().map(|&i| ssp[i]).collect::<Vec<_>>(),
             ["ssp3", "ssp6", "ssp15"]
         );
-        // Different shapes: the order given is kept.
+        // Different shapes: the order given is kept; labels of one shape sorted among the
+        // places they hold.
         assert_eq!(legend_order(&["BSP", "ASP", "SSP(3)"]), [0, 1, 2]);
+        let modes = ["asp-pull", "bsp", "ssp15-pull", "ssp3-pull", "dssp3-12"];
+        let o = legend_order(&modes);
+        assert_eq!(
+            o.iter().map(|&i| modes[i]).collect::<Vec<_>>(),
+            ["asp-pull", "bsp", "ssp3-pull", "ssp15-pull", "dssp3-12"]
+        );
         assert_eq!(legend_order(&["b", "a"]), [0, 1]);
     }
 
@@ -235,6 +294,8 @@ mod tests {
         assert_eq!(tick_label(250.0), "250");
         assert_eq!(tick_label(0.000125), "0.000125");
         assert_eq!(significant(0.00157, 2), "0.0016");
+        assert_eq!(axis_tick(-2.2e-16, 1.3), "0");
+        assert_eq!(axis_tick(1e-7, 1e-6), "1.0e-7");
         assert_eq!(significant(123.4, 2), "123");
         assert_eq!(ticks(0.0, 10.0, 10).len(), 11);
         assert_eq!(ticks(-1.9, 1.9, 10).first().copied(), Some(-1.5));
@@ -248,6 +309,22 @@ mod tests {
         assert_eq!(c.of("bsp"), PALETTE[0]);
         assert_eq!(c.of("asp"), PALETTE[1]);
         assert_eq!(c.of("ssp"), PALETTE[2]);
+        // A graph at two sizes and in a panel of kinds: one colour.
+        let mut c = SeriesColors::default();
+        c.assign(["complete-4", "root-expander-4"]);
+        c.assign(["complete-25", "chain-25"]);
+        c.assign(["chain", "complete", "root-expander"]);
+        assert_eq!(c.of("complete-4"), c.of("complete-25"));
+        assert_eq!(c.of("complete"), c.of("complete-4"));
+        assert_eq!(c.of("root-expander"), c.of("root-expander-4"));
+        assert_ne!(c.of("chain-25"), c.of("complete-25"));
+        // Two labels of one panel that differ only in their sizes keep colours of their own.
+        let mut c = SeriesColors::default();
+        c.assign(["hierarchical-4-2-2", "hierarchical-3-3-2", "ring-based-8"]);
+        assert_ne!(c.of("hierarchical-4-2-2"), c.of("hierarchical-3-3-2"));
+        assert_eq!(without_size("hierarchical-4-2-2"), "hierarchical");
+        assert_eq!(without_size("ssp3"), "ssp3");
+        assert_eq!(without_size("-1"), "-1");
     }
 
     #[test]

@@ -38,7 +38,17 @@ pub struct FigureDef {
 pub fn draw(def: &FigureDef, dir: &Path) -> Result<()> {
     let mut first = (def.render)(dir)?;
     let mut others = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir.join("seeds")) {
+    // Bands are drawn under lines: a figure of bars and heatmaps alone reads no other seed
+    // (mode-matrix's heatmap is the median over seeds already, and a seed has no ranking.csv).
+    let has_lines = first
+        .panels
+        .iter()
+        .any(|p| matches!(p, chart::Panel::Lines { .. }));
+    let seeds_dir = dir.join("seeds");
+    if let Some(entries) = has_lines
+        .then(|| std::fs::read_dir(&seeds_dir).ok())
+        .flatten()
+    {
         let mut seeds: Vec<_> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_dir())
