@@ -289,8 +289,9 @@ fn figure_section(
             m["wall_seconds"].as_f64().unwrap_or(0.0)
         )?;
         if let Some(notes) = m["notes"].as_array() {
-            for n in notes {
-                writeln!(body, "- {}", n.as_str().unwrap_or(""))?;
+            let notes: Vec<&str> = notes.iter().map(|n| n.as_str().unwrap_or("")).collect();
+            for n in merge_seed_notes(&notes) {
+                writeln!(body, "- {n}")?;
             }
             writeln!(body)?;
         }
@@ -326,6 +327,14 @@ fn figure_section(
             f.id
         )?;
     }
+    // A statement or a paper passage several rows share is said once, above the table, and
+    // each row refers to it by its letter.
+    let mut shared = SharedTexts::default();
+    for i in 0..t.len() {
+        shared.count(t.str(i, "statement")?);
+        shared.count(t.str(i, "paper_value")?);
+    }
+    shared.write(body)?;
     writeln!(
         body,
         "| claim | statement | paper | measured | verdict |\n|---|---|---|---|---|"
@@ -373,8 +382,8 @@ fn figure_section(
             body,
             "| `{}` | {} | {} | {} | {} |",
             md_escape(t.str(i, "claim_id")?),
-            md_escape(t.str(i, "statement")?),
-            md_escape(t.str(i, "paper_value")?),
+            shared.cell(t.str(i, "statement")?),
+            shared.cell(t.str(i, "paper_value")?),
             md_escape(t.str(i, "measured_value")?),
             mark
         )?;
@@ -397,6 +406,113 @@ fn figure_section(
             .with_context(|| format!("sensitivity of {}", f.id))?;
     }
     Ok(())
+}
+
+/// A manifest's notes with those that differ only in their seed ("... seed 1)", "... seed 2)")
+/// said once, at the first one's place, for all their seeds ("... seeds 1-5)").
+fn merge_seed_notes(notes: &[&str]) -> Vec<String> {
+    // (the note with its seed number cut out, the seeds)
+    let split = |n: &str| -> Option<(String, u64)> {
+        let at = n.rfind("seed ")? + "seed ".len();
+        let digits: String = n[at..].chars().take_while(char::is_ascii_digit).collect();
+        let seed = digits.parse().ok()?;
+        Some((format!("{}#{}", &n[..at], &n[at + digits.len()..]), seed))
+    };
+    let mut merged: Vec<(String, Vec<u64>)> = Vec::new();
+    for n in notes {
+        match split(n) {
+            Some((shape, seed)) => match merged
+                .iter_mut()
+                .find(|(s, v)| *s == shape && !v.is_empty())
+            {
+                Some((_, seeds)) => seeds.push(seed),
+                None => merged.push((shape, vec![seed])),
+            },
+            None => merged.push((n.to_string(), Vec::new())),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(shape, seeds)| match seeds.as_slice() {
+            [] => shape,
+            [one] => shape.replacen("seed #", &format!("seed {one}"), 1),
+            many => {
+                let mut sorted = many.to_vec();
+                sorted.sort_unstable();
+                shape.replacen(
+                    "seed #",
+                    &format!("seeds {}", front_page::seed_span(&sorted)),
+                    1,
+                )
+            }
+        })
+        .collect()
+}
+
+/// Texts of a figure's claims table that several rows share: a statement or paper passage of
+/// at least [`SharedTexts::LONG`] characters on two rows or more gets a letter, is written once
+/// above the table, and its cells say "see [a]".
+#[derive(Default)]
+struct SharedTexts {
+    /// Each long text with its count, in first-seen order.
+    seen: Vec<(String, usize)>,
+}
+
+impl SharedTexts {
+    /// Shorter texts are cheaper to repeat than to refer to.
+    const LONG: usize = 60;
+
+    fn count(&mut self, text: &str) {
+        if text.chars().count() < Self::LONG {
+            return;
+        }
+        match self.seen.iter_mut().find(|(t, _)| t == text) {
+            Some((_, n)) => *n += 1,
+            None => self.seen.push((text.to_string(), 1)),
+        }
+    }
+
+    /// The shared texts with their letters (a, b, ..., z, then aa, ab, ...).
+    fn lettered(&self) -> impl Iterator<Item = (String, &str)> {
+        self.seen
+            .iter()
+            .filter(|(_, n)| *n > 1)
+            .enumerate()
+            .map(|(k, (t, _))| (letter(k), t.as_str()))
+    }
+
+    fn write(&self, body: &mut String) -> std::fmt::Result {
+        let mut any = false;
+        for (l, t) in self.lettered() {
+            if !any {
+                writeln!(body, "Said once for the rows that share it:\n")?;
+                any = true;
+            }
+            writeln!(body, "- **[{l}]** {}", md_escape(t))?;
+        }
+        if any {
+            writeln!(body)?;
+        }
+        Ok(())
+    }
+
+    /// The table cell for `text`: a reference to it where it is shared, else the text.
+    fn cell(&self, text: &str) -> String {
+        match self.lettered().find(|(_, t)| *t == text) {
+            Some((l, _)) => format!("see **[{l}]**"),
+            None => md_escape(text),
+        }
+    }
+}
+
+/// The `k`-th letter label: a to z, then aa, ab, ...
+fn letter(k: usize) -> String {
+    let a = |i: usize| char::from(b'a' + (i % 26) as u8);
+    if k < 26 {
+        a(k).to_string()
+    } else {
+        format!("{}{}", a(k / 26 - 1), a(k))
+    }
 }
 
 /// A figure's deviations from its paper's setup (its manifest's `deviations`), as a table:
@@ -433,6 +549,57 @@ fn write_deviations(body: &mut String, deviations: &serde_json::Value) -> std::f
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_that_differ_only_in_their_seed_are_said_once() {
+        let notes = [
+            "data: a twin (2000 users, seed 1)",
+            "the target is 90% of the way",
+            "data: a twin (2000 users, seed 2)",
+            "lda data: a corpus (seed 1)",
+            "data: a twin (2000 users, seed 3)",
+            "lda data: a corpus (seed 2)",
+            "seed 7 alone",
+        ];
+        assert_eq!(
+            merge_seed_notes(&notes),
+            [
+                "data: a twin (2000 users, seeds 1-3)",
+                "the target is 90% of the way",
+                "lda data: a corpus (seeds 1-2)",
+                "seed 7 alone",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_text_several_rows_share_is_said_once_and_referred_to() {
+        let quote = "\"In both cases ESSP converges faster or comparable to SSP\" (ESSP, Fig 3)";
+        let other = "\"a passage only one row quotes, long enough to be lettered if shared\"";
+        let mut shared = SharedTexts::default();
+        for t in [quote, "short", quote, "short", other, quote] {
+            shared.count(t);
+        }
+        let mut body = String::new();
+        shared.write(&mut body).unwrap();
+        assert_eq!(
+            body,
+            format!("Said once for the rows that share it:\n\n- **[a]** {quote}\n\n")
+        );
+        assert_eq!(shared.cell(quote), "see **[a]**");
+        assert_eq!(shared.cell("short"), "short");
+        assert_eq!(shared.cell(other), other);
+        assert_eq!(
+            [0, 25, 26, 27, 52].map(letter),
+            ["a", "z", "aa", "ab", "ba"].map(String::from)
+        );
+        // Nothing shared: nothing above the table.
+        let mut none = SharedTexts::default();
+        none.count(other);
+        let mut body = String::new();
+        none.write(&mut body).unwrap();
+        assert!(body.is_empty());
+    }
 
     #[test]
     fn renders_and_reports_from_csv_only() {
