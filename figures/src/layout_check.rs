@@ -185,6 +185,10 @@ pub fn check_svg(svg: &str) -> Result<Vec<String>> {
     let mut defects = Vec::new();
     let mut boxes: Vec<TextBox> = Vec::new();
     let mut legend: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // The legend being read: its swatches' left edge and its entries (label, colour). Its
+    // entries follow one another (a wrapped label's further lines between them); any other
+    // text ends it.
+    let mut panel_legend: Option<(f64, Vec<(String, String)>)> = None;
     let mut previous: Option<&Element> = None;
     for e in &els {
         if e.tag != "text" {
@@ -216,8 +220,34 @@ pub fn check_svg(svg: &str) -> Result<Vec<String>> {
                         if !seen.iter().any(|c| c == color) {
                             seen.push(color.to_string());
                         }
+                        let entry = (e.content.clone(), color.to_string());
+                        match &mut panel_legend {
+                            Some((x, entries)) if (*x - lo).abs() < 0.5 => {
+                                if let Some((other, _)) =
+                                    entries.iter().find(|(l, c)| *c == entry.1 && *l != entry.0)
+                                {
+                                    defects.push(format!(
+                                        "series '{other}' and '{}' share the colour {} in one legend",
+                                        entry.0, entry.1
+                                    ));
+                                }
+                                entries.push(entry);
+                            }
+                            _ => panel_legend = Some((lo, vec![entry])),
+                        }
+                        previous = Some(e);
+                        boxes.push(b);
+                        continue;
                     }
                 }
+            }
+            // A wrapped legend label's further line keeps the legend open; any other text
+            // closes it.
+            let continues = panel_legend.is_some()
+                && previous.is_some_and(|p| p.tag == "text")
+                && e.attrs.get("text-anchor").is_some_and(|a| a == "start");
+            if !continues {
+                panel_legend = None;
             }
             boxes.push(b);
         }
@@ -352,6 +382,35 @@ mod tests {
             text(65, 270, "middle", "bsp"),
             swatch(300, 60, "#1F77B4"),
             text(338, 60, "start", "bsp"),
+        ]
+        .concat();
+        assert_eq!(check_svg(&svg(&body)).unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn two_series_of_one_legend_in_one_colour_are_found() {
+        crate::chart::register_fonts().unwrap();
+        let body = [
+            swatch(200, 60, "#1F77B4"),
+            text(238, 60, "start", "bsp (step 0.1)"),
+            swatch(200, 80, "#FF7F0E"),
+            text(238, 80, "start", "asp"),
+            swatch(200, 100, "#1F77B4"),
+            text(238, 100, "start", "reference optimum"),
+        ]
+        .concat();
+        let d = check_svg(&svg(&body)).unwrap();
+        assert_eq!(
+            d,
+            ["series 'bsp (step 0.1)' and 'reference optimum' share the colour #1F77B4 in one legend"]
+        );
+        // The same colour in two legends (two panels) is two series' own business.
+        let body = [
+            swatch(200, 60, "#1F77B4"),
+            text(238, 60, "start", "bsp"),
+            text(200, 150, "middle", "a tick"),
+            swatch(200, 200, "#1F77B4"),
+            text(238, 200, "start", "lda bsp"),
         ]
         .concat();
         assert_eq!(check_svg(&svg(&body)).unwrap(), Vec::<String>::new());

@@ -12,9 +12,9 @@ pub const LABEL_SIZE: f64 = 12.0;
 /// The smallest size text is shrunk to before it is wrapped.
 pub const MIN_SIZE: f64 = 9.0;
 
-/// Tableau's ten colours, then two more: distinct in print and for the common colour
-/// deficiencies, as matplotlib draws them.
-pub const PALETTE: [RGBColor; 12] = [
+/// Tableau's twenty colours (matplotlib's tab20 reordered: the ten strong ones first, then
+/// their light twins), so a panel of up to twenty series never repeats a colour.
+pub const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -25,8 +25,16 @@ pub const PALETTE: [RGBColor; 12] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
-    RGBColor(0, 0, 128),
+    RGBColor(174, 199, 232),
     RGBColor(255, 187, 120),
+    RGBColor(152, 223, 138),
+    RGBColor(255, 152, 150),
+    RGBColor(197, 176, 213),
+    RGBColor(196, 156, 148),
+    RGBColor(247, 182, 210),
+    RGBColor(199, 199, 199),
+    RGBColor(219, 219, 141),
+    RGBColor(158, 218, 229),
 ];
 
 /// The colour of every series label of a figure: series get palette entries in the order they
@@ -54,9 +62,11 @@ fn without_size(label: &str) -> &str {
 
 impl SeriesColors {
     /// Assigns colours to one panel's `labels`, in order; a series seen before keeps its
-    /// colour.
+    /// colour. A new series takes the next palette colour that no other series of this panel
+    /// has, so a panel repeats a colour only past the palette's twenty.
     pub fn assign<'a>(&mut self, labels: impl IntoIterator<Item = &'a str>) {
         let labels: Vec<&str> = labels.into_iter().collect();
+        let mut series: Vec<String> = Vec::new();
         for &label in &labels {
             let short = without_size(label);
             let clash = labels
@@ -64,14 +74,28 @@ impl SeriesColors {
                 .filter(|&&other| without_size(other) == short)
                 .count()
                 > 1;
-            let series = if clash { label } else { short };
-            let series = self
+            let s = if clash { label } else { short };
+            let s = self
                 .series_of
                 .entry(label.to_string())
-                .or_insert_with(|| series.to_string())
+                .or_insert_with(|| s.to_string())
                 .clone();
-            let next = PALETTE[self.by_series.len() % PALETTE.len()];
-            self.by_series.entry(series).or_insert(next);
+            series.push(s);
+        }
+        for s in &series {
+            if self.by_series.contains_key(s) {
+                continue;
+            }
+            let taken: Vec<RGBColor> = series
+                .iter()
+                .filter_map(|o| self.by_series.get(o).copied())
+                .collect();
+            let start = self.by_series.len();
+            let color = (0..PALETTE.len())
+                .map(|k| PALETTE[(start + k) % PALETTE.len()])
+                .find(|c| !taken.contains(c))
+                .unwrap_or(PALETTE[start % PALETTE.len()]);
+            self.by_series.insert(s.clone(), color);
         }
     }
 
@@ -325,6 +349,21 @@ mod tests {
         assert_eq!(without_size("hierarchical-4-2-2"), "hierarchical");
         assert_eq!(without_size("ssp3"), "ssp3");
         assert_eq!(without_size("-1"), "-1");
+        // Past the palette over the figure, a panel still gets colours of its own.
+        let mut c = SeriesColors::default();
+        let first: Vec<String> = (0..18).map(|i| format!("a{i}x")).collect();
+        c.assign(first.iter().map(String::as_str));
+        let second: Vec<String> = (0..6).map(|i| format!("b{i}y")).collect();
+        c.assign(["a0x"].into_iter().chain(second.iter().map(String::as_str)));
+        let colors: std::collections::BTreeSet<(u8, u8, u8)> = ["a0x"]
+            .into_iter()
+            .chain(second.iter().map(String::as_str))
+            .map(|l| {
+                let c = c.of(l);
+                (c.0, c.1, c.2)
+            })
+            .collect();
+        assert_eq!(colors.len(), 7);
     }
 
     #[test]
