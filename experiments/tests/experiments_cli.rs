@@ -431,11 +431,15 @@ fn assert_needs_cnn(o: &std::process::Output, dir: &Path, figure: &str) {
     assert!(!o.status.success());
     assert!(stderr.contains("--features cnn"), "{stderr}");
     assert!(!dir.join(figure).join("claims.csv").exists());
-    // The results root of a configuration of one's own may be made (empty) before the refusal;
-    // no file is written under it.
+    // Nothing under the results root of a configuration of one's own, not even its folder.
     assert_eq!(
         files_under(&dir.join("config")),
         Vec::<std::path::PathBuf>::new()
+    );
+    assert!(
+        !dir.join("config").exists(),
+        "a refused run left {}",
+        dir.join("config").display()
     );
 }
 

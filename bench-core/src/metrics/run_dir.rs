@@ -104,6 +104,9 @@ pub struct RunDir {
     final_path: PathBuf,
     tmp_path: PathBuf,
     committed: bool,
+    /// The folders above `final_path` this directory created, deepest first: a run that does
+    /// not commit removes those it left empty, so a failed run leaves no empty folder behind.
+    created: Vec<PathBuf>,
 }
 
 impl RunDir {
@@ -121,6 +124,11 @@ impl RunDir {
             .file_name()
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_else(|| "run".into());
+        let created: Vec<PathBuf> = parent
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .map(Path::to_path_buf)
+            .collect();
         std::fs::create_dir_all(&parent).map_err(|e| CoreError::io(&parent, e))?;
         for what in sweep_stale(&parent, &name, &final_path) {
             eprintln!("results: {what}");
@@ -135,6 +143,7 @@ impl RunDir {
             final_path,
             tmp_path,
             committed: false,
+            created,
         })
     }
 
@@ -252,6 +261,12 @@ impl Drop for RunDir {
             let mut registry = live();
             let _ = std::fs::remove_dir_all(&self.tmp_path);
             registry.retain(|(_, t)| t != &self.tmp_path);
+            // remove_dir removes only an empty folder: one another run wrote into stays.
+            for dir in &self.created {
+                if std::fs::remove_dir(dir).is_err() {
+                    break;
+                }
+            }
         }
     }
 }
@@ -271,7 +286,12 @@ mod tests {
             assert!(!target.exists());
         }
         assert!(!target.exists());
-        assert_eq!(std::fs::read_dir(base.join("exp")).unwrap().count(), 0);
+        // The folders the run created above its directory went with it.
+        assert!(!base.join("exp").exists());
+        // A folder that was there before stays.
+        std::fs::create_dir_all(base.join("exp")).unwrap();
+        drop(RunDir::create(base.join("exp").join("other")).unwrap());
+        assert!(base.join("exp").is_dir());
         let d = RunDir::create(&target).unwrap();
         d.write_json("m.json", &serde_json::json!({"x": 1}))
             .unwrap();
