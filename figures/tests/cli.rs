@@ -3,30 +3,13 @@
 //! results folder and an unknown figure with a clear error.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn figures(results: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_figures"))
-        .arg("--results")
-        .arg(results)
-        .args(args)
-        .output()
-        .expect("figures runs")
-}
+mod common;
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{figures, text};
 
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("figures-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tmpdir("cli", tag)
 }
 
 /// A mode-matrix result folder: two modes, two patterns, ranking.csv's medians over 3 seeds.

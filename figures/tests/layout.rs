@@ -6,30 +6,13 @@
 //! whose labels overlap.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn figures(results: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_figures"))
-        .arg("--results")
-        .arg(results)
-        .args(args)
-        .output()
-        .expect("figures runs")
-}
+mod common;
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{figures, text};
 
 fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("figures-layout-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tmpdir("layout", tag)
 }
 
 fn copy_dir(from: &Path, to: &Path) {
